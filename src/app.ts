@@ -1,0 +1,150 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { methodNotAllowed } from "hono/method-not-allowed";
+import { requestId } from "hono/request-id";
+import type { Logger } from "pino";
+import type { Ctx } from "./context.js";
+import { ApiError } from "./lib/errors.js";
+import { authenticate } from "./repos/api-keys.js";
+import account from "./routes/account/index.js";
+import apiKeys from "./routes/api-keys/index.js";
+import branches from "./routes/branches/index.js";
+import databases from "./routes/databases/index.js";
+import emulator from "./routes/emulator/index.js";
+import endpoints from "./routes/endpoints/index.js";
+import operations from "./routes/operations/index.js";
+import projects from "./routes/projects/index.js";
+import roles from "./routes/roles/index.js";
+import { type AppEnv, createRouter } from "./routes/router.js";
+
+export const API_BASE = "/api/v2";
+
+export interface AppOptions {
+  logger: Logger;
+  /** Hooks for emulator routes that need the worker (clock advance); absent in tests that do not use it. */
+  emulator?: EmulatorHooks;
+}
+
+export interface EmulatorHooks {
+  advanceClock(seconds: number): number;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+function errorBody(c: Context<AppEnv>, code: string, message: string) {
+  return { code, message, request_id: c.get("requestId") };
+}
+
+/** The peer address of the connection (IPv4-mapped IPv6 shown as plain IPv4). */
+export function clientAddress(c: Context): string {
+  const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
+  const addr = incoming?.socket?.remoteAddress ?? "";
+  return addr.startsWith("::ffff:") ? addr.slice(7) : addr;
+}
+
+export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
+  const { logger } = options;
+  const app = createRouter();
+
+  app.use(
+    requestId({
+      // An X-Request-ID the client sends is honoured when it is a plain token; otherwise one is generated.
+      generator: (c) => {
+        const given = c.req.header("x-request-id");
+        return given && REQUEST_ID.test(given) ? given : ctx.ids.uuid();
+      },
+    }),
+  );
+  app.use(async (c, next) => {
+    c.set("ctx", ctx);
+    await next();
+  });
+  app.use(methodNotAllowed({
+    app,
+    onMethodNotAllowed: (c, methods) =>
+      c.json(
+        errorBody(c, "METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on ${c.req.path}; allowed: ${methods.join(", ")}`),
+        405,
+        { Allow: methods.join(", ") },
+      ),
+  }));
+
+  const bodyGuard = bodyLimit({
+    maxSize: ctx.config.maxBodyBytes,
+    onError: (c) =>
+      c.json(
+        errorBody(c as Context<AppEnv>, "PAYLOAD_TOO_LARGE", `request body exceeds the limit of ${ctx.config.maxBodyBytes} bytes`),
+        413,
+      ),
+  });
+  for (const prefix of [`${API_BASE}/*`, "/_emulator/*"]) {
+    app.use(prefix, bodyGuard);
+    app.use(prefix, async (c, next) => {
+      // An empty body counts as `{}`: clients send POSTs without a body (and some with a JSON
+      // content type and no bytes) where the public API makes the body optional.
+      if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+        const text = await c.req.text();
+        if (text.trim() === "") c.req.bodyCache.text = Promise.resolve("{}");
+      }
+      await next();
+    });
+  }
+  app.use(`${API_BASE}/*`, async (c, next) => {
+    c.set("principal", authenticate(ctx, c.req.header("authorization"), clientAddress(c)));
+    await next();
+  });
+  app.use("/_emulator/*", async (c, next) => {
+    if (c.req.path !== "/_emulator/health")
+      c.set("principal", authenticate(ctx, c.req.header("authorization"), clientAddress(c)));
+    await next();
+  });
+
+  const api = createRouter()
+    .route("/", apiKeys)
+    .route("/", projects)
+    .route("/", branches)
+    .route("/", endpoints)
+    .route("/", operations)
+    .route("/", roles)
+    .route("/", databases)
+    .route("/", account);
+  app.route(API_BASE, api);
+  app.route("/_emulator", emulator(options.emulator));
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "BearerAuth", { type: "http", scheme: "bearer" });
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "neon-emulator: Neon v2 control-plane API",
+      version: "2.0.0",
+      description: "The Neon v2 management API as served by the emulator. Base path /api/v2; emulator-only routes under /_emulator.",
+    },
+    servers: [{ url: "/" }],
+  });
+  app.get("/docs", async (c, next) => {
+    // Loaded on first use so it costs nothing at start-up.
+    const { Scalar } = await import("@scalar/hono-api-reference");
+    const handler: MiddlewareHandler<AppEnv> = Scalar({ url: "/openapi.json", pageTitle: "neon-emulator API reference" });
+    return handler(c, next);
+  });
+
+  app.notFound((c) => c.json(errorBody(c, "NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`), 404));
+
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return c.json(errorBody(c, err.code, err.message), err.status);
+    if (err instanceof HTTPException) {
+      const status = err.status;
+      const code =
+        status === 400 ? "INVALID_REQUEST" : status === 413 ? "PAYLOAD_TOO_LARGE" : status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "HTTP_ERROR";
+      const message =
+        status === 415 ? "request body must be JSON (Content-Type: application/json)" : err.message || "bad request";
+      return c.json(errorBody(c, code, message), status);
+    }
+    logger.error({ err, requestId: c.get("requestId"), method: c.req.method, path: c.req.path }, "unhandled error");
+    return c.json(errorBody(c, "INTERNAL_ERROR", "internal error; see the emulator log for this request id"), 500);
+  });
+
+  return app;
+}

@@ -1,0 +1,19 @@
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/** Small persistent settings of the emulator itself, e.g. the manual clock's current time. */
+export const emulatorState = sqliteTable("emulator_state", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});
+
+/** Armed faults: the next `remaining` operations of `action` (optionally scoped) fail on purpose. */
+export const faults = sqliteTable("faults", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  accountId: text("account_id").notNull(),
+  action: text("action").notNull(),
+  projectId: text("project_id"),
+  endpointId: text("endpoint_id"),
+  remaining: integer("remaining").notNull(),
+  message: text("message").notNull(),
+  createdAt: integer("created_at").notNull(),
+});

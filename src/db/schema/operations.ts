@@ -1,0 +1,38 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { OPERATION_ACTIONS } from "../../domain/operations.js";
+
+/**
+ * Operation rows outlive their project briefly (the delete_tenant operation of a deleted
+ * project still runs), so they carry no foreign keys; reads always go through a live project.
+ */
+export const operations = sqliteTable(
+  "operations",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    projectId: text("project_id").notNull(),
+    branchId: text("branch_id"),
+    endpointId: text("endpoint_id"),
+    action: text("action", { enum: OPERATION_ACTIONS }).notNull(),
+    status: text("status", { enum: ["scheduling", "running", "finished", "failed"] }).notNull(),
+    failuresCount: integer("failures_count").notNull().default(0),
+    error: text("error"),
+    /** Microseconds since the epoch; strictly increasing within a database (the paging cursor). */
+    createdUs: integer("created_us").notNull().unique(),
+    updatedAt: integer("updated_at").notNull(),
+    /** When a running operation completes (ms); null while scheduling or once terminal. */
+    dueAt: integer("due_at"),
+    /** When the operation began running (ms). */
+    startedAt: integer("started_at"),
+    totalDurationMs: integer("total_duration_ms").notNull().default(0),
+  },
+  (t) => [
+    index("operations_project_created_idx").on(t.projectId, t.createdUs),
+    index("operations_pending_idx")
+      .on(t.status, t.dueAt)
+      .where(sql`status IN ('scheduling', 'running')`),
+    index("operations_endpoint_idx").on(t.endpointId, t.createdUs),
+    index("operations_branch_idx").on(t.branchId, t.createdUs),
+  ],
+);

@@ -1,0 +1,69 @@
+import path from "node:path";
+import { z } from "zod";
+import { OPERATION_ACTIONS, type OperationAction } from "./domain/operations.js";
+
+/**
+ * The only reader of process.env. Every variable is validated here, so a bad value stops
+ * the process at start with a message naming the variable, instead of failing later.
+ */
+
+const KEY_PATTERN = /^[a-z0-9]{64}$/;
+
+const durationsSchema = z
+  .string()
+  .transform((raw, ctx) => {
+    const out: Partial<Record<OperationAction, number>> = {};
+    for (const part of raw.split(",").map((p) => p.trim()).filter(Boolean)) {
+      const [action, ms] = part.split("=");
+      if (!action || !OPERATION_ACTIONS.includes(action as OperationAction)) {
+        ctx.addIssue({ code: "custom", message: `unknown action "${action}" (allowed: ${OPERATION_ACTIONS.join(", ")})` });
+        return z.NEVER;
+      }
+      const value = Number(ms);
+      if (!Number.isInteger(value) || value < 0) {
+        ctx.addIssue({ code: "custom", message: `duration for ${action} must be a whole number of milliseconds >= 0` });
+        return z.NEVER;
+      }
+      out[action as OperationAction] = value;
+    }
+    return out;
+  });
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(4444),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  NEON_EMULATOR_DB: z.string().min(1).default(path.join("data", "neon-emulator.db")),
+  NEON_EMULATOR_API_KEY: z
+    .string()
+    .regex(KEY_PATTERN, "must be exactly 64 characters of lowercase letters and digits")
+    .optional(),
+  NEON_EMULATOR_CLOCK: z.enum(["real", "manual"]).default("real"),
+  NEON_EMULATOR_CLOCK_START: z.iso
+    .datetime({ message: "must be an ISO 8601 UTC timestamp such as 2025-01-01T00:00:00Z" })
+    .optional(),
+  NEON_EMULATOR_PLAN: z.enum(["paid", "free"]).default("paid"),
+  NEON_EMULATOR_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9.-]+$/, "must be a DNS domain such as neon.tech")
+    .default("neon.tech"),
+  NEON_EMULATOR_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  NEON_EMULATOR_OPERATION_MS: durationsSchema.default({}),
+  NEON_EMULATOR_CHECK_INTERVAL_SECONDS: z.coerce.number().int().min(60).max(30 * 86400).default(3600),
+  NEON_EMULATOR_SEED: z.string().min(1).optional(),
+  NEON_EMULATOR_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "silent"]).default("info"),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export class EnvError extends Error {}
+
+export function readEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  // Empty strings mean "unset", as they do for most tools.
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new EnvError(`Invalid environment configuration:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,56 @@
+import { serve } from "@hono/node-server";
+import { EnvError, readEnv } from "./env.js";
+import { buildRuntime } from "./runtime.js";
+
+/** Entry point: read env -> open db -> migrate -> createApp -> serve -> start worker. */
+function main(): void {
+  let env: ReturnType<typeof readEnv>;
+  try {
+    env = readEnv();
+  } catch (err) {
+    if (err instanceof EnvError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const runtime = buildRuntime(env);
+  const { logger, storage, worker, app } = runtime;
+  if (runtime.generatedKeys.length) {
+    // The console's "generate key" moment: shown once, never stored or logged in plain text.
+    const lines = runtime.generatedKeys.map((k) => `  ${k.key}   (${k.account}, "${k.name}")`);
+    process.stdout.write(
+      `\nAPI keys were generated for this new database. They are shown only this once:\n\n${lines.join("\n")}\n\n` +
+        "Use one as: Authorization: Bearer <key>\n\n",
+    );
+  }
+  const server = serve({ fetch: app.fetch, port: env.PORT, hostname: env.HOST }, (info) => {
+    logger.info(
+      { url: `http://${env.HOST}:${info.port}/api/v2`, db: env.NEON_EMULATOR_DB, clock: env.NEON_EMULATOR_CLOCK },
+      "neon-emulator listening",
+    );
+    worker.start();
+  });
+  server.on("error", (err) => {
+    logger.fatal({ err }, "server failed");
+    storage.close();
+    process.exit(1);
+  });
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    worker.stop();
+    server.close(() => {
+      storage.close();
+      process.exit(0);
+    });
+    // Idle keep-alive connections must not hold the shutdown open.
+    (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+main();

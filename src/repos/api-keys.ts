@@ -1,0 +1,132 @@
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import type { Ctx } from "../context.js";
+import type { Tx } from "../db/client.js";
+import { apiKeys } from "../db/schema/index.js";
+import { hashKey } from "../domain/ids.js";
+import { iso } from "../lib/clock.js";
+import { notFound, unauthorized } from "../lib/errors.js";
+import { prepared } from "../lib/prepared.js";
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+export interface Principal {
+  accountId: string;
+  keyId: number;
+}
+
+function insertKey(ctx: Ctx, tx: Tx, accountId: string, name: string, key: string): ApiKeyRow {
+  return tx
+    .insert(apiKeys)
+    .values({
+      accountId,
+      name,
+      keyHash: hashKey(key),
+      createdAt: ctx.clock.now(),
+      createdBy: accountId,
+    })
+    .returning()
+    .get();
+}
+
+/** Creates a key; the secret is returned here once and only its hash is stored. */
+export function createApiKey(ctx: Ctx, accountId: string, name: string, tx: Tx = ctx.db) {
+  const key = ctx.ids.apiKey();
+  const row = insertKey(ctx, tx, accountId, name, key);
+  return { id: row.id, key, name: row.name, created_at: iso(row.createdAt), created_by: row.createdBy };
+}
+
+/** Makes sure a given secret (e.g. NEON_EMULATOR_API_KEY) exists and is active for the account. */
+export function ensureApiKey(ctx: Ctx, accountId: string, key: string, name: string): "created" | "exists" {
+  return ctx.db.transaction((tx) => {
+    const existing = tx.select().from(apiKeys).where(eq(apiKeys.keyHash, hashKey(key))).get();
+    if (existing) {
+      if (existing.revokedAt !== null)
+        throw new Error("NEON_EMULATOR_API_KEY names a key that was revoked in this database; choose a new key");
+      return "exists";
+    }
+    insertKey(ctx, tx, accountId, name, key);
+    return "created";
+  });
+}
+
+/** Keys ever created, revoked ones included: zero means a new database. */
+export function countAllKeys(ctx: Ctx): number {
+  return ctx.db.select({ n: sql<number>`count(*)` }).from(apiKeys).get()?.n ?? 0;
+}
+
+function keyListJson(row: ApiKeyRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    created_at: iso(row.createdAt),
+    created_by: { id: row.createdBy, name: "Emulator User", image: "" },
+    last_used_at: row.lastUsedAt === null ? null : iso(row.lastUsedAt),
+    last_used_from_addr: row.lastUsedFromAddr,
+  };
+}
+
+export function listApiKeys(ctx: Ctx, accountId: string) {
+  const stmt = prepared(ctx.db, "apiKeys.list", () =>
+    ctx.db
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
+      .orderBy(asc(apiKeys.id))
+      .prepare(),
+  );
+  return stmt.all({ accountId }).map(keyListJson);
+}
+
+export function revokeApiKey(ctx: Ctx, accountId: string, keyId: number) {
+  return ctx.db.transaction((tx) => {
+    const row = tx
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId)))
+      .get();
+    if (!row) throw notFound(`API key ${keyId} not found`);
+    // Revoking twice is harmless and answers the same: revocation cannot be undone.
+    const revokedAt = row.revokedAt ?? ctx.clock.now();
+    if (row.revokedAt === null) tx.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, keyId)).run();
+    return {
+      id: row.id,
+      name: row.name,
+      created_at: iso(row.createdAt),
+      created_by: row.createdBy,
+      last_used_at: row.lastUsedAt === null ? null : iso(row.lastUsedAt),
+      last_used_from_addr: row.lastUsedFromAddr,
+      revoked: true,
+    };
+  });
+}
+
+const BEARER = /^Bearer ([^\s]+)$/i;
+
+/**
+ * Resolves `Authorization: Bearer <key>` to its account and records the use. A revoked key
+ * fails on the very next request because every request reads the key row.
+ */
+export function authenticate(ctx: Ctx, header: string | undefined, addr: string): Principal {
+  if (!header) throw unauthorized("missing Authorization header; send Authorization: Bearer <API key>");
+  const match = BEARER.exec(header.trim());
+  if (!match) throw unauthorized("malformed Authorization header; expected Authorization: Bearer <API key>");
+  const lookup = prepared(ctx.db, "apiKeys.byHash", () =>
+    ctx.db
+      .select({ id: apiKeys.id, accountId: apiKeys.accountId, revokedAt: apiKeys.revokedAt })
+      .from(apiKeys)
+      .where(eq(apiKeys.keyHash, sql.placeholder("hash")))
+      .prepare(),
+  );
+  const row = lookup.get({ hash: hashKey(match[1] as string) });
+  if (!row) throw unauthorized("invalid API key");
+  if (row.revokedAt !== null) throw unauthorized("API key has been revoked");
+  const touch = prepared(ctx.db, "apiKeys.touch", () =>
+    ctx.db
+      .update(apiKeys)
+      .set({ lastUsedAt: sql`${sql.placeholder("at")}`, lastUsedFromAddr: sql`${sql.placeholder("addr")}` })
+      .where(eq(apiKeys.id, sql.placeholder("id")))
+      .prepare(),
+  );
+  touch.run({ at: ctx.clock.now(), addr, id: row.id });
+  return { accountId: row.accountId, keyId: row.id };
+}

@@ -1,0 +1,20 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import Database from "better-sqlite3";
+
+export function isUniqueViolation(err: unknown): boolean {
+  return (
+    err instanceof Database.SqliteError &&
+    (err.code === "SQLITE_CONSTRAINT_UNIQUE" || err.code === "SQLITE_CONSTRAINT_PRIMARYKEY")
+  );
+}
+
+export function isForeignKeyViolation(err: unknown): boolean {
+  return err instanceof Database.SqliteError && err.code === "SQLITE_CONSTRAINT_FOREIGNKEY";
+}
+
+/** `column LIKE %text%` with LIKE wildcards in the text taken literally. */
+export function contains(column: SQLiteColumn, text: string): SQL {
+  const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql`${column} LIKE ${pattern} ESCAPE '\\'`;
+}

@@ -1,0 +1,23 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { getBranch } from "../../repos/branches.js";
+import { BranchParams, createRouter, errorResponses, jsonResponse, security } from "../router.js";
+import { Annotation, Branch } from "../schemas.js";
+
+const route = createRoute({
+  method: "get",
+  path: "/projects/{project_id}/branches/{branch_id}",
+  operationId: "getProjectBranch",
+  tags: ["Branch"],
+  summary: "Get a branch",
+  security,
+  request: { params: BranchParams },
+  responses: {
+    200: jsonResponse(z.object({ branch: Branch, annotation: Annotation.optional() }), "The branch"),
+    ...errorResponses,
+  },
+});
+
+export default createRouter().openapi(route, (c) => {
+  const p = c.req.valid("param");
+  return c.json(getBranch(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id), 200);
+});

@@ -1,0 +1,19 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { listEndpoints } from "../../repos/endpoints.js";
+import { createRouter, errorResponses, jsonResponse, ProjectParams, security } from "../router.js";
+import { Endpoint } from "../schemas.js";
+
+const route = createRoute({
+  method: "get",
+  path: "/projects/{project_id}/endpoints",
+  operationId: "listProjectEndpoints",
+  tags: ["Endpoint"],
+  summary: "List a project's endpoints (without pending_state)",
+  security,
+  request: { params: ProjectParams },
+  responses: { 200: jsonResponse(z.object({ endpoints: z.array(Endpoint) }), "The endpoints"), ...errorResponses },
+});
+
+export default createRouter().openapi(route, (c) =>
+  c.json(listEndpoints(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id), 200),
+);

@@ -1,0 +1,83 @@
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Ctx } from "../context.js";
+import { ApiError } from "../lib/errors.js";
+import type { Principal } from "../repos/api-keys.js";
+import { ErrorBody } from "./schemas.js";
+
+export interface AppEnv {
+  Variables: {
+    ctx: Ctx;
+    principal: Principal;
+    requestId: string;
+  };
+}
+
+const TARGET_NAMES: Record<string, string> = {
+  json: "request body",
+  query: "query parameter",
+  param: "path parameter",
+  header: "header",
+  cookie: "cookie",
+};
+
+/** Renders a zod failure as one 400 naming every offending field, e.g. `endpoint.type: Invalid option`. */
+export function validationError(target: string, error: z.ZodError): ApiError {
+  const where = TARGET_NAMES[target] ?? target;
+  const parts = error.issues.map((issue) => {
+    const path = issue.path.map(String).join(".");
+    return path ? `${path}: ${issue.message}` : issue.message;
+  });
+  return new ApiError(400, "INVALID_REQUEST", `invalid ${where}: ${parts.join("; ")}`);
+}
+
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw validationError(result.target, result.error);
+    },
+  });
+}
+
+const errorContent = (description: string) => ({
+  description,
+  content: { "application/json": { schema: ErrorBody } },
+});
+
+/** Error responses shared by every route (spread into each route's `responses`). */
+export const errorResponses = {
+  400: errorContent("Malformed or invalid input; the message names the field"),
+  401: errorContent("Missing, malformed, unknown or revoked API key"),
+  404: errorContent("Unknown id, or an object of another account"),
+  409: errorContent("Conflicting request"),
+  413: errorContent("Request body too large"),
+  415: errorContent("Request body is not JSON"),
+  422: errorContent("Not allowed by the account's plan"),
+  423: errorContent("The project is locked; retry later"),
+  500: errorContent("Internal error (a bug: reported with the request id)"),
+} as const;
+
+export const jsonBody = <T extends z.ZodType>(schema: T, required = true) => ({
+  required,
+  content: { "application/json": { schema } },
+});
+
+export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+export const ProjectParams = z.object({ project_id: z.string().openapi({ param: { name: "project_id", in: "path" } }) });
+export const BranchParams = ProjectParams.extend({
+  branch_id: z.string().openapi({ param: { name: "branch_id", in: "path" } }),
+});
+export const EndpointParams = ProjectParams.extend({
+  endpoint_id: z.string().openapi({ param: { name: "endpoint_id", in: "path" } }),
+});
+export const RoleParams = BranchParams.extend({
+  role_name: z.string().openapi({ param: { name: "role_name", in: "path" } }),
+});
+export const DatabaseParams = BranchParams.extend({
+  database_name: z.string().openapi({ param: { name: "database_name", in: "path" } }),
+});
+
+export const security = [{ BearerAuth: [] }];

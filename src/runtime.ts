@@ -1,0 +1,68 @@
+import pino, { type Logger } from "pino";
+import { type AppOptions, createApp } from "./app.js";
+import type { Config, Ctx } from "./context.js";
+import { openStorage, type Storage } from "./db/client.js";
+import { IdGenerator } from "./domain/ids.js";
+import { DEFAULT_OPERATION_MS } from "./domain/operations.js";
+import type { Env } from "./env.js";
+import { type Clock, ManualClock, RealClock, wallNow } from "./lib/clock.js";
+import { ensureDefaultAccount } from "./repos/accounts.js";
+import { countAllKeys, createApiKey, ensureApiKey } from "./repos/api-keys.js";
+import { MANUAL_CLOCK_KEY, readState, writeState } from "./repos/emulator-state.js";
+import { applySeedFile, DEMO_SEED, type GeneratedKey } from "./seed/apply.js";
+import { Worker } from "./worker/loop.js";
+
+export function configFromEnv(env: Env): Config {
+  return {
+    plan: env.NEON_EMULATOR_PLAN,
+    domain: env.NEON_EMULATOR_DOMAIN,
+    maxBodyBytes: env.NEON_EMULATOR_MAX_BODY_BYTES,
+    operationMs: { ...DEFAULT_OPERATION_MS, ...env.NEON_EMULATOR_OPERATION_MS },
+    checkIntervalSeconds: env.NEON_EMULATOR_CHECK_INTERVAL_SECONDS,
+  };
+}
+
+/** The manual clock resumes from its persisted time, so it never goes backwards across restarts. */
+function makeClock(env: Env, storage: Storage): Clock {
+  if (env.NEON_EMULATOR_CLOCK === "real") return new RealClock();
+  const persisted = Number(readState(storage.db, MANUAL_CLOCK_KEY) ?? Number.NaN);
+  const configured = env.NEON_EMULATOR_CLOCK_START ? Date.parse(env.NEON_EMULATOR_CLOCK_START) : undefined;
+  const start = Number.isFinite(persisted) ? Math.max(persisted, configured ?? persisted) : (configured ?? wallNow());
+  writeState(storage.db, MANUAL_CLOCK_KEY, String(start));
+  return new ManualClock(start);
+}
+
+export interface Runtime {
+  ctx: Ctx;
+  storage: Storage;
+  worker: Worker;
+  app: ReturnType<typeof createApp>;
+  logger: Logger;
+  /** Keys this start generated (first key, or a seed's derived keys): print them once. */
+  generatedKeys: GeneratedKey[];
+}
+
+/** Opens and migrates the database, makes sure the default account and keys exist, builds the app. */
+export function buildRuntime(env: Env, logger: Logger = pino({ level: env.NEON_EMULATOR_LOG_LEVEL })): Runtime {
+  const storage = openStorage(env.NEON_EMULATOR_DB);
+  let worker: Worker | undefined;
+  const ctx: Ctx = {
+    db: storage.db,
+    clock: makeClock(env, storage),
+    ids: new IdGenerator(),
+    config: configFromEnv(env),
+    notify: () => worker?.notify(),
+  };
+  worker = new Worker(ctx, logger);
+  const seedFile = env.NEON_EMULATOR_SEED === undefined ? DEMO_SEED : env.NEON_EMULATOR_SEED === "none" ? null : env.NEON_EMULATOR_SEED;
+  const generatedKeys = (seedFile && applySeedFile(ctx, seedFile, logger)) || [];
+  const account = ensureDefaultAccount(ctx);
+  if (env.NEON_EMULATOR_API_KEY) {
+    ensureApiKey(ctx, account.id, env.NEON_EMULATOR_API_KEY, "NEON_EMULATOR_API_KEY");
+  } else if (countAllKeys(ctx) === 0) {
+    generatedKeys.push({ account: account.email, name: "first key", key: createApiKey(ctx, account.id, "first key").key });
+  }
+  const hooks: AppOptions["emulator"] = { advanceClock: (seconds) => (worker as Worker).advance(seconds) };
+  const app = createApp(ctx, { logger, emulator: hooks });
+  return { ctx, storage, worker, app, logger, generatedKeys };
+}

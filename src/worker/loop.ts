@@ -1,0 +1,116 @@
+import type { Logger } from "pino";
+import type { Ctx } from "../context.js";
+import { type Clock, ManualClock } from "../lib/clock.js";
+import { ApiError } from "../lib/errors.js";
+import { MANUAL_CLOCK_KEY, writeState } from "../repos/emulator-state.js";
+import { autoSuspend, finishDue, nextEventAt, promoteScheduled, scheduleChecks } from "./steps.js";
+
+/** Longest sleep of the real-time loop, so a change made by another process is seen soon. */
+const MAX_SLEEP_MS = 1000;
+
+/**
+ * Advances operations and endpoint states. Each step runs in its own immediate transaction
+ * and re-checks the rows it claims, so a crash between steps loses nothing and repeats nothing:
+ * on restart, whatever was due simply becomes due again.
+ */
+export class Worker {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private stepping = false;
+
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly logger?: Logger,
+  ) {}
+
+  private get clock(): Clock {
+    return this.ctx.clock;
+  }
+
+  /** One pass at the current time: complete, promote, suspend, check. Returns how many rows moved. */
+  private pass(): number {
+    const now = this.clock.now();
+    return this.ctx.db.transaction(
+      (tx) =>
+        finishDue(tx, now) +
+        promoteScheduled(this.ctx, tx, now) +
+        autoSuspend(this.ctx, tx, now) +
+        scheduleChecks(this.ctx, tx, now),
+      { behavior: "immediate" },
+    );
+  }
+
+  /** Runs everything due at the current time until nothing more moves. */
+  runUntilIdle(): number {
+    if (this.stepping) return 0;
+    this.stepping = true;
+    try {
+      let total = 0;
+      for (let moved = this.pass(); moved > 0; moved = this.pass()) total += moved;
+      return total;
+    } finally {
+      this.stepping = false;
+    }
+  }
+
+  nextEventAt(): number | null {
+    return nextEventAt(this.ctx, this.ctx.db);
+  }
+
+  /**
+   * Manual clock: moves time forward by `seconds`, stopping at every moment something becomes
+   * due so each transition happens at its own time, then persists the new time.
+   */
+  advance(seconds: number): number {
+    const clock = this.clock;
+    if (!(clock instanceof ManualClock))
+      throw new ApiError(409, "CLOCK_NOT_MANUAL", "the clock is real; start the emulator with NEON_EMULATOR_CLOCK=manual to advance it");
+    const target = clock.now() + Math.round(seconds * 1000);
+    this.runUntilIdle();
+    for (let next = this.nextEventAt(); next !== null && next <= target; next = this.nextEventAt()) {
+      clock.set(next);
+      this.runUntilIdle();
+    }
+    clock.set(target);
+    this.runUntilIdle();
+    writeState(this.ctx.db, MANUAL_CLOCK_KEY, String(clock.now()));
+    return clock.now();
+  }
+
+  /** Real clock: a loop that sleeps until the next due moment (at most a second). Manual: nothing runs on its own. */
+  start(): void {
+    if (this.clock.mode !== "real" || this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** A write created work: look again right away instead of at the next timer. */
+  notify(): void {
+    if (this.running) this.schedule(0);
+  }
+
+  private schedule(delay: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.tick(), delay);
+    this.timer.unref?.();
+  }
+
+  private tick(): void {
+    if (!this.running) return;
+    let delay = MAX_SLEEP_MS;
+    try {
+      this.runUntilIdle();
+      const next = this.nextEventAt();
+      if (next !== null) delay = Math.min(MAX_SLEEP_MS, Math.max(5, next - this.clock.now()));
+    } catch (err) {
+      this.logger?.error({ err }, "worker step failed; retrying");
+    }
+    if (this.running) this.schedule(delay);
+  }
+}
