@@ -61,21 +61,31 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     c.set("ctx", ctx);
     await next();
   });
-  app.use(methodNotAllowed({
-    app,
-    onMethodNotAllowed: (c, methods) =>
-      c.json(
-        errorBody(c, "METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on ${c.req.path}; allowed: ${methods.join(", ")}`),
-        405,
-        { Allow: methods.join(", ") },
-      ),
-  }));
+  app.use(
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (c, methods) =>
+        c.json(
+          errorBody(
+            c,
+            "METHOD_NOT_ALLOWED",
+            `${c.req.method} is not allowed on ${c.req.path}; allowed: ${methods.join(", ")}`,
+          ),
+          405,
+          { Allow: methods.join(", ") },
+        ),
+    }),
+  );
 
   const bodyGuard = bodyLimit({
     maxSize: ctx.config.maxBodyBytes,
     onError: (c) =>
       c.json(
-        errorBody(c as Context<AppEnv>, "PAYLOAD_TOO_LARGE", `request body exceeds the limit of ${ctx.config.maxBodyBytes} bytes`),
+        errorBody(
+          c as Context<AppEnv>,
+          "PAYLOAD_TOO_LARGE",
+          `request body exceeds the limit of ${ctx.config.maxBodyBytes} bytes`,
+        ),
         413,
       ),
   });
@@ -86,7 +96,8 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
       // content type and no bytes) where the public API makes the body optional.
       if (c.req.method !== "GET" && c.req.method !== "HEAD") {
         const text = await c.req.text();
-        if (text.trim() === "") c.req.bodyCache.text = Promise.resolve("{}");
+        // Hono caches bodies as promises although its type says otherwise.
+        if (text.trim() === "") (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve("{}");
       }
       await next();
     });
@@ -119,14 +130,18 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     info: {
       title: "neon-emulator: Neon v2 control-plane API",
       version: "2.0.0",
-      description: "The Neon v2 management API as served by the emulator. Base path /api/v2; emulator-only routes under /_emulator.",
+      description:
+        "The Neon v2 management API as served by the emulator. Base path /api/v2; emulator-only routes under /_emulator.",
     },
     servers: [{ url: "/" }],
   });
   app.get("/docs", async (c, next) => {
     // Loaded on first use so it costs nothing at start-up.
     const { Scalar } = await import("@scalar/hono-api-reference");
-    const handler: MiddlewareHandler<AppEnv> = Scalar({ url: "/openapi.json", pageTitle: "neon-emulator API reference" });
+    const handler: MiddlewareHandler<AppEnv> = Scalar({
+      url: "/openapi.json",
+      pageTitle: "neon-emulator API reference",
+    });
     return handler(c, next);
   });
 
@@ -137,13 +152,27 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     if (err instanceof HTTPException) {
       const status = err.status;
       const code =
-        status === 400 ? "INVALID_REQUEST" : status === 413 ? "PAYLOAD_TOO_LARGE" : status === 415 ? "UNSUPPORTED_MEDIA_TYPE" : "HTTP_ERROR";
+        status === 400
+          ? "INVALID_REQUEST"
+          : status === 413
+            ? "PAYLOAD_TOO_LARGE"
+            : status === 415
+              ? "UNSUPPORTED_MEDIA_TYPE"
+              : "HTTP_ERROR";
       const message =
-        status === 415 ? "request body must be JSON (Content-Type: application/json)" : err.message || "bad request";
+        status === 415
+          ? "request body must be JSON (Content-Type: application/json)"
+          : err.message || "bad request";
       return c.json(errorBody(c, code, message), status);
     }
-    logger.error({ err, requestId: c.get("requestId"), method: c.req.method, path: c.req.path }, "unhandled error");
-    return c.json(errorBody(c, "INTERNAL_ERROR", "internal error; see the emulator log for this request id"), 500);
+    logger.error(
+      { err, requestId: c.get("requestId"), method: c.req.method, path: c.req.path },
+      "unhandled error",
+    );
+    return c.json(
+      errorBody(c, "INTERNAL_ERROR", "internal error; see the emulator log for this request id"),
+      500,
+    );
   });
 
   return app;

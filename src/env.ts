@@ -9,25 +9,32 @@ import { OPERATION_ACTIONS, type OperationAction } from "./domain/operations.js"
 
 const KEY_PATTERN = /^[a-z0-9]{64}$/;
 
-const durationsSchema = z
-  .string()
-  .transform((raw, ctx) => {
-    const out: Partial<Record<OperationAction, number>> = {};
-    for (const part of raw.split(",").map((p) => p.trim()).filter(Boolean)) {
-      const [action, ms] = part.split("=");
-      if (!action || !OPERATION_ACTIONS.includes(action as OperationAction)) {
-        ctx.addIssue({ code: "custom", message: `unknown action "${action}" (allowed: ${OPERATION_ACTIONS.join(", ")})` });
-        return z.NEVER;
-      }
-      const value = Number(ms);
-      if (!Number.isInteger(value) || value < 0) {
-        ctx.addIssue({ code: "custom", message: `duration for ${action} must be a whole number of milliseconds >= 0` });
-        return z.NEVER;
-      }
-      out[action as OperationAction] = value;
+const durationsSchema = z.string().transform((raw, ctx) => {
+  const out: Partial<Record<OperationAction, number>> = {};
+  for (const part of raw
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [action, ms] = part.split("=");
+    if (!action || !OPERATION_ACTIONS.includes(action as OperationAction)) {
+      ctx.addIssue({
+        code: "custom",
+        message: `unknown action "${action}" (allowed: ${OPERATION_ACTIONS.join(", ")})`,
+      });
+      return z.NEVER;
     }
-    return out;
-  });
+    const value = Number(ms);
+    if (!Number.isInteger(value) || value < 0) {
+      ctx.addIssue({
+        code: "custom",
+        message: `duration for ${action} must be a whole number of milliseconds >= 0`,
+      });
+      return z.NEVER;
+    }
+    out[action as OperationAction] = value;
+  }
+  return out;
+});
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4444),
@@ -46,9 +53,19 @@ const envSchema = z.object({
     .string()
     .regex(/^[a-z0-9.-]+$/, "must be a DNS domain such as neon.tech")
     .default("neon.tech"),
-  NEON_EMULATOR_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  NEON_EMULATOR_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
   NEON_EMULATOR_OPERATION_MS: durationsSchema.default({}),
-  NEON_EMULATOR_CHECK_INTERVAL_SECONDS: z.coerce.number().int().min(60).max(30 * 86400).default(3600),
+  NEON_EMULATOR_CHECK_INTERVAL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86400)
+    .default(3600),
   NEON_EMULATOR_SEED: z.string().min(1).optional(),
   NEON_EMULATOR_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "silent"]).default("info"),
 });

@@ -26,7 +26,11 @@ function main(): void {
   }
   const server = serve({ fetch: app.fetch, port: env.PORT, hostname: env.HOST }, (info) => {
     logger.info(
-      { url: `http://${env.HOST}:${info.port}/api/v2`, db: env.NEON_EMULATOR_DB, clock: env.NEON_EMULATOR_CLOCK },
+      {
+        url: `http://${env.HOST}:${info.port}/api/v2`,
+        db: env.NEON_EMULATOR_DB,
+        clock: env.NEON_EMULATOR_CLOCK,
+      },
       "neon-emulator listening",
     );
     worker.start();

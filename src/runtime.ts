@@ -27,7 +27,9 @@ function makeClock(env: Env, storage: Storage): Clock {
   if (env.NEON_EMULATOR_CLOCK === "real") return new RealClock();
   const persisted = Number(readState(storage.db, MANUAL_CLOCK_KEY) ?? Number.NaN);
   const configured = env.NEON_EMULATOR_CLOCK_START ? Date.parse(env.NEON_EMULATOR_CLOCK_START) : undefined;
-  const start = Number.isFinite(persisted) ? Math.max(persisted, configured ?? persisted) : (configured ?? wallNow());
+  const start = Number.isFinite(persisted)
+    ? Math.max(persisted, configured ?? persisted)
+    : (configured ?? wallNow());
   writeState(storage.db, MANUAL_CLOCK_KEY, String(start));
   return new ManualClock(start);
 }
@@ -43,7 +45,10 @@ export interface Runtime {
 }
 
 /** Opens and migrates the database, makes sure the default account and keys exist, builds the app. */
-export function buildRuntime(env: Env, logger: Logger = pino({ level: env.NEON_EMULATOR_LOG_LEVEL })): Runtime {
+export function buildRuntime(
+  env: Env,
+  logger: Logger = pino({ level: env.NEON_EMULATOR_LOG_LEVEL }),
+): Runtime {
   const storage = openStorage(env.NEON_EMULATOR_DB);
   let worker: Worker | undefined;
   const ctx: Ctx = {
@@ -54,13 +59,22 @@ export function buildRuntime(env: Env, logger: Logger = pino({ level: env.NEON_E
     notify: () => worker?.notify(),
   };
   worker = new Worker(ctx, logger);
-  const seedFile = env.NEON_EMULATOR_SEED === undefined ? DEMO_SEED : env.NEON_EMULATOR_SEED === "none" ? null : env.NEON_EMULATOR_SEED;
+  const seedFile =
+    env.NEON_EMULATOR_SEED === undefined
+      ? DEMO_SEED
+      : env.NEON_EMULATOR_SEED === "none"
+        ? null
+        : env.NEON_EMULATOR_SEED;
   const generatedKeys = (seedFile && applySeedFile(ctx, seedFile, logger)) || [];
   const account = ensureDefaultAccount(ctx);
   if (env.NEON_EMULATOR_API_KEY) {
     ensureApiKey(ctx, account.id, env.NEON_EMULATOR_API_KEY, "NEON_EMULATOR_API_KEY");
   } else if (countAllKeys(ctx) === 0) {
-    generatedKeys.push({ account: account.email, name: "first key", key: createApiKey(ctx, account.id, "first key").key });
+    generatedKeys.push({
+      account: account.email,
+      name: "first key",
+      key: createApiKey(ctx, account.id, "first key").key,
+    });
   }
   const hooks: AppOptions["emulator"] = { advanceClock: (seconds) => (worker as Worker).advance(seconds) };
   const app = createApp(ctx, { logger, emulator: hooks });

@@ -18,8 +18,10 @@ export const COMPUTE_SIZES_TEXT = COMPUTE_SIZES.join(", ");
  * (min = max) or an autoscaling range (min < max) of allowed sizes.
  */
 export function computeLimitsProblem(min: number, max: number): string | null {
-  if (!isComputeSize(min)) return `autoscaling_limit_min_cu must be one of ${COMPUTE_SIZES_TEXT} (got ${min})`;
-  if (!isComputeSize(max)) return `autoscaling_limit_max_cu must be one of ${COMPUTE_SIZES_TEXT} (got ${max})`;
+  if (!isComputeSize(min))
+    return `autoscaling_limit_min_cu must be one of ${COMPUTE_SIZES_TEXT} (got ${min})`;
+  if (!isComputeSize(max))
+    return `autoscaling_limit_max_cu must be one of ${COMPUTE_SIZES_TEXT} (got ${max})`;
   if (min > max) return `autoscaling_limit_min_cu (${min}) must not exceed autoscaling_limit_max_cu (${max})`;
   return null;
 }

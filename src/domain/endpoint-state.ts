@@ -17,7 +17,11 @@ export function pendingStateOf(unfinishedActions: readonly string[]): EndpointSt
 }
 
 /** The state after an operation completes: finished moves to its target; a failed start leaves `init` as `idle`. */
-export function stateAfter(current: EndpointState, action: string, outcome: "finished" | "failed"): EndpointState {
+export function stateAfter(
+  current: EndpointState,
+  action: string,
+  outcome: "finished" | "failed",
+): EndpointState {
   const target = targetState(action);
   if (!target) return current;
   if (outcome === "finished") return target;

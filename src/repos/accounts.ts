@@ -18,7 +18,14 @@ export function findDefaultAccount(tx: Tx): AccountRow | undefined {
 export function insertAccount(
   ctx: Ctx,
   tx: Tx,
-  input: { id?: string; orgId?: string; name: string; email: string; plan?: "paid" | "free"; isDefault?: boolean },
+  input: {
+    id?: string;
+    orgId?: string;
+    name: string;
+    email: string;
+    plan?: "paid" | "free";
+    isDefault?: boolean;
+  },
 ): AccountRow {
   const row: AccountRow = {
     id: input.id ?? ctx.ids.uuid(),
@@ -54,7 +61,9 @@ export function currentUser(ctx: Ctx, accountId: string) {
   const [login] = a.email.split("@");
   return {
     active_seconds_limit: a.plan === "free" ? 360_000 : 0,
-    auth_accounts: [{ email: a.email, image: "", login: login ?? a.email, name: a.name, provider: "keycloak" as const }],
+    auth_accounts: [
+      { email: a.email, image: "", login: login ?? a.email, name: a.name, provider: "keycloak" as const },
+    ],
     email: a.email,
     id: a.id,
     image: "",

@@ -38,10 +38,16 @@ export function createApiKey(ctx: Ctx, accountId: string, name: string, tx: Tx =
 /** Makes sure a given secret (e.g. NEON_EMULATOR_API_KEY) exists and is active for the account. */
 export function ensureApiKey(ctx: Ctx, accountId: string, key: string, name: string): "created" | "exists" {
   return ctx.db.transaction((tx) => {
-    const existing = tx.select().from(apiKeys).where(eq(apiKeys.keyHash, hashKey(key))).get();
+    const existing = tx
+      .select()
+      .from(apiKeys)
+      .where(eq(apiKeys.keyHash, hashKey(key)))
+      .get();
     if (existing) {
       if (existing.revokedAt !== null)
-        throw new Error("NEON_EMULATOR_API_KEY names a key that was revoked in this database; choose a new key");
+        throw new Error(
+          "NEON_EMULATOR_API_KEY names a key that was revoked in this database; choose a new key",
+        );
       return "exists";
     }
     insertKey(ctx, tx, accountId, name, key);

@@ -27,7 +27,9 @@ export function requireBranch(tx: Tx, accountId: string, projectId: string, bran
   const row = tx
     .select()
     .from(branches)
-    .where(and(eq(branches.id, branchId), eq(branches.projectId, projectId), eq(branches.accountId, accountId)))
+    .where(
+      and(eq(branches.id, branchId), eq(branches.projectId, projectId), eq(branches.accountId, accountId)),
+    )
     .get();
   if (!row) throw notFound(`branch ${branchId} not found in project ${projectId}`);
   return row;
@@ -74,7 +76,8 @@ export function insertBranch(
   try {
     tx.insert(branches).values(row).run();
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`a branch named "${row.name}" already exists in project ${project.id}`);
+    if (isUniqueViolation(err))
+      throw conflict(`a branch named "${row.name}" already exists in project ${project.id}`);
     throw err;
   }
   return row;
@@ -133,14 +136,23 @@ export function listBranches(
         after ? or(cmp(column, after[0]), and(eq(column, after[0]), cmp(branches.id, after[1]))) : undefined,
       ),
     )
-    .orderBy(order === "asc" ? asc(column) : desc(column), order === "asc" ? asc(branches.id) : desc(branches.id))
+    .orderBy(
+      order === "asc" ? asc(column) : desc(column),
+      order === "asc" ? asc(branches.id) : desc(branches.id),
+    )
     .limit(limit + 1)
     .all();
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   const annotations: Record<string, ReturnType<typeof toAnnotationJson>> = {};
   for (const b of page) if (b.annotations) annotations[b.id] = toAnnotationJson(b);
-  const next = last && rows.length > limit ? encodeCursor(sortBy === "name" ? last.name : sortBy === "created_at" ? last.createdAt : last.updatedAt, last.id) : undefined;
+  const next =
+    last && rows.length > limit
+      ? encodeCursor(
+          sortBy === "name" ? last.name : sortBy === "created_at" ? last.createdAt : last.updatedAt,
+          last.id,
+        )
+      : undefined;
   return {
     branches: page.map(toBranchJson),
     annotations,
@@ -170,7 +182,8 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
       : findDefaultBranch(tx, projectId);
     if (!parent) throw notFound(`project ${projectId} has no default branch to branch from`);
     const expiresAt = input.branch?.expires_at ? Date.parse(input.branch.expires_at) : null;
-    if (expiresAt !== null && expiresAt <= ctx.clock.now()) throw badRequest("branch.expires_at must be in the future");
+    if (expiresAt !== null && expiresAt <= ctx.clock.now())
+      throw badRequest("branch.expires_at must be in the future");
     const branch = insertBranch(ctx, tx, project, {
       name: input.branch?.name,
       parentId: parent.id,
@@ -181,7 +194,12 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
     // A new branch starts as a copy of its parent's roles and databases.
     const now = ctx.clock.now();
     const parentRoles = tx.select().from(roles).where(eq(roles.branchId, parent.id)).all();
-    const roleCopies = parentRoles.map((r) => ({ ...r, branchId: branch.id, createdAt: now, updatedAt: now }));
+    const roleCopies = parentRoles.map((r) => ({
+      ...r,
+      branchId: branch.id,
+      createdAt: now,
+      updatedAt: now,
+    }));
     if (roleCopies.length) tx.insert(roles).values(roleCopies).run();
     const dbCopies = tx
       .select()
@@ -240,7 +258,11 @@ export function updateBranch(
   accountId: string,
   projectId: string,
   branchId: string,
-  input: { name?: string | undefined; protected?: boolean | undefined; expires_at?: string | null | undefined },
+  input: {
+    name?: string | undefined;
+    protected?: boolean | undefined;
+    expires_at?: string | null | undefined;
+  },
 ) {
   return ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
@@ -261,7 +283,8 @@ export function updateBranch(
     try {
       tx.update(branches).set(next).where(eq(branches.id, branchId)).run();
     } catch (err) {
-      if (isUniqueViolation(err)) throw conflict(`a branch named "${next.name}" already exists in project ${projectId}`);
+      if (isUniqueViolation(err))
+        throw conflict(`a branch named "${next.name}" already exists in project ${projectId}`);
       throw err;
     }
     return { branch: toBranchJson(next), operations: [] };
@@ -273,9 +296,16 @@ export function deleteBranch(ctx: Ctx, accountId: string, projectId: string, bra
     requireWritableProject(tx, accountId, projectId);
     const branch = requireBranch(tx, accountId, projectId, branchId);
     if (branch.isDefault)
-      throw conflict(`branch ${branchId} is the project's default branch and cannot be deleted; set another branch as default first`);
+      throw conflict(
+        `branch ${branchId} is the project's default branch and cannot be deleted; set another branch as default first`,
+      );
     if (branch.protected) throw conflict(`branch ${branchId} is protected; unprotect it before deleting it`);
-    const child = tx.select({ id: branches.id }).from(branches).where(eq(branches.parentId, branchId)).limit(1).get();
+    const child = tx
+      .select({ id: branches.id })
+      .from(branches)
+      .where(eq(branches.parentId, branchId))
+      .limit(1)
+      .get();
     if (child) throw conflict(`branch ${branchId} has child branches (e.g. ${child.id}); delete them first`);
     // Endpoints, roles and databases of the branch go with it (foreign keys cascade).
     tx.delete(branches).where(eq(branches.id, branchId)).run();
@@ -309,4 +339,3 @@ export function listBranchEndpoints(ctx: Ctx, accountId: string, projectId: stri
     .all();
   return { endpoints: rows.map((r) => toEndpointJson(r, { withPending: false })) };
 }
-

@@ -14,14 +14,26 @@ export function getConnectionUri(
   ctx: Ctx,
   accountId: string,
   projectId: string,
-  q: { branch_id?: string | undefined; endpoint_id?: string | undefined; database_name: string; role_name: string; pooled?: boolean | undefined },
+  q: {
+    branch_id?: string | undefined;
+    endpoint_id?: string | undefined;
+    database_name: string;
+    role_name: string;
+    pooled?: boolean | undefined;
+  },
 ) {
   const db = ctx.db;
   requireProject(db, accountId, projectId);
-  const branch = q.branch_id ? requireBranch(db, accountId, projectId, q.branch_id) : findDefaultBranch(db, projectId);
+  const branch = q.branch_id
+    ? requireBranch(db, accountId, projectId, q.branch_id)
+    : findDefaultBranch(db, projectId);
   if (!branch) throw notFound(`project ${projectId} has no default branch`);
   const endpoint = q.endpoint_id
-    ? db.select().from(endpoints).where(and(eq(endpoints.id, q.endpoint_id), eq(endpoints.projectId, projectId))).get()
+    ? db
+        .select()
+        .from(endpoints)
+        .where(and(eq(endpoints.id, q.endpoint_id), eq(endpoints.projectId, projectId)))
+        .get()
     : db
         .select()
         .from(endpoints)
@@ -31,8 +43,13 @@ export function getConnectionUri(
     throw q.endpoint_id
       ? notFound(`endpoint ${q.endpoint_id} not found in project ${projectId}`)
       : notFound(`branch ${branch.id} has no read_write endpoint; create one or pass endpoint_id`);
-  if (endpoint.branchId !== branch.id) throw badRequest(`endpoint ${endpoint.id} does not belong to branch ${branch.id}`);
-  const role = db.select().from(roles).where(and(eq(roles.branchId, branch.id), eq(roles.name, q.role_name))).get();
+  if (endpoint.branchId !== branch.id)
+    throw badRequest(`endpoint ${endpoint.id} does not belong to branch ${branch.id}`);
+  const role = db
+    .select()
+    .from(roles)
+    .where(and(eq(roles.branchId, branch.id), eq(roles.name, q.role_name)))
+    .get();
   if (!role) throw notFound(`role ${q.role_name} not found on branch ${branch.id}`);
   const database = db
     .select()

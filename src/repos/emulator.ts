@@ -57,7 +57,12 @@ export function armFault(ctx: Ctx, accountId: string, input: FaultInput) {
 }
 
 export function listFaults(ctx: Ctx, accountId: string) {
-  const rows = ctx.db.select().from(faults).where(eq(faults.accountId, accountId)).orderBy(asc(faults.id)).all();
+  const rows = ctx.db
+    .select()
+    .from(faults)
+    .where(eq(faults.accountId, accountId))
+    .orderBy(asc(faults.id))
+    .all();
   return { faults: rows.map(faultJson) };
 }
 
@@ -70,7 +75,12 @@ export function clearFaults(ctx: Ctx, accountId: string) {
  * Empties the caller's account: every project with all it holds, its operations and armed
  * faults. Other keys of the account stay unless `revoke_other_keys` is set; the caller's key always stays.
  */
-export function resetAccount(ctx: Ctx, accountId: string, callerKeyId: number, opts: { revoke_other_keys?: boolean | undefined }) {
+export function resetAccount(
+  ctx: Ctx,
+  accountId: string,
+  callerKeyId: number,
+  opts: { revoke_other_keys?: boolean | undefined },
+) {
   return ctx.db.transaction((tx) => {
     const deletedProjects = tx.delete(projects).where(eq(projects.accountId, accountId)).run().changes;
     tx.delete(operations).where(eq(operations.accountId, accountId)).run();
@@ -99,7 +109,13 @@ export function createIsolatedAccount(
     });
     const key = createApiKey(ctx, account.id, "first key", tx);
     return {
-      account: { id: account.id, org_id: account.orgId, name: account.name, email: account.email, plan: account.plan },
+      account: {
+        id: account.id,
+        org_id: account.orgId,
+        name: account.name,
+        email: account.email,
+        plan: account.plan,
+      },
       key,
     };
   });

@@ -12,7 +12,12 @@ import { toEndpointJson } from "../views/endpoints.js";
 import { type AccountRow, getAccount } from "./accounts.js";
 import { type BranchRow, requireBranch } from "./branches.js";
 import { type OperationRow, startOperation, toOperationJson, unfinishedForEndpoint } from "./operations.js";
-import { type DefaultEndpointSettings, type ProjectRow, requireProject, requireWritableProject } from "./projects.js";
+import {
+  type DefaultEndpointSettings,
+  type ProjectRow,
+  requireProject,
+  requireWritableProject,
+} from "./projects.js";
 import { isUniqueViolation } from "./sql.js";
 
 export type EndpointRow = typeof endpoints.$inferSelect;
@@ -77,7 +82,11 @@ export function insertEndpoint(
   const defaults = project.defaultEndpointSettings as DefaultEndpointSettings;
   const min = input.autoscaling_limit_min_cu ?? defaults.autoscaling_limit_min_cu ?? FREE_PLAN_CU;
   const defaultMax = defaults.autoscaling_limit_max_cu ?? min;
-  const { minCu, maxCu } = checkLimits(account, min, input.autoscaling_limit_max_cu ?? Math.max(min, defaultMax));
+  const { minCu, maxCu } = checkLimits(
+    account,
+    min,
+    input.autoscaling_limit_max_cu ?? Math.max(min, defaultMax),
+  );
   // Structural rule 1, checked here for a clear message; the partial unique index enforces it regardless.
   if (input.type === "read_write" && hasReadWrite(tx, branch.id)) throw readWriteConflict(branch.id);
   const now = ctx.clock.now();
@@ -123,7 +132,15 @@ export function insertEndpoint(
   }
   const ops = disabled
     ? []
-    : [startOperation(ctx, tx, { accountId: project.accountId, projectId: project.id, branchId: branch.id, endpointId: id, action: "start_compute" })];
+    : [
+        startOperation(ctx, tx, {
+          accountId: project.accountId,
+          projectId: project.id,
+          branchId: branch.id,
+          endpointId: id,
+          action: "start_compute",
+        }),
+      ];
   return { endpoint: row, operations: ops };
 }
 
@@ -153,11 +170,22 @@ export function findEndpoint(tx: Tx, accountId: string, projectId: string, endpo
   return tx
     .select()
     .from(endpoints)
-    .where(and(eq(endpoints.id, endpointId), eq(endpoints.projectId, projectId), eq(endpoints.accountId, accountId)))
+    .where(
+      and(
+        eq(endpoints.id, endpointId),
+        eq(endpoints.projectId, projectId),
+        eq(endpoints.accountId, accountId),
+      ),
+    )
     .get();
 }
 
-export function requireEndpoint(tx: Tx, accountId: string, projectId: string, endpointId: string): EndpointRow {
+export function requireEndpoint(
+  tx: Tx,
+  accountId: string,
+  projectId: string,
+  endpointId: string,
+): EndpointRow {
   const row = findEndpoint(tx, accountId, projectId, endpointId);
   if (!row) throw notFound(`endpoint ${endpointId} not found in project ${projectId}`);
   return row;
@@ -178,13 +206,18 @@ export function listEndpoints(ctx: Ctx, accountId: string, projectId: string) {
 
 export function getEndpoint(ctx: Ctx, accountId: string, projectId: string, endpointId: string) {
   requireProject(ctx.db, accountId, projectId);
-  return { endpoint: toEndpointJson(requireEndpoint(ctx.db, accountId, projectId, endpointId), { withPending: true }) };
+  return {
+    endpoint: toEndpointJson(requireEndpoint(ctx.db, accountId, projectId, endpointId), {
+      withPending: true,
+    }),
+  };
 }
 
 /** Writes the endpoint's pending_state from its unfinished operations; returns the updated row. */
 export function refreshPendingState(tx: Tx, row: EndpointRow): EndpointRow {
   const pendingState = pendingStateOf(unfinishedForEndpoint(tx, row.id).map((o) => o.action));
-  if (pendingState !== row.pendingState) tx.update(endpoints).set({ pendingState }).where(eq(endpoints.id, row.id)).run();
+  if (pendingState !== row.pendingState)
+    tx.update(endpoints).set({ pendingState }).where(eq(endpoints.id, row.id)).run();
   return { ...row, pendingState };
 }
 
@@ -271,7 +304,10 @@ export function updateEndpoint(
       }
       const ops = startEndpointOps(ctx, tx, next, actions);
       const refreshed = refreshPendingState(tx, next);
-      return { endpoint: toEndpointJson(refreshed, { withPending: true }), operations: ops.map(toOperationJson) };
+      return {
+        endpoint: toEndpointJson(refreshed, { withPending: true }),
+        operations: ops.map(toOperationJson),
+      };
     },
     { behavior: "immediate" },
   );
@@ -296,15 +332,26 @@ const VERB_ACTIONS: Record<Verb, OperationAction[]> = {
   restart: ["suspend_compute", "start_compute"],
 };
 
-export function changeEndpointState(ctx: Ctx, accountId: string, projectId: string, endpointId: string, verb: Verb) {
+export function changeEndpointState(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  endpointId: string,
+  verb: Verb,
+) {
   const out = ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
     const row = requireEndpoint(tx, accountId, projectId, endpointId);
     if (row.disabled && verb !== "suspend")
-      throw conflict(`endpoint ${endpointId} is disabled; enable it (PATCH disabled: false) before you ${verb} it`);
+      throw conflict(
+        `endpoint ${endpointId} is disabled; enable it (PATCH disabled: false) before you ${verb} it`,
+      );
     const ops = startEndpointOps(ctx, tx, row, VERB_ACTIONS[verb]);
     const refreshed = refreshPendingState(tx, row);
-    return { endpoint: toEndpointJson(refreshed, { withPending: true }), operations: ops.map(toOperationJson) };
+    return {
+      endpoint: toEndpointJson(refreshed, { withPending: true }),
+      operations: ops.map(toOperationJson),
+    };
   });
   ctx.notify();
   return out;

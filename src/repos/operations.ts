@@ -3,8 +3,8 @@ import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { operations } from "../db/schema/index.js";
 import { BRANCH_BLOCKING_ACTIONS, type OperationAction } from "../domain/operations.js";
+import { iso, isoMicros, parseIsoMicros } from "../lib/clock.js";
 import { badRequest, notFound } from "../lib/errors.js";
-import { isoMicros, iso, parseIsoMicros } from "../lib/clock.js";
 import { requireProject } from "./projects.js";
 
 export type OperationRow = typeof operations.$inferSelect;
@@ -35,7 +35,11 @@ export function hasBlocker(tx: Tx, op: Pick<OperationRow, "branchId" | "endpoint
     .select({ id: operations.id })
     .from(operations)
     .where(
-      and(inArray(operations.status, [...UNFINISHED]), lt(operations.createdUs, op.createdUs), or(...conditions)),
+      and(
+        inArray(operations.status, [...UNFINISHED]),
+        lt(operations.createdUs, op.createdUs),
+        or(...conditions),
+      ),
     )
     .limit(1)
     .get();
@@ -44,7 +48,11 @@ export function hasBlocker(tx: Tx, op: Pick<OperationRow, "branchId" | "endpoint
 
 /** Next microsecond timestamp: the clock's time, or one past the newest operation, whichever is later. */
 function nextCreatedUs(ctx: Ctx, tx: Tx): number {
-  const latest = tx.select({ v: max(operations.createdUs) }).from(operations).get()?.v ?? 0;
+  const latest =
+    tx
+      .select({ v: max(operations.createdUs) })
+      .from(operations)
+      .get()?.v ?? 0;
   return Math.max(ctx.clock.now() * 1000, latest + 1);
 }
 
@@ -106,7 +114,9 @@ export function listOperations(
   if (query.cursor !== undefined) {
     before = parseIsoMicros(query.cursor);
     if (before === null)
-      throw badRequest(`cursor must be a pagination.cursor value from a previous page (got "${query.cursor}")`);
+      throw badRequest(
+        `cursor must be a pagination.cursor value from a previous page (got "${query.cursor}")`,
+      );
   }
   const rows = ctx.db
     .select()
@@ -123,7 +133,11 @@ export function listOperations(
   const last = rows[rows.length - 1];
   return {
     operations: rows.map(toOperationJson),
-    pagination: last ? { cursor: isoMicros(last.createdUs) } : query.cursor ? { cursor: query.cursor } : undefined,
+    pagination: last
+      ? { cursor: isoMicros(last.createdUs) }
+      : query.cursor
+        ? { cursor: query.cursor }
+        : undefined,
   };
 }
 
@@ -153,5 +167,7 @@ export function unfinishedForEndpoint(tx: Tx, endpointId: string): OperationRow[
 
 /** Removes a deleted project's operations except `keep` (its delete_tenant operation, which still runs). */
 export function deleteProjectOperations(tx: Tx, projectId: string, keep: string): void {
-  tx.delete(operations).where(and(eq(operations.projectId, projectId), ne(operations.id, keep))).run();
+  tx.delete(operations)
+    .where(and(eq(operations.projectId, projectId), ne(operations.id, keep)))
+    .run();
 }

@@ -1,21 +1,21 @@
 import { and, asc, eq, gt, or } from "drizzle-orm";
-import { contains } from "./sql.js";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { projects } from "../db/schema/index.js";
 import { computeLimitsProblem, FREE_PLAN_CU } from "../domain/compute.js";
 import { DEFAULT_REGION, proxyHost, REGION_IDS } from "../domain/regions.js";
 import { badRequest, locked, notFound, unprocessable } from "../lib/errors.js";
+import { toBranchJson } from "../views/branches.js";
+import { toEndpointJson } from "../views/endpoints.js";
+import { toProjectJson, toProjectListItem } from "../views/projects.js";
+import { toDatabaseJson, toRoleJson } from "../views/roles-databases.js";
 import { type AccountRow, getAccount } from "./accounts.js";
 import { findDefaultBranch, insertBranch } from "./branches.js";
 import { connectionUri } from "./connection.js";
 import { insertEndpoint } from "./endpoints.js";
 import { deleteProjectOperations, startOperation, toOperationJson } from "./operations.js";
 import { insertDatabase, insertRole } from "./roles-databases.js";
-import { toBranchJson } from "../views/branches.js";
-import { toEndpointJson } from "../views/endpoints.js";
-import { toProjectJson, toProjectListItem } from "../views/projects.js";
-import { toDatabaseJson, toRoleJson } from "../views/roles-databases.js";
+import { contains } from "./sql.js";
 
 export type ProjectRow = typeof projects.$inferSelect;
 
@@ -88,8 +88,10 @@ export function createProject(ctx: Ctx, accountId: string, input: CreateProjectI
   if (!REGION_IDS.includes(regionId))
     throw badRequest(`region_id "${regionId}" is not a known region; allowed: ${REGION_IDS.join(", ")}`);
   const defaults: DefaultEndpointSettings = { ...(input.default_endpoint_settings ?? {}) };
-  if (input.autoscaling_limit_min_cu !== undefined) defaults.autoscaling_limit_min_cu = input.autoscaling_limit_min_cu;
-  if (input.autoscaling_limit_max_cu !== undefined) defaults.autoscaling_limit_max_cu = input.autoscaling_limit_max_cu;
+  if (input.autoscaling_limit_min_cu !== undefined)
+    defaults.autoscaling_limit_min_cu = input.autoscaling_limit_min_cu;
+  if (input.autoscaling_limit_max_cu !== undefined)
+    defaults.autoscaling_limit_max_cu = input.autoscaling_limit_max_cu;
 
   const result = ctx.db.transaction((tx) => {
     const account = getAccount(tx, accountId);
@@ -168,7 +170,12 @@ export function createProject(ctx: Ctx, accountId: string, input: CreateProjectI
 export function listProjects(
   ctx: Ctx,
   accountId: string,
-  query: { limit?: number | undefined; cursor?: string | undefined; search?: string | undefined; org_id?: string | undefined },
+  query: {
+    limit?: number | undefined;
+    cursor?: string | undefined;
+    search?: string | undefined;
+    org_id?: string | undefined;
+  },
 ) {
   const account = getAccount(ctx.db, accountId);
   const limit = query.limit ?? 10;
@@ -177,7 +184,8 @@ export function listProjects(
   let after: ProjectRow | undefined;
   if (query.cursor !== undefined) {
     after = findProject(ctx.db, accountId, query.cursor);
-    if (!after) throw badRequest(`cursor "${query.cursor}" is not a project of this account (use pagination.cursor)`);
+    if (!after)
+      throw badRequest(`cursor "${query.cursor}" is not a project of this account (use pagination.cursor)`);
   }
   const rows = ctx.db
     .select()
@@ -185,9 +193,14 @@ export function listProjects(
     .where(
       and(
         eq(projects.accountId, accountId),
-        query.search ? or(contains(projects.name, query.search), contains(projects.id, query.search)) : undefined,
+        query.search
+          ? or(contains(projects.name, query.search), contains(projects.id, query.search))
+          : undefined,
         after
-          ? or(gt(projects.createdAt, after.createdAt), and(eq(projects.createdAt, after.createdAt), gt(projects.id, after.id)))
+          ? or(
+              gt(projects.createdAt, after.createdAt),
+              and(eq(projects.createdAt, after.createdAt), gt(projects.id, after.id)),
+            )
           : undefined,
       ),
     )

@@ -12,7 +12,12 @@ import { isUniqueViolation } from "./sql.js";
 export type RoleRow = typeof roles.$inferSelect;
 export type DatabaseRow = typeof databases.$inferSelect;
 
-export function insertRole(ctx: Ctx, tx: Tx, branch: BranchRow, input: { name: string; noLogin?: boolean; password?: string }): RoleRow {
+export function insertRole(
+  ctx: Ctx,
+  tx: Tx,
+  branch: BranchRow,
+  input: { name: string; noLogin?: boolean; password?: string },
+): RoleRow {
   const now = ctx.clock.now();
   const row: RoleRow = {
     accountId: branch.accountId,
@@ -35,12 +40,21 @@ export function insertRole(ctx: Ctx, tx: Tx, branch: BranchRow, input: { name: s
 }
 
 function requireRole(tx: Tx, branchId: string, name: string): RoleRow {
-  const row = tx.select().from(roles).where(and(eq(roles.branchId, branchId), eq(roles.name, name))).get();
+  const row = tx
+    .select()
+    .from(roles)
+    .where(and(eq(roles.branchId, branchId), eq(roles.name, name)))
+    .get();
   if (!row) throw notFound(`role "${name}" not found on branch ${branchId}`);
   return row;
 }
 
-export function insertDatabase(ctx: Ctx, tx: Tx, branch: BranchRow, input: { name: string; ownerName: string }): DatabaseRow {
+export function insertDatabase(
+  ctx: Ctx,
+  tx: Tx,
+  branch: BranchRow,
+  input: { name: string; ownerName: string },
+): DatabaseRow {
   // A database's owner must exist on the branch.
   requireRole(tx, branch.id, input.ownerName);
   const now = ctx.clock.now();
@@ -59,13 +73,18 @@ export function insertDatabase(ctx: Ctx, tx: Tx, branch: BranchRow, input: { nam
       .returning()
       .get();
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`database "${input.name}" already exists on branch ${branch.id}`);
+    if (isUniqueViolation(err))
+      throw conflict(`database "${input.name}" already exists on branch ${branch.id}`);
     throw err;
   }
 }
 
 function requireDatabase(tx: Tx, branchId: string, name: string): DatabaseRow {
-  const row = tx.select().from(databases).where(and(eq(databases.branchId, branchId), eq(databases.name, name))).get();
+  const row = tx
+    .select()
+    .from(databases)
+    .where(and(eq(databases.branchId, branchId), eq(databases.name, name)))
+    .get();
   if (!row) throw notFound(`database "${name}" not found on branch ${branchId}`);
   return row;
 }
@@ -98,7 +117,12 @@ function readBranch(ctx: Ctx, accountId: string, projectId: string, branchId: st
 
 export function listRoles(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
   readBranch(ctx, accountId, projectId, branchId);
-  const rows = ctx.db.select().from(roles).where(eq(roles.branchId, branchId)).orderBy(asc(roles.createdAt), asc(roles.name)).all();
+  const rows = ctx.db
+    .select()
+    .from(roles)
+    .where(eq(roles.branchId, branchId))
+    .orderBy(asc(roles.createdAt), asc(roles.name))
+    .all();
   return { roles: rows.map((r) => toRoleJson(r)) };
 }
 
@@ -107,32 +131,64 @@ export function getRole(ctx: Ctx, accountId: string, projectId: string, branchId
   return { role: toRoleJson(requireRole(ctx.db, branchId, name)) };
 }
 
-export function createRole(ctx: Ctx, accountId: string, projectId: string, branchId: string, input: { name: string; no_login?: boolean | undefined }) {
+export function createRole(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  input: { name: string; no_login?: boolean | undefined },
+) {
   return withApplyConfig(ctx, accountId, projectId, branchId, (tx, branch) => ({
-    role: toRoleJson(insertRole(ctx, tx, branch, { name: input.name, noLogin: input.no_login ?? false }), { withPassword: true }),
+    role: toRoleJson(insertRole(ctx, tx, branch, { name: input.name, noLogin: input.no_login ?? false }), {
+      withPassword: true,
+    }),
   }));
 }
 
 export function deleteRole(ctx: Ctx, accountId: string, projectId: string, branchId: string, name: string) {
   return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
     const role = requireRole(tx, branchId, name);
-    const owned = tx.select({ name: databases.name }).from(databases).where(and(eq(databases.branchId, branchId), eq(databases.ownerName, name))).get();
-    if (owned) throw conflict(`role "${name}" owns database "${owned.name}"; delete the database or change its owner first`);
-    tx.delete(roles).where(and(eq(roles.branchId, branchId), eq(roles.name, name))).run();
+    const owned = tx
+      .select({ name: databases.name })
+      .from(databases)
+      .where(and(eq(databases.branchId, branchId), eq(databases.ownerName, name)))
+      .get();
+    if (owned)
+      throw conflict(
+        `role "${name}" owns database "${owned.name}"; delete the database or change its owner first`,
+      );
+    tx.delete(roles)
+      .where(and(eq(roles.branchId, branchId), eq(roles.name, name)))
+      .run();
     return { role: toRoleJson(role) };
   });
 }
 
-export function revealRolePassword(ctx: Ctx, accountId: string, projectId: string, branchId: string, name: string) {
+export function revealRolePassword(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  name: string,
+) {
   readBranch(ctx, accountId, projectId, branchId);
   return { password: requireRole(ctx.db, branchId, name).password };
 }
 
-export function resetRolePassword(ctx: Ctx, accountId: string, projectId: string, branchId: string, name: string) {
+export function resetRolePassword(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  name: string,
+) {
   return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
     const role = requireRole(tx, branchId, name);
     const next = { ...role, password: ctx.ids.password(), updatedAt: ctx.clock.now() };
-    tx.update(roles).set({ password: next.password, updatedAt: next.updatedAt }).where(and(eq(roles.branchId, branchId), eq(roles.name, name))).run();
+    tx.update(roles)
+      .set({ password: next.password, updatedAt: next.updatedAt })
+      .where(and(eq(roles.branchId, branchId), eq(roles.name, name)))
+      .run();
     return { role: toRoleJson(next, { withPassword: true }) };
   });
 }
@@ -141,7 +197,12 @@ export function resetRolePassword(ctx: Ctx, accountId: string, projectId: string
 
 export function listDatabases(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
   readBranch(ctx, accountId, projectId, branchId);
-  const rows = ctx.db.select().from(databases).where(eq(databases.branchId, branchId)).orderBy(asc(databases.id)).all();
+  const rows = ctx.db
+    .select()
+    .from(databases)
+    .where(eq(databases.branchId, branchId))
+    .orderBy(asc(databases.id))
+    .all();
   return { databases: rows.map(toDatabaseJson) };
 }
 
@@ -150,9 +211,17 @@ export function getDatabase(ctx: Ctx, accountId: string, projectId: string, bran
   return { database: toDatabaseJson(requireDatabase(ctx.db, branchId, name)) };
 }
 
-export function createDatabase(ctx: Ctx, accountId: string, projectId: string, branchId: string, input: { name: string; owner_name: string }) {
+export function createDatabase(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  input: { name: string; owner_name: string },
+) {
   return withApplyConfig(ctx, accountId, projectId, branchId, (tx, branch) => ({
-    database: toDatabaseJson(insertDatabase(ctx, tx, branch, { name: input.name, ownerName: input.owner_name })),
+    database: toDatabaseJson(
+      insertDatabase(ctx, tx, branch, { name: input.name, ownerName: input.owner_name }),
+    ),
   }));
 }
 
@@ -167,18 +236,33 @@ export function updateDatabase(
   return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
     const row = requireDatabase(tx, branchId, name);
     if (input.owner_name !== undefined) requireRole(tx, branchId, input.owner_name);
-    const next = { ...row, name: input.name ?? row.name, ownerName: input.owner_name ?? row.ownerName, updatedAt: ctx.clock.now() };
+    const next = {
+      ...row,
+      name: input.name ?? row.name,
+      ownerName: input.owner_name ?? row.ownerName,
+      updatedAt: ctx.clock.now(),
+    };
     try {
-      tx.update(databases).set({ name: next.name, ownerName: next.ownerName, updatedAt: next.updatedAt }).where(eq(databases.id, row.id)).run();
+      tx.update(databases)
+        .set({ name: next.name, ownerName: next.ownerName, updatedAt: next.updatedAt })
+        .where(eq(databases.id, row.id))
+        .run();
     } catch (err) {
-      if (isUniqueViolation(err)) throw conflict(`database "${next.name}" already exists on branch ${branchId}`);
+      if (isUniqueViolation(err))
+        throw conflict(`database "${next.name}" already exists on branch ${branchId}`);
       throw err;
     }
     return { database: toDatabaseJson(next) };
   });
 }
 
-export function deleteDatabase(ctx: Ctx, accountId: string, projectId: string, branchId: string, name: string) {
+export function deleteDatabase(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  name: string,
+) {
   return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
     const row = requireDatabase(tx, branchId, name);
     tx.delete(databases).where(eq(databases.id, row.id)).run();

@@ -1,6 +1,6 @@
+import Database from "better-sqlite3";
 import { type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import Database from "better-sqlite3";
 
 export function isUniqueViolation(err: unknown): boolean {
   return (

@@ -66,7 +66,9 @@ export const jsonResponse = <T extends z.ZodType>(schema: T, description: string
   content: { "application/json": { schema } },
 });
 
-export const ProjectParams = z.object({ project_id: z.string().openapi({ param: { name: "project_id", in: "path" } }) });
+export const ProjectParams = z.object({
+  project_id: z.string().openapi({ param: { name: "project_id", in: "path" } }),
+});
 export const BranchParams = ProjectParams.extend({
   branch_id: z.string().openapi({ param: { name: "branch_id", in: "path" } }),
 });

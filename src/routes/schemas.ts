@@ -24,7 +24,12 @@ export const SuspendTimeoutSeconds = z
   .max(SUSPEND_TIMEOUT_MAX, "must be at most 604800 seconds (7 days)")
   .openapi("SuspendTimeoutSeconds");
 
-export const PgVersion = z.number().int().min(14, "must be 14 to 18").max(18, "must be 14 to 18").openapi("PgVersion");
+export const PgVersion = z
+  .number()
+  .int()
+  .min(14, "must be 14 to 18")
+  .max(18, "must be 14 to 18")
+  .openapi("PgVersion");
 
 export const ErrorBody = z
   .object({ code: z.string(), message: z.string(), request_id: z.string().optional() })
@@ -57,7 +62,13 @@ export const ApiKeyCreateRequest = z
   .object({ key_name: z.string().min(1, "must not be empty").max(64, "must be at most 64 characters") })
   .openapi("ApiKeyCreateRequest");
 export const ApiKeyCreateResponse = z
-  .object({ id: z.number().int(), key: z.string(), name: z.string(), created_at: Timestamp, created_by: z.string() })
+  .object({
+    id: z.number().int(),
+    key: z.string(),
+    name: z.string(),
+    created_at: Timestamp,
+    created_by: z.string(),
+  })
   .openapi("ApiKeyCreateResponse");
 export const ApiKeysListResponseItem = z
   .object({

@@ -41,7 +41,8 @@ export function readSeedFile(file: string): { seed: SeedFile; hash: string } {
 }
 
 function isEmpty(ctx: Ctx): boolean {
-  const n = (t: typeof projects | typeof apiKeys) => ctx.db.select({ n: sql<number>`count(*)` }).from(t).get()?.n ?? 0;
+  const n = (t: typeof projects | typeof apiKeys) =>
+    ctx.db.select({ n: sql<number>`count(*)` }).from(t).get()?.n ?? 0;
   return n(projects) === 0 && n(apiKeys) === 0;
 }
 
@@ -57,7 +58,14 @@ function settle(tx: Tx, projectId: string, keepHistory: boolean, pastMs: number)
     .run();
 }
 
-function seedProject(ctx: Ctx, tx: Tx, accountId: string, plan: "paid" | "free", p: SeedProject, where: string): void {
+function seedProject(
+  ctx: Ctx,
+  tx: Tx,
+  accountId: string,
+  plan: "paid" | "free",
+  p: SeedProject,
+  where: string,
+): void {
   const now = ctx.clock.now();
   const regionId = p.region_id ?? DEFAULT_REGION;
   const project: ProjectRow = {
@@ -91,8 +99,10 @@ function seedProject(ctx: Ctx, tx: Tx, accountId: string, plan: "paid" | "free",
     const at = `${where}.branches.${i}`;
     const parent = b.parent ? byName.get(b.parent) : undefined;
     if (b.parent && !parent) throw new SeedError(`${at}.parent: no earlier branch named "${b.parent}"`);
-    if (b.name === defaultName && b.parent) throw new SeedError(`${at}: the default branch cannot have a parent`);
-    if (b.name !== defaultName && !b.parent) throw new SeedError(`${at}.parent: required for a non-default branch`);
+    if (b.name === defaultName && b.parent)
+      throw new SeedError(`${at}: the default branch cannot have a parent`);
+    if (b.name !== defaultName && !b.parent)
+      throw new SeedError(`${at}.parent: required for a non-default branch`);
     if (byName.has(b.name)) throw new SeedError(`${at}.name: duplicate branch name "${b.name}"`);
     const branch = insertBranch(ctx, tx, project, {
       ...(b.id ? { id: b.id } : {}),
@@ -103,8 +113,12 @@ function seedProject(ctx: Ctx, tx: Tx, accountId: string, plan: "paid" | "free",
       annotations: b.annotations,
     });
     byName.set(b.name, branch);
-    tx.update(branches).set({ currentState: "ready", pendingState: null }).where(eq(branches.id, branch.id)).run();
-    for (const r of b.roles) insertRole(ctx, tx, branch, { name: r.name, ...(r.password ? { password: r.password } : {}) });
+    tx.update(branches)
+      .set({ currentState: "ready", pendingState: null })
+      .where(eq(branches.id, branch.id))
+      .run();
+    for (const r of b.roles)
+      insertRole(ctx, tx, branch, { name: r.name, ...(r.password ? { password: r.password } : {}) });
     b.databases.forEach((d, j) => {
       if (!b.roles.some((r) => r.name === d.owner))
         throw new SeedError(`${at}.databases.${j}.owner: no role named "${d.owner}" on this branch`);
@@ -134,7 +148,10 @@ function seedProject(ctx: Ctx, tx: Tx, accountId: string, plan: "paid" | "free",
         })
         .where(eq(endpoints.id, created.endpoint.id))
         .run();
-      tx.update(operations).set({ endpointId: id }).where(eq(operations.endpointId, created.endpoint.id)).run();
+      tx.update(operations)
+        .set({ endpointId: id })
+        .where(eq(operations.endpointId, created.endpoint.id))
+        .run();
     }
   });
   settle(tx, project.id, p.history, now);
@@ -152,7 +169,10 @@ export interface GeneratedKey {
 }
 
 /** The demo seed shipped with the emulator (src/seed/demo.json, found from src/ and dist/ alike). */
-export const DEMO_SEED = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../src/seed/demo.json");
+export const DEMO_SEED = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  "../../src/seed/demo.json",
+);
 
 export function applySeedFile(ctx: Ctx, file: string, logger?: Logger): GeneratedKey[] | null {
   const { seed, hash } = readSeedFile(file);
@@ -178,10 +198,18 @@ export function applySeedFile(ctx: Ctx, file: string, logger?: Logger): Generate
         const key = k.key ?? seeded.ids.apiKey();
         if (!k.key) generated.push({ account: a.email, name: k.name, key });
         tx.insert(apiKeys)
-          .values({ accountId: account.id, name: k.name, keyHash: hashKey(key), createdAt: ctx.clock.now(), createdBy: account.id })
+          .values({
+            accountId: account.id,
+            name: k.name,
+            keyHash: hashKey(key),
+            createdAt: ctx.clock.now(),
+            createdBy: account.id,
+          })
           .run();
       }
-      a.projects.forEach((p, j) => seedProject(seeded, tx, account.id, account.plan, p, `accounts.${i}.projects.${j}`));
+      a.projects.forEach((p, j) => {
+        seedProject(seeded, tx, account.id, account.plan, p, `accounts.${i}.projects.${j}`);
+      });
     });
   });
   logger?.info({ file, accounts: seed.accounts.length }, "seed applied");

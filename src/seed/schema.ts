@@ -28,15 +28,22 @@ const SeedBranch = z.strictObject({
   default: z.boolean().optional(),
   protected: z.boolean().optional(),
   annotations: z.record(z.string(), z.string()).optional(),
-  roles: z.array(z.strictObject({ name: z.string().min(1).max(63), password: z.string().min(1).optional() })).default([]),
-  databases: z.array(z.strictObject({ name: z.string().min(1).max(63), owner: z.string().min(1) })).default([]),
+  roles: z
+    .array(z.strictObject({ name: z.string().min(1).max(63), password: z.string().min(1).optional() }))
+    .default([]),
+  databases: z
+    .array(z.strictObject({ name: z.string().min(1).max(63), owner: z.string().min(1) }))
+    .default([]),
   endpoints: z.array(SeedEndpoint).default([]),
 });
 
 const SeedProject = z.strictObject({
   id: Id.optional(),
   name: z.string().min(1).max(256),
-  region_id: z.string().refine((r) => REGION_IDS.includes(r), `must be one of ${REGION_IDS.join(", ")}`).optional(),
+  region_id: z
+    .string()
+    .refine((r) => REGION_IDS.includes(r), `must be one of ${REGION_IDS.join(", ")}`)
+    .optional(),
   pg_version: z.number().int().min(14).max(18).optional(),
   locked: z.boolean().optional(),
   history_retention_seconds: z.number().int().min(0).max(2_592_000).optional(),
@@ -55,7 +62,10 @@ const SeedAccount = z.strictObject({
     .array(
       z.strictObject({
         name: z.string().min(1).max(64),
-        key: z.string().regex(/^[a-z0-9]{64}$/, "must be 64 characters of a-z and 0-9").optional(),
+        key: z
+          .string()
+          .regex(/^[a-z0-9]{64}$/, "must be 64 characters of a-z and 0-9")
+          .optional(),
       }),
     )
     .default([]),
@@ -64,7 +74,11 @@ const SeedAccount = z.strictObject({
 
 export const SeedFile = z.strictObject({
   $schema: z.string().optional(),
-  seed: z.string().min(1).optional().describe("makes generated ids and keys deterministic; defaults to the file's hash"),
+  seed: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("makes generated ids and keys deterministic; defaults to the file's hash"),
   accounts: z.array(SeedAccount).min(1, "a seed needs at least one account"),
 });
 

@@ -1,5 +1,5 @@
-import type { BranchRow } from "../repos/branches.js";
 import { iso } from "../lib/clock.js";
+import type { BranchRow } from "../repos/branches.js";
 
 export function toBranchJson(row: BranchRow) {
   return {

@@ -1,5 +1,5 @@
-import type { EndpointRow } from "../repos/endpoints.js";
 import { iso } from "../lib/clock.js";
+import type { EndpointRow } from "../repos/endpoints.js";
 
 /** `pending_state` appears in create/update-style responses only, never in lists (spec, endpoint table). */
 export function toEndpointJson(row: EndpointRow, opts: { withPending: boolean }) {

@@ -1,6 +1,6 @@
+import { iso } from "../lib/clock.js";
 import type { AccountRow } from "../repos/accounts.js";
 import type { ProjectRow } from "../repos/projects.js";
-import { iso } from "../lib/clock.js";
 
 const MIB = 1024 * 1024;
 

@@ -1,5 +1,5 @@
-import type { DatabaseRow, RoleRow } from "../repos/roles-databases.js";
 import { iso } from "../lib/clock.js";
+import type { DatabaseRow, RoleRow } from "../repos/roles-databases.js";
 
 /** The password is shown only where the public API shows it: on create and reset. */
 export function toRoleJson(row: RoleRow, opts: { withPassword?: boolean } = {}) {

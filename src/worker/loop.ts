@@ -64,7 +64,11 @@ export class Worker {
   advance(seconds: number): number {
     const clock = this.clock;
     if (!(clock instanceof ManualClock))
-      throw new ApiError(409, "CLOCK_NOT_MANUAL", "the clock is real; start the emulator with NEON_EMULATOR_CLOCK=manual to advance it");
+      throw new ApiError(
+        409,
+        "CLOCK_NOT_MANUAL",
+        "the clock is real; start the emulator with NEON_EMULATOR_CLOCK=manual to advance it",
+      );
     const target = clock.now() + Math.round(seconds * 1000);
     this.runUntilIdle();
     for (let next = this.nextEventAt(); next !== null && next <= target; next = this.nextEventAt()) {

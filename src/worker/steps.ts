@@ -45,7 +45,11 @@ function takeFault(tx: Tx, op: OperationRow): string | null {
     .get();
   if (!fault) return null;
   if (fault.remaining <= 1) tx.delete(faults).where(eq(faults.id, fault.id)).run();
-  else tx.update(faults).set({ remaining: fault.remaining - 1 }).where(eq(faults.id, fault.id)).run();
+  else
+    tx.update(faults)
+      .set({ remaining: fault.remaining - 1 })
+      .where(eq(faults.id, fault.id))
+      .run();
   return fault.message;
 }
 
@@ -66,11 +70,16 @@ function applyEffects(tx: Tx, op: OperationRow, outcome: "finished" | "failed", 
       })
       .where(eq(endpoints.id, endpoint.id))
       .run();
-    if (started) tx.update(projects).set({ computeLastActiveAt: now }).where(eq(projects.id, op.projectId)).run();
+    if (started)
+      tx.update(projects).set({ computeLastActiveAt: now }).where(eq(projects.id, op.projectId)).run();
     refreshPendingState(tx, { ...endpoint, currentState: next });
     return;
   }
-  if ((op.action === "create_timeline" || op.action === "create_branch") && op.branchId && outcome === "finished") {
+  if (
+    (op.action === "create_timeline" || op.action === "create_branch") &&
+    op.branchId &&
+    outcome === "finished"
+  ) {
     tx.update(branches)
       .set({ currentState: "ready", pendingState: null, stateChangedAt: now })
       .where(eq(branches.id, op.branchId))
@@ -169,7 +178,12 @@ export function scheduleChecks(ctx: Ctx, tx: Tx, now: number): number {
     .limit(BATCH)
     .all();
   for (const b of due) {
-    startOperation(ctx, tx, { accountId: b.accountId, projectId: b.projectId, branchId: b.id, action: "check_availability" });
+    startOperation(ctx, tx, {
+      accountId: b.accountId,
+      projectId: b.projectId,
+      branchId: b.id,
+      action: "check_availability",
+    });
     tx.update(branches).set({ lastCheckAt: now }).where(eq(branches.id, b.id)).run();
   }
   return due.length;

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { REGIONS, DEFAULT_REGION } from "../../domain/regions.js";
+import { DEFAULT_REGION, REGIONS } from "../../domain/regions.js";
 import { authDetails, currentOrganizations, currentUser } from "../../repos/accounts.js";
 import { createRouter, errorResponses, jsonResponse, security } from "../router.js";
 
@@ -16,7 +16,13 @@ const me = createRoute({
       z.object({
         active_seconds_limit: z.number().int(),
         auth_accounts: z.array(
-          z.object({ email: z.string(), image: z.string(), login: z.string(), name: z.string(), provider: z.string() }),
+          z.object({
+            email: z.string(),
+            image: z.string(),
+            login: z.string(),
+            name: z.string(),
+            provider: z.string(),
+          }),
         ),
         email: z.string(),
         id: z.string(),
@@ -71,7 +77,11 @@ const auth = createRoute({
   summary: "How the request was authenticated",
   responses: {
     200: jsonResponse(
-      z.object({ account_id: z.string(), auth_method: z.literal("api_key_org"), auth_data: z.string().optional() }),
+      z.object({
+        account_id: z.string(),
+        auth_method: z.literal("api_key_org"),
+        auth_data: z.string().optional(),
+      }),
       "Authentication details",
     ),
     ...errorResponses,
@@ -90,7 +100,13 @@ const regions = createRoute({
     200: jsonResponse(
       z.object({
         regions: z.array(
-          z.object({ region_id: z.string(), name: z.string(), default: z.boolean(), geo_lat: z.string(), geo_long: z.string() }),
+          z.object({
+            region_id: z.string(),
+            name: z.string(),
+            default: z.boolean(),
+            geo_lat: z.string(),
+            geo_long: z.string(),
+          }),
         ),
       }),
       "Regions",

@@ -10,7 +10,12 @@ const route = createRoute({
   tags: ["API Key"],
   summary: "List API keys (never includes a key value)",
   security,
-  responses: { 200: jsonResponse(z.array(ApiKeysListResponseItem), "The account's active keys"), ...errorResponses },
+  responses: {
+    200: jsonResponse(z.array(ApiKeysListResponseItem), "The account's active keys"),
+    ...errorResponses,
+  },
 });
 
-export default createRouter().openapi(route, (c) => c.json(listApiKeys(c.var.ctx, c.var.principal.accountId), 200));
+export default createRouter().openapi(route, (c) =>
+  c.json(listApiKeys(c.var.ctx, c.var.principal.accountId), 200),
+);

@@ -1,7 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createBranch } from "../../repos/branches.js";
 import { createRouter, errorResponses, jsonBody, jsonResponse, ProjectParams, security } from "../router.js";
-import { Branch, BranchCreateRequest, ConnectionDetails, Database, Endpoint, Operation, Role } from "../schemas.js";
+import {
+  Branch,
+  BranchCreateRequest,
+  ConnectionDetails,
+  Database,
+  Endpoint,
+  Operation,
+  Role,
+} from "../schemas.js";
 
 const route = createRoute({
   method: "post",
@@ -28,5 +36,8 @@ const route = createRoute({
 });
 
 export default createRouter().openapi(route, (c) =>
-  c.json(createBranch(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id, c.req.valid("json")), 201),
+  c.json(
+    createBranch(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id, c.req.valid("json")),
+    201,
+  ),
 );

@@ -8,7 +8,8 @@ const route = createRoute({
   path: "/projects/{project_id}/branches/{branch_id}",
   operationId: "deleteProjectBranch",
   tags: ["Branch"],
-  summary: "Delete a branch with its endpoints, roles and databases (not the default branch, nor one with children)",
+  summary:
+    "Delete a branch with its endpoints, roles and databases (not the default branch, nor one with children)",
   security,
   request: { params: BranchParams },
   responses: {

@@ -11,7 +11,10 @@ const route = createRoute({
   summary: "List a branch's endpoints",
   security,
   request: { params: BranchParams },
-  responses: { 200: jsonResponse(z.object({ endpoints: z.array(Endpoint) }), "The endpoints"), ...errorResponses },
+  responses: {
+    200: jsonResponse(z.object({ endpoints: z.array(Endpoint) }), "The endpoints"),
+    ...errorResponses,
+  },
 });
 
 export default createRouter().openapi(route, (c) => {

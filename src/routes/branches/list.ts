@@ -34,5 +34,8 @@ const route = createRoute({
 });
 
 export default createRouter().openapi(route, (c) =>
-  c.json(listBranches(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id, c.req.valid("query")), 200),
+  c.json(
+    listBranches(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id, c.req.valid("query")),
+    200,
+  ),
 );

@@ -6,7 +6,15 @@ import {
   listDatabases,
   updateDatabase,
 } from "../../repos/roles-databases.js";
-import { BranchParams, createRouter, DatabaseParams, errorResponses, jsonBody, jsonResponse, security } from "../router.js";
+import {
+  BranchParams,
+  createRouter,
+  DatabaseParams,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  security,
+} from "../router.js";
 import { Database, DatabaseCreateRequest, DatabaseUpdateRequest, Operation } from "../schemas.js";
 
 const base = "/projects/{project_id}/branches/{branch_id}/databases";
@@ -20,7 +28,10 @@ const list = createRoute({
   operationId: "listProjectBranchDatabases",
   summary: "List a branch's databases",
   request: { params: BranchParams },
-  responses: { 200: jsonResponse(z.object({ databases: z.array(Database) }), "The databases"), ...errorResponses },
+  responses: {
+    200: jsonResponse(z.object({ databases: z.array(Database) }), "The databases"),
+    ...errorResponses,
+  },
 });
 
 const create = createRoute({
@@ -71,22 +82,41 @@ export default createRouter()
   .openapi(create, (c) => {
     const p = c.req.valid("param");
     return c.json(
-      createDatabase(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, c.req.valid("json").database),
+      createDatabase(
+        c.var.ctx,
+        c.var.principal.accountId,
+        p.project_id,
+        p.branch_id,
+        c.req.valid("json").database,
+      ),
       201,
     );
   })
   .openapi(get, (c) => {
     const p = c.req.valid("param");
-    return c.json(getDatabase(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, p.database_name), 200);
+    return c.json(
+      getDatabase(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, p.database_name),
+      200,
+    );
   })
   .openapi(update, (c) => {
     const p = c.req.valid("param");
     return c.json(
-      updateDatabase(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, p.database_name, c.req.valid("json").database),
+      updateDatabase(
+        c.var.ctx,
+        c.var.principal.accountId,
+        p.project_id,
+        p.branch_id,
+        p.database_name,
+        c.req.valid("json").database,
+      ),
       200,
     );
   })
   .openapi(del, (c) => {
     const p = c.req.valid("param");
-    return c.json(deleteDatabase(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, p.database_name), 200);
+    return c.json(
+      deleteDatabase(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, p.database_name),
+      200,
+    );
   });

@@ -3,7 +3,6 @@ import type { EmulatorHooks } from "../../app.js";
 import { OPERATION_ACTIONS } from "../../domain/operations.js";
 import { iso } from "../../lib/clock.js";
 import { ApiError } from "../../lib/errors.js";
-import { connectEndpoint } from "../../repos/endpoints.js";
 import {
   armFault,
   clearFaults,
@@ -11,6 +10,7 @@ import {
   listFaults,
   resetAccount,
 } from "../../repos/emulator.js";
+import { connectEndpoint } from "../../repos/endpoints.js";
 import { createRouter, EndpointParams, errorResponses, jsonBody, jsonResponse, security } from "../router.js";
 import { ApiKeyCreateResponse, EndpointOperations } from "../schemas.js";
 
@@ -59,7 +59,10 @@ const connect = createRoute({
   path: "/projects/{project_id}/endpoints/{endpoint_id}/connect",
   summary: "Simulate a client connection: wakes an idle endpoint, refreshes last_active of an active one",
   request: { params: EndpointParams },
-  responses: { 200: jsonResponse(EndpointOperations, "The endpoint and any operation started"), ...errorResponses },
+  responses: {
+    200: jsonResponse(EndpointOperations, "The endpoint and any operation started"),
+    ...errorResponses,
+  },
 });
 
 const Fault = z.object({
@@ -104,7 +107,10 @@ const deleteFaults = createRoute({
   method: "delete",
   path: "/faults",
   summary: "Clear all armed faults of the account",
-  responses: { 200: jsonResponse(z.object({ cleared: z.number().int() }), "How many were cleared"), ...errorResponses },
+  responses: {
+    200: jsonResponse(z.object({ cleared: z.number().int() }), "How many were cleared"),
+    ...errorResponses,
+  },
 });
 
 const reset = createRoute({
@@ -114,7 +120,10 @@ const reset = createRoute({
   summary: "Empty the caller's account (projects and all under them); keys stay unless revoke_other_keys",
   request: { body: jsonBody(z.object({ revoke_other_keys: z.boolean().optional() }), false) },
   responses: {
-    200: jsonResponse(z.object({ deleted_projects: z.number().int(), revoked_keys: z.number().int() }), "What was removed"),
+    200: jsonResponse(
+      z.object({ deleted_projects: z.number().int(), revoked_keys: z.number().int() }),
+      "What was removed",
+    ),
     ...errorResponses,
   },
 });
@@ -137,7 +146,13 @@ const accounts = createRoute({
   responses: {
     201: jsonResponse(
       z.object({
-        account: z.object({ id: z.string(), org_id: z.string(), name: z.string(), email: z.string(), plan: z.string() }),
+        account: z.object({
+          id: z.string(),
+          org_id: z.string(),
+          name: z.string(),
+          email: z.string(),
+          plan: z.string(),
+        }),
         key: ApiKeyCreateResponse,
       }),
       "The new account and its first key",
@@ -159,11 +174,16 @@ export default function emulatorRoutes(hooks: EmulatorHooks | undefined) {
       const p = c.req.valid("param");
       return c.json(connectEndpoint(c.var.ctx, c.var.principal.accountId, p.project_id, p.endpoint_id), 200);
     })
-    .openapi(addFault, (c) => c.json(armFault(c.var.ctx, c.var.principal.accountId, c.req.valid("json")), 201))
+    .openapi(addFault, (c) =>
+      c.json(armFault(c.var.ctx, c.var.principal.accountId, c.req.valid("json")), 201),
+    )
     .openapi(getFaults, (c) => c.json(listFaults(c.var.ctx, c.var.principal.accountId), 200))
     .openapi(deleteFaults, (c) => c.json(clearFaults(c.var.ctx, c.var.principal.accountId), 200))
     .openapi(reset, (c) =>
-      c.json(resetAccount(c.var.ctx, c.var.principal.accountId, c.var.principal.keyId, c.req.valid("json")), 200),
+      c.json(
+        resetAccount(c.var.ctx, c.var.principal.accountId, c.var.principal.keyId, c.req.valid("json")),
+        200,
+      ),
     )
     .openapi(accounts, (c) => c.json(createIsolatedAccount(c.var.ctx, c.req.valid("json")), 201));
 }

@@ -11,12 +11,20 @@ const route = createRoute({
   summary: "Create an endpoint: init, heading for active, through a running start_compute",
   security,
   request: { params: ProjectParams, body: jsonBody(EndpointCreateRequest) },
-  responses: { 201: jsonResponse(EndpointOperations, "The new endpoint and its operations"), ...errorResponses },
+  responses: {
+    201: jsonResponse(EndpointOperations, "The new endpoint and its operations"),
+    ...errorResponses,
+  },
 });
 
 export default createRouter().openapi(route, (c) =>
   c.json(
-    createEndpoint(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id, c.req.valid("json").endpoint),
+    createEndpoint(
+      c.var.ctx,
+      c.var.principal.accountId,
+      c.req.valid("param").project_id,
+      c.req.valid("json").endpoint,
+    ),
     201,
   ),
 );

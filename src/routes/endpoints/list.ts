@@ -11,7 +11,10 @@ const route = createRoute({
   summary: "List a project's endpoints (without pending_state)",
   security,
   request: { params: ProjectParams },
-  responses: { 200: jsonResponse(z.object({ endpoints: z.array(Endpoint) }), "The endpoints"), ...errorResponses },
+  responses: {
+    200: jsonResponse(z.object({ endpoints: z.array(Endpoint) }), "The endpoints"),
+    ...errorResponses,
+  },
 });
 
 export default createRouter().openapi(route, (c) =>

@@ -6,7 +6,10 @@ import { EndpointOperations } from "../schemas.js";
 const VERBS = {
   start: { operationId: "startProjectEndpoint", summary: "Start an endpoint (start_compute)" },
   suspend: { operationId: "suspendProjectEndpoint", summary: "Suspend an endpoint (suspend_compute)" },
-  restart: { operationId: "restartProjectEndpoint", summary: "Restart an endpoint (suspend_compute, then start_compute)" },
+  restart: {
+    operationId: "restartProjectEndpoint",
+    summary: "Restart an endpoint (suspend_compute, then start_compute)",
+  },
 } as const;
 
 /** start, suspend and restart take no body: any body and content type are ignored. */
@@ -18,11 +21,17 @@ function stateRoute(verb: keyof typeof VERBS) {
     tags: ["Endpoint"],
     security,
     request: { params: EndpointParams },
-    responses: { 200: jsonResponse(EndpointOperations, "The endpoint and its operations"), ...errorResponses },
+    responses: {
+      200: jsonResponse(EndpointOperations, "The endpoint and its operations"),
+      ...errorResponses,
+    },
   });
   return createRouter().openapi(route, (c) => {
     const p = c.req.valid("param");
-    return c.json(changeEndpointState(c.var.ctx, c.var.principal.accountId, p.project_id, p.endpoint_id, verb), 200);
+    return c.json(
+      changeEndpointState(c.var.ctx, c.var.principal.accountId, p.project_id, p.endpoint_id, verb),
+      200,
+    );
   });
 }
 

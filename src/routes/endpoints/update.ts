@@ -17,7 +17,13 @@ const route = createRoute({
 export default createRouter().openapi(route, (c) => {
   const p = c.req.valid("param");
   return c.json(
-    updateEndpoint(c.var.ctx, c.var.principal.accountId, p.project_id, p.endpoint_id, c.req.valid("json").endpoint),
+    updateEndpoint(
+      c.var.ctx,
+      c.var.principal.accountId,
+      p.project_id,
+      p.endpoint_id,
+      c.req.valid("json").endpoint,
+    ),
     200,
   );
 });

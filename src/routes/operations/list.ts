@@ -24,5 +24,13 @@ const route = createRoute({
 });
 
 export default createRouter().openapi(route, (c) =>
-  c.json(listOperations(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id, c.req.valid("query")), 200),
+  c.json(
+    listOperations(
+      c.var.ctx,
+      c.var.principal.accountId,
+      c.req.valid("param").project_id,
+      c.req.valid("query"),
+    ),
+    200,
+  ),
 );

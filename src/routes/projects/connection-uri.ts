@@ -24,7 +24,12 @@ const route = createRoute({
 
 export default createRouter().openapi(route, (c) =>
   c.json(
-    getConnectionUri(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id, c.req.valid("query")),
+    getConnectionUri(
+      c.var.ctx,
+      c.var.principal.accountId,
+      c.req.valid("param").project_id,
+      c.req.valid("query"),
+    ),
     200,
   ),
 );

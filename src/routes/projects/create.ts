@@ -1,7 +1,16 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createProject } from "../../repos/projects.js";
 import { createRouter, errorResponses, jsonBody, jsonResponse, security } from "../router.js";
-import { Branch, ConnectionDetails, Database, Endpoint, Operation, Project, ProjectCreateRequest, Role } from "../schemas.js";
+import {
+  Branch,
+  ConnectionDetails,
+  Database,
+  Endpoint,
+  Operation,
+  Project,
+  ProjectCreateRequest,
+  Role,
+} from "../schemas.js";
 
 export const CreatedProject = z.object({
   project: Project,
@@ -21,7 +30,10 @@ const route = createRoute({
   summary: "Create a project with its default branch, an owner role, a database and a read_write endpoint",
   security,
   request: { body: jsonBody(ProjectCreateRequest) },
-  responses: { 201: jsonResponse(CreatedProject, "The created project and everything created with it"), ...errorResponses },
+  responses: {
+    201: jsonResponse(CreatedProject, "The created project and everything created with it"),
+    ...errorResponses,
+  },
 });
 
 export default createRouter().openapi(route, (c) =>

@@ -17,7 +17,10 @@ const route = createRoute({
       timeout: z.string().optional(),
     }),
   },
-  responses: { 200: jsonResponse(z.object({ projects: z.array(ProjectListItem) }), "Shared projects"), ...errorResponses },
+  responses: {
+    200: jsonResponse(z.object({ projects: z.array(ProjectListItem) }), "Shared projects"),
+    ...errorResponses,
+  },
 });
 
 export default createRouter().openapi(route, (c) => c.json({ projects: [] }, 200));

@@ -19,7 +19,12 @@ const route = createRoute({
 
 export default createRouter().openapi(route, (c) =>
   c.json(
-    updateProject(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id, c.req.valid("json").project),
+    updateProject(
+      c.var.ctx,
+      c.var.principal.accountId,
+      c.req.valid("param").project_id,
+      c.req.valid("json").project,
+    ),
     200,
   ),
 );

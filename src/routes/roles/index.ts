@@ -7,7 +7,15 @@ import {
   resetRolePassword,
   revealRolePassword,
 } from "../../repos/roles-databases.js";
-import { BranchParams, createRouter, errorResponses, jsonBody, jsonResponse, RoleParams, security } from "../router.js";
+import {
+  BranchParams,
+  createRouter,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  RoleParams,
+  security,
+} from "../router.js";
 import { Operation, Role, RoleCreateRequest } from "../schemas.js";
 
 const base = "/projects/{project_id}/branches/{branch_id}/roles";
@@ -81,7 +89,10 @@ export default createRouter()
   })
   .openapi(create, (c) => {
     const p = c.req.valid("param");
-    return c.json(createRole(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, c.req.valid("json").role), 201);
+    return c.json(
+      createRole(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, c.req.valid("json").role),
+      201,
+    );
   })
   .openapi(get, (c) => {
     const p = c.req.valid("param");
@@ -89,13 +100,22 @@ export default createRouter()
   })
   .openapi(del, (c) => {
     const p = c.req.valid("param");
-    return c.json(deleteRole(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, p.role_name), 200);
+    return c.json(
+      deleteRole(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, p.role_name),
+      200,
+    );
   })
   .openapi(reveal, (c) => {
     const p = c.req.valid("param");
-    return c.json(revealRolePassword(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, p.role_name), 200);
+    return c.json(
+      revealRolePassword(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, p.role_name),
+      200,
+    );
   })
   .openapi(reset, (c) => {
     const p = c.req.valid("param");
-    return c.json(resetRolePassword(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, p.role_name), 200);
+    return c.json(
+      resetRolePassword(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, p.role_name),
+      200,
+    );
   });

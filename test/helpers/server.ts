@@ -1,0 +1,74 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+
+export const MAIN = path.resolve("dist/main.js");
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  proc: ChildProcess;
+  stdout: string[];
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function tempDir(prefix = "neon-emulator-"): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** A key a test can configure with NEON_EMULATOR_API_KEY. */
+export function randomKey(): string {
+  const chars = "abcdefghijklmnopqrstuvwxyz0123456789";
+  let out = "";
+  for (const b of crypto.getRandomValues(new Uint8Array(64))) out += chars[b % 36];
+  return out;
+}
+
+/**
+ * Starts the compiled server as a child process on a free port (PORT=0) and resolves once it
+ * logs that it listens. Environment defaults: no seed, info logging.
+ */
+export function startServer(env: Record<string, string>): Promise<RunningServer> {
+  const proc = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, PORT: "0", NEON_EMULATOR_SEED: "none", NEON_EMULATOR_LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const stdout: string[] = [];
+  let stderr = "";
+  proc.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start in time:\n${stdout.join("\n")}\n${stderr}`)),
+      15_000,
+    );
+    proc.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${stdout.join("\n")}\n${stderr}`));
+    });
+    const lines = readline.createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+    lines.on("line", (line) => {
+      stdout.push(line);
+      if (!line.includes("neon-emulator listening")) return;
+      const url = (JSON.parse(line) as { url: string }).url.replace(/\/api\/v2$/, "");
+      const port = Number(new URL(url).port);
+      clearTimeout(timer);
+      proc.removeAllListeners("exit");
+      resolve({
+        url,
+        port,
+        proc,
+        stdout,
+        stop: (signal = "SIGTERM") =>
+          new Promise((done) => {
+            if (proc.exitCode !== null || proc.signalCode !== null) return done(proc.exitCode);
+            proc.once("exit", (code) => done(code));
+            proc.kill(signal);
+          }),
+      });
+    });
+  });
+}
