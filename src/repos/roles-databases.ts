@@ -1,4 +1,4 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { databases, roles } from "../db/schema/index.js";
@@ -121,7 +121,7 @@ export function listRoles(ctx: Ctx, accountId: string, projectId: string, branch
     .select()
     .from(roles)
     .where(eq(roles.branchId, branchId))
-    .orderBy(asc(roles.createdAt), asc(roles.name))
+    .orderBy(asc(roles.createdAt), sql`rowid`)
     .all();
   return { roles: rows.map((r) => toRoleJson(r)) };
 }

@@ -1,0 +1,180 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
+
+let t: TestApp;
+let projectId: string;
+let mainId: string;
+beforeEach(async () => {
+  t = createTestApp();
+  const res = await t.api("POST", "/api/v2/projects", { project: { name: "p" } });
+  projectId = res.body.project.id;
+  mainId = res.body.branch.id;
+});
+afterEach(() => t.close());
+
+const base = () => `/api/v2/projects/${projectId}/branches`;
+
+describe("POST /projects/{p}/branches", () => {
+  it("creates a branch from the default branch with no body, copying roles and databases", async () => {
+    const res = await t.request("POST", base(), undefined, { authorization: `Bearer ${t.key}` });
+    expectStatus(res, 201);
+    expect(res.body.branch).toMatchObject({ parent_id: mainId, default: false, current_state: "init" });
+    expect(res.body.endpoints).toEqual([]);
+    expect(res.body.operations.map((o: { action: string }) => o.action)).toEqual(["create_branch"]);
+    expect(res.body.roles.map((r: { name: string }) => r.name)).toEqual(["neondb_owner"]);
+    expect(res.body.databases.map((d: { name: string }) => d.name)).toEqual(["neondb"]);
+  });
+
+  it("accepts an empty body with a JSON content type", async () => {
+    expectStatus(
+      await t.request("POST", base(), "", {
+        authorization: `Bearer ${t.key}`,
+        "content-type": "application/json",
+      }),
+      201,
+    );
+  });
+
+  it("creates endpoints when asked: create_branch plus one start_compute each", async () => {
+    const res = await t.api("POST", base(), {
+      branch: { name: "dev" },
+      endpoints: [{ type: "read_write" }, { type: "read_only" }],
+    });
+    expectStatus(res, 201);
+    expect(res.body.endpoints.map((e: { type: string }) => e.type)).toEqual(["read_write", "read_only"]);
+    expect(
+      res.body.operations.map((o: { action: string; status: string }) => `${o.action}:${o.status}`),
+    ).toEqual(["create_branch:running", "start_compute:scheduling", "start_compute:scheduling"]);
+    expect(res.body.connection_uris[0].connection_uri).toContain(res.body.endpoints[0].host);
+    t.advance(5);
+    const branch = await t.api("GET", `${base()}/${res.body.branch.id}`);
+    expect(branch.body.branch.current_state).toBe("ready");
+    const eps = await t.api("GET", `${base()}/${res.body.branch.id}/endpoints`);
+    expect(eps.body.endpoints.map((e: { current_state: string }) => e.current_state)).toEqual([
+      "active",
+      "active",
+    ]);
+  });
+
+  it("branches from a named parent", async () => {
+    const dev = await t.api("POST", base(), { branch: { name: "dev" } });
+    const child = await t.api("POST", base(), { branch: { name: "feature", parent_id: dev.body.branch.id } });
+    expectStatus(child, 201);
+    expect(child.body.branch.parent_id).toBe(dev.body.branch.id);
+  });
+
+  it("rejects an unknown parent (404), a duplicate name (409) and bad endpoint options (400)", async () => {
+    expectStatus(await t.api("POST", base(), { branch: { parent_id: "br-nope-00000000" } }), 404);
+    await t.api("POST", base(), { branch: { name: "dup" } });
+    const dup = await t.api("POST", base(), { branch: { name: "dup" } });
+    expectStatus(dup, 409);
+    expect(dup.body.message).toContain("dup");
+    const bad = await t.api("POST", base(), {
+      endpoints: [{ type: "read_write", autoscaling_limit_min_cu: 9 }],
+    });
+    expectStatus(bad, 400);
+    expect(bad.body.message).toContain("autoscaling_limit_min_cu");
+    const list = await t.api("GET", base());
+    expect(list.body.branches).toHaveLength(2);
+  });
+});
+
+describe("GET /projects/{p}/branches", () => {
+  it("always carries annotations and pages with pagination.next only while more remain", async () => {
+    const names = ["a", "b", "c", "d", "e"];
+    for (const name of names)
+      await t.api("POST", base(), { branch: { name }, annotation_value: { tag: name } });
+    const seen: string[] = [];
+    let next: string | undefined;
+    let pages = 0;
+    do {
+      const res = await t.api(
+        "GET",
+        `${base()}?limit=2&sort_by=name&sort_order=asc${next ? `&cursor=${next}` : ""}`,
+      );
+      expectStatus(res, 200);
+      expect(res.body).toHaveProperty("annotations");
+      seen.push(...res.body.branches.map((b: { name: string }) => b.name));
+      next = res.body.pagination.next;
+      pages++;
+    } while (next && pages < 10);
+    expect(seen).toEqual(["a", "b", "c", "d", "e", "main"]);
+    expect(pages).toBe(3);
+    const all = await t.api("GET", base());
+    const withTag = all.body.branches.find((b: { name: string }) => b.name === "c");
+    expect(all.body.annotations[withTag.id].value).toEqual({ tag: "c" });
+    expect(all.body.pagination.next).toBeUndefined();
+  });
+
+  it("searches by name and sorts descending", async () => {
+    await t.api("POST", base(), { branch: { name: "feature-x" } });
+    await t.api("POST", base(), { branch: { name: "feature-y" } });
+    const res = await t.api("GET", `${base()}?search=feature&sort_by=name&sort_order=desc`);
+    expect(res.body.branches.map((b: { name: string }) => b.name)).toEqual(["feature-y", "feature-x"]);
+  });
+
+  it.each(["sort_by=size", "sort_order=up", "limit=0", "cursor=garbage"])(
+    "rejects %s with 400",
+    async (q) => {
+      expectStatus(await t.api("GET", `${base()}?${q}`), 400);
+    },
+  );
+});
+
+describe("PATCH, DELETE, set_as_default", () => {
+  it("renames and protects a branch", async () => {
+    const dev = await t.api("POST", base(), { branch: { name: "dev" } });
+    const res = await t.api("PATCH", `${base()}/${dev.body.branch.id}`, {
+      branch: { name: "develop", protected: true },
+    });
+    expectStatus(res, 200);
+    expect(res.body.branch).toMatchObject({ name: "develop", protected: true });
+    expect((await t.api("GET", `${base()}/${dev.body.branch.id}`)).body.branch.name).toBe("develop");
+    expectStatus(await t.api("PATCH", `${base()}/${dev.body.branch.id}`, { branch: { name: "main" } }), 409);
+  });
+
+  it("refuses to delete the default branch, a protected branch, or one with children", async () => {
+    const def = await t.api("DELETE", `${base()}/${mainId}`);
+    expectStatus(def, 409);
+    expect(def.body.message).toMatch(/default/);
+    const parent = await t.api("POST", base(), { branch: { name: "parent" } });
+    await t.api("POST", base(), { branch: { name: "child", parent_id: parent.body.branch.id } });
+    const withChild = await t.api("DELETE", `${base()}/${parent.body.branch.id}`);
+    expectStatus(withChild, 409);
+    expect(withChild.body.message).toMatch(/child/);
+    const prot = await t.api("POST", base(), { branch: { name: "prot", protected: true } });
+    expectStatus(await t.api("DELETE", `${base()}/${prot.body.branch.id}`), 409);
+  });
+
+  it("deletes a branch with its endpoints, roles and databases", async () => {
+    const dev = await t.api("POST", base(), { branch: { name: "dev" }, endpoints: [{ type: "read_write" }] });
+    const epId = dev.body.endpoints[0].id;
+    const res = await t.api("DELETE", `${base()}/${dev.body.branch.id}`);
+    expectStatus(res, 200);
+    expect(res.body.branch.id).toBe(dev.body.branch.id);
+    expectStatus(await t.api("GET", `${base()}/${dev.body.branch.id}`), 404);
+    expectStatus(await t.api("GET", `/api/v2/projects/${projectId}/endpoints/${epId}`), 404);
+    expectStatus(await t.api("GET", `${base()}/${dev.body.branch.id}/roles`), 404);
+  });
+
+  it("sets another branch as default", async () => {
+    const dev = await t.api("POST", base(), { branch: { name: "dev" } });
+    const res = await t.request("POST", `${base()}/${dev.body.branch.id}/set_as_default`, "", {
+      authorization: `Bearer ${t.key}`,
+      "content-type": "text/plain",
+    });
+    expectStatus(res, 200);
+    expect(res.body.branch.default).toBe(true);
+    expect((await t.api("GET", `${base()}/${mainId}`)).body.branch.default).toBe(false);
+    // main is no longer refused as the default branch, only as dev's parent.
+    const del = await t.api("DELETE", `${base()}/${mainId}`);
+    expectStatus(del, 409);
+    expect(del.body.message).toMatch(/child/);
+  });
+
+  it("404s unknown branches and branches of other projects", async () => {
+    const other = await t.api("POST", "/api/v2/projects", { project: {} });
+    expectStatus(await t.api("GET", `${base()}/${other.body.branch.id}`), 404);
+    expectStatus(await t.api("GET", `${base()}/br-missing-00000000/endpoints`), 404);
+  });
+});

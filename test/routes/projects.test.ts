@@ -1,0 +1,228 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
+
+let t: TestApp;
+beforeEach(() => {
+  t = createTestApp();
+});
+afterEach(() => t.close());
+
+async function createProject(body: Record<string, unknown> = {}) {
+  const res = await t.api("POST", "/api/v2/projects", { project: body });
+  expectStatus(res, 201);
+  return res.body;
+}
+
+describe("POST /projects", () => {
+  it("creates the project with its main branch, owner role, database, read_write endpoint and operations", async () => {
+    const body = await createProject({ name: "shop", region_id: "aws-eu-central-1", pg_version: 16 });
+    expect(body.project).toMatchObject({
+      name: "shop",
+      region_id: "aws-eu-central-1",
+      pg_version: 16,
+      locked: false,
+    });
+    expect(body.project.id).toMatch(/^[a-z]+-[a-z]+-\d{6}$/);
+    expect(body.branch).toMatchObject({ name: "main", default: true, project_id: body.project.id });
+    expect(body.branch.id).toMatch(/^br-/);
+    expect(body.endpoints).toHaveLength(1);
+    expect(body.endpoints[0]).toMatchObject({
+      type: "read_write",
+      current_state: "init",
+      pending_state: "active",
+    });
+    expect(body.endpoints[0].host).toBe(`${body.endpoints[0].id}.eu-central-1.aws.neon.tech`);
+    expect(body.roles).toEqual([
+      expect.objectContaining({ name: "neondb_owner", password: expect.any(String) }),
+    ]);
+    expect(body.databases).toEqual([expect.objectContaining({ name: "neondb", owner_name: "neondb_owner" })]);
+    expect(body.operations.map((o: { action: string }) => o.action)).toEqual([
+      "create_timeline",
+      "start_compute",
+    ]);
+    const [uri] = body.connection_uris;
+    expect(uri.connection_uri).toBe(
+      `postgresql://neondb_owner:${body.roles[0].password}@${body.endpoints[0].host}/neondb?sslmode=require`,
+    );
+    expect(uri.connection_parameters.pooler_host).toBe(
+      body.endpoints[0].host.replace(body.endpoints[0].id, `${body.endpoints[0].id}-pooler`),
+    );
+  });
+
+  it("applies branch names, default endpoint settings and compute limits", async () => {
+    const body = await createProject({
+      branch: { name: "trunk", role_name: "app", database_name: "appdb" },
+      default_endpoint_settings: {
+        autoscaling_limit_min_cu: 0.5,
+        autoscaling_limit_max_cu: 2,
+        suspend_timeout_seconds: 600,
+      },
+    });
+    expect(body.branch.name).toBe("trunk");
+    expect(body.roles[0].name).toBe("app");
+    expect(body.databases[0]).toMatchObject({ name: "appdb", owner_name: "app" });
+    expect(body.endpoints[0]).toMatchObject({
+      autoscaling_limit_min_cu: 0.5,
+      autoscaling_limit_max_cu: 2,
+      suspend_timeout_seconds: 600,
+    });
+  });
+
+  it.each([
+    [{ region_id: "mars-north-1" }, "region_id"],
+    [{ pg_version: 13 }, "pg_version"],
+    [{ pg_version: 19 }, "pg_version"],
+    [{ name: 42 }, "name"],
+    [{ default_endpoint_settings: { autoscaling_limit_min_cu: 0.3 } }, "autoscaling_limit_min_cu"],
+    [{ default_endpoint_settings: { suspend_timeout_seconds: 604801 } }, "suspend_timeout_seconds"],
+    [{ history_retention_seconds: -1 }, "history_retention_seconds"],
+  ])("rejects %j with a 400 naming the field, creating nothing", async (project, field) => {
+    const res = await t.api("POST", "/api/v2/projects", { project });
+    expectStatus(res, 400);
+    expect(res.body.message).toContain(field);
+    const list = await t.api("GET", "/api/v2/projects");
+    expect(list.body.projects).toHaveLength(0);
+  });
+
+  it("rejects a missing project object", async () => {
+    const res = await t.api("POST", "/api/v2/projects", {});
+    expectStatus(res, 400);
+    expect(res.body.message).toContain("project");
+  });
+});
+
+describe("GET /projects", () => {
+  it("lists every spec field with its type, plus applications and integrations maps", async () => {
+    await createProject({ name: "a" });
+    const res = await t.api("GET", "/api/v2/projects");
+    expectStatus(res, 200);
+    const [p] = res.body.projects;
+    for (const [k, type] of Object.entries({
+      id: "string",
+      name: "string",
+      cpu_used_sec: "number",
+      platform_id: "string",
+      region_id: "string",
+      provisioner: "string",
+      pg_version: "number",
+      locked: "boolean",
+      created_at: "string",
+      updated_at: "string",
+      proxy_host: "string",
+      branch_logical_size_limit: "number",
+    }))
+      expect(typeof p[k], k).toBe(type);
+    expect(res.body.applications).toEqual({});
+    expect(res.body.integrations).toEqual({});
+  });
+
+  it("pages with limit and cursor, walking every project exactly once", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await createProject({ name: `p${i}` })).project.id);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const res = await t.api("GET", `/api/v2/projects?limit=3${cursor ? `&cursor=${cursor}` : ""}`);
+      expectStatus(res, 200);
+      seen.push(...res.body.projects.map((p: { id: string }) => p.id));
+      cursor = res.body.pagination?.cursor;
+      if (!cursor) break;
+    }
+    expect(seen.sort()).toEqual([...ids].sort());
+    expect(new Set(seen).size).toBe(7);
+  });
+
+  it("searches by partial name or id and filters by org_id", async () => {
+    const a = await createProject({ name: "alpha-store" });
+    await createProject({ name: "beta" });
+    const byName = await t.api("GET", "/api/v2/projects?search=pha-st");
+    expect(byName.body.projects.map((p: { id: string }) => p.id)).toEqual([a.project.id]);
+    const byId = await t.api("GET", `/api/v2/projects?search=${a.project.id.slice(0, 8)}`);
+    expect(byId.body.projects.map((p: { id: string }) => p.id)).toContain(a.project.id);
+    const wildcard = await t.api("GET", "/api/v2/projects?search=%25");
+    expect(wildcard.body.projects).toHaveLength(0);
+    const org = a.project.org_id;
+    expect((await t.api("GET", `/api/v2/projects?org_id=${org}`)).body.projects).toHaveLength(2);
+    expect((await t.api("GET", "/api/v2/projects?org_id=org-other-1")).body.projects).toHaveLength(0);
+  });
+
+  it.each(["limit=0", "limit=401", "limit=abc", "cursor=unknown-project"])(
+    "rejects %s with 400",
+    async (q) => {
+      expectStatus(await t.api("GET", `/api/v2/projects?${q}`), 400);
+    },
+  );
+
+  it("serves an empty shared list", async () => {
+    const res = await t.api("GET", "/api/v2/projects/shared");
+    expectStatus(res, 200);
+    expect(res.body.projects).toEqual([]);
+  });
+});
+
+describe("GET, PATCH, DELETE /projects/{id}", () => {
+  it("gets a project and 404s unknown and other-account ids", async () => {
+    const { project } = await createProject();
+    const res = await t.api("GET", `/api/v2/projects/${project.id}`);
+    expectStatus(res, 200);
+    expect(res.body.project).toMatchObject({ id: project.id, owner_id: t.accountId });
+    expect(res.body.project.owner).toMatchObject({ email: expect.any(String) });
+    expectStatus(await t.api("GET", "/api/v2/projects/no-such-project"), 404);
+    const other = await t.api("POST", "/_emulator/accounts", {});
+    const foreign = await t.request("GET", `/api/v2/projects/${project.id}`, undefined, {
+      authorization: `Bearer ${other.body.key.key}`,
+    });
+    expectStatus(foreign, 404);
+  });
+
+  it("renames without operations; a history retention change starts apply_storage_config", async () => {
+    const { project } = await createProject();
+    const renamed = await t.api("PATCH", `/api/v2/projects/${project.id}`, { project: { name: "renamed" } });
+    expectStatus(renamed, 200);
+    expect(renamed.body.project.name).toBe("renamed");
+    expect(renamed.body.operations).toEqual([]);
+    const retention = await t.api("PATCH", `/api/v2/projects/${project.id}`, {
+      project: { history_retention_seconds: 3600 },
+    });
+    expectStatus(retention, 200);
+    expect(retention.body.project.history_retention_seconds).toBe(3600);
+    expect(retention.body.operations.map((o: { action: string }) => o.action)).toEqual([
+      "apply_storage_config",
+    ]);
+    expect((await t.api("GET", `/api/v2/projects/${project.id}`)).body.project.name).toBe("renamed");
+  });
+
+  it("deletes the project and everything in it; a delete_tenant operation runs", async () => {
+    const created = await createProject();
+    const id = created.project.id;
+    const res = await t.api("DELETE", `/api/v2/projects/${id}`);
+    expectStatus(res, 200);
+    expect(res.body.project.id).toBe(id);
+    expectStatus(await t.api("GET", `/api/v2/projects/${id}`), 404);
+    expectStatus(await t.api("GET", `/api/v2/projects/${id}/branches/${created.branch.id}`), 404);
+    expectStatus(await t.api("GET", `/api/v2/projects/${id}/endpoints/${created.endpoints[0].id}`), 404);
+    expectStatus(await t.api("GET", `/api/v2/projects/${id}/operations`), 404);
+    expectStatus(await t.api("DELETE", `/api/v2/projects/${id}`), 404);
+    const ops = t.ctx.db.query.operations.findMany().sync();
+    expect(ops.map((o) => o.action)).toEqual(["delete_tenant"]);
+    t.advance(5);
+    expect(t.ctx.db.query.operations.findMany().sync()[0]?.status).toBe("finished");
+  });
+});
+
+describe("account views", () => {
+  it("serves users/me, organizations, auth and regions", async () => {
+    const me = await t.api("GET", "/api/v2/users/me");
+    expectStatus(me, 200);
+    expect(me.body).toMatchObject({ id: t.accountId, email: expect.any(String), plan: expect.any(String) });
+    const orgs = await t.api("GET", "/api/v2/users/me/organizations");
+    expect(orgs.body.organizations).toHaveLength(1);
+    const auth = await t.api("GET", "/api/v2/auth");
+    expect(auth.body).toMatchObject({
+      auth_method: "api_key_org",
+      account_id: orgs.body.organizations[0].id,
+    });
+    const regions = await t.api("GET", "/api/v2/regions");
+    expect(regions.body.regions.filter((r: { default: boolean }) => r.default)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,113 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
+
+let t: TestApp;
+let projectId: string;
+let branchId: string;
+beforeEach(async () => {
+  t = createTestApp();
+  const res = await t.api("POST", "/api/v2/projects", { project: {} });
+  projectId = res.body.project.id;
+  branchId = res.body.branch.id;
+});
+afterEach(() => t.close());
+
+const b = () => `/api/v2/projects/${projectId}/branches/${branchId}`;
+
+describe("roles", () => {
+  it("creates, lists, gets, reveals, resets and deletes a role, each change with apply_config", async () => {
+    const created = await t.api("POST", `${b()}/roles`, { role: { name: "alice" } });
+    expectStatus(created, 201);
+    expect(created.body.role).toMatchObject({ name: "alice", branch_id: branchId });
+    expect(created.body.role.password).toMatch(/\S{8,}/);
+    expect(created.body.operations.map((o: { action: string }) => o.action)).toEqual(["apply_config"]);
+    const list = await t.api("GET", `${b()}/roles`);
+    expect(list.body.roles.map((r: { name: string }) => r.name)).toEqual(["neondb_owner", "alice"]);
+    expect(list.text).not.toContain(created.body.role.password);
+    expectStatus(await t.api("GET", `${b()}/roles/alice`), 200);
+    const revealed = await t.api("GET", `${b()}/roles/alice/reveal_password`);
+    expect(revealed.body.password).toBe(created.body.role.password);
+    const reset = await t.request("POST", `${b()}/roles/alice/reset_password`, undefined, {
+      authorization: `Bearer ${t.key}`,
+    });
+    expectStatus(reset, 200);
+    expect(reset.body.role.password).not.toBe(created.body.role.password);
+    expect((await t.api("GET", `${b()}/roles/alice/reveal_password`)).body.password).toBe(
+      reset.body.role.password,
+    );
+    const del = await t.api("DELETE", `${b()}/roles/alice`);
+    expectStatus(del, 200);
+    expect(del.body.operations[0].action).toBe("apply_config");
+    expectStatus(await t.api("GET", `${b()}/roles/alice`), 404);
+  });
+
+  it("rejects duplicates (409), bad names (400), unknown roles (404), and deleting a database owner (409)", async () => {
+    expectStatus(await t.api("POST", `${b()}/roles`, { role: { name: "neondb_owner" } }), 409);
+    const bad = await t.api("POST", `${b()}/roles`, { role: { name: "" } });
+    expectStatus(bad, 400);
+    expect(bad.body.message).toContain("role.name");
+    expectStatus(await t.api("GET", `${b()}/roles/ghost/reveal_password`), 404);
+    const owner = await t.api("DELETE", `${b()}/roles/neondb_owner`);
+    expectStatus(owner, 409);
+    expect(owner.body.message).toContain("neondb");
+  });
+});
+
+describe("databases", () => {
+  it("creates, lists, gets, renames, re-owns and deletes a database, each change with apply_config", async () => {
+    await t.api("POST", `${b()}/roles`, { role: { name: "bob" } });
+    const created = await t.api("POST", `${b()}/databases`, {
+      database: { name: "shop", owner_name: "bob" },
+    });
+    expectStatus(created, 201);
+    expect(created.body.database).toMatchObject({ name: "shop", owner_name: "bob", branch_id: branchId });
+    expect(created.body.operations[0].action).toBe("apply_config");
+    expect(
+      (await t.api("GET", `${b()}/databases`)).body.databases.map((d: { name: string }) => d.name),
+    ).toEqual(["neondb", "shop"]);
+    const renamed = await t.api("PATCH", `${b()}/databases/shop`, {
+      database: { name: "store", owner_name: "neondb_owner" },
+    });
+    expectStatus(renamed, 200);
+    expect(renamed.body.database).toMatchObject({ name: "store", owner_name: "neondb_owner" });
+    expectStatus(await t.api("GET", `${b()}/databases/shop`), 404);
+    expectStatus(await t.api("DELETE", `${b()}/databases/store`), 200);
+    expectStatus(await t.api("GET", `${b()}/databases/store`), 404);
+  });
+
+  it("requires the owner to exist, and refuses duplicates", async () => {
+    const noOwner = await t.api("POST", `${b()}/databases`, { database: { name: "x", owner_name: "ghost" } });
+    expectStatus(noOwner, 404);
+    expect(noOwner.body.message).toContain("ghost");
+    expectStatus(
+      await t.api("POST", `${b()}/databases`, { database: { name: "neondb", owner_name: "neondb_owner" } }),
+      409,
+    );
+    expectStatus(await t.api("PATCH", `${b()}/databases/neondb`, { database: { owner_name: "ghost" } }), 404);
+    const missing = await t.api("POST", `${b()}/databases`, { database: { name: "x" } });
+    expectStatus(missing, 400);
+    expect(missing.body.message).toContain("database.owner_name");
+    expect((await t.api("GET", `${b()}/databases`)).body.databases).toHaveLength(1);
+  });
+});
+
+describe("connection_uri", () => {
+  it("builds plain and pooled URIs, and 404s unknown roles and databases", async () => {
+    const ep = (await t.api("GET", `/api/v2/projects/${projectId}/endpoints`)).body.endpoints[0];
+    const pw = (await t.api("GET", `${b()}/roles/neondb_owner/reveal_password`)).body.password;
+    const q = `/api/v2/projects/${projectId}/connection_uri?database_name=neondb&role_name=neondb_owner`;
+    const plain = await t.api("GET", q);
+    expectStatus(plain, 200);
+    expect(plain.body.uri).toBe(`postgresql://neondb_owner:${pw}@${ep.host}/neondb?sslmode=require`);
+    const pooled = await t.api("GET", `${q}&pooled=true&branch_id=${branchId}`);
+    expect(pooled.body.uri).toContain(`@${ep.id}-pooler.`);
+    expectStatus(
+      await t.api("GET", `/api/v2/projects/${projectId}/connection_uri?database_name=neondb&role_name=ghost`),
+      404,
+    );
+    expectStatus(
+      await t.api("GET", `/api/v2/projects/${projectId}/connection_uri?role_name=neondb_owner`),
+      400,
+    );
+  });
+});
