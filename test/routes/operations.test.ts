@@ -1,0 +1,118 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
+
+let t: TestApp;
+let projectId: string;
+let endpointId: string;
+beforeEach(async () => {
+  t = createTestApp();
+  const res = await t.api("POST", "/api/v2/projects", { project: {} });
+  projectId = res.body.project.id;
+  endpointId = res.body.endpoints[0].id;
+});
+afterEach(() => t.close());
+
+const ops = () => `/api/v2/projects/${projectId}/operations`;
+
+describe("GET /projects/{p}/operations", () => {
+  it("lists newest first with the public fields", async () => {
+    const res = await t.api("GET", ops());
+    expectStatus(res, 200);
+    expect(res.body.operations.map((o: { action: string }) => o.action)).toEqual([
+      "start_compute",
+      "create_timeline",
+    ]);
+    const [start, timeline] = res.body.operations;
+    expect(start).toMatchObject({
+      project_id: projectId,
+      endpoint_id: endpointId,
+      status: "scheduling",
+      failures_count: 0,
+      total_duration_ms: 0,
+    });
+    expect(timeline).not.toHaveProperty("endpoint_id");
+    expect(timeline.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(start.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    expect(res.body.pagination.cursor).toBe(timeline.created_at);
+  });
+
+  it("walks a burst created in the same millisecond with limit=1, every operation exactly once", async () => {
+    // All of these happen at one manual-clock instant.
+    for (let i = 0; i < 10; i++)
+      await t.api("POST", `/api/v2/projects/${projectId}/endpoints/${endpointId}/restart`);
+    const all = (await t.api("GET", `${ops()}?limit=1000`)).body.operations.map((o: { id: string }) => o.id);
+    expect(all).toHaveLength(22);
+    const walked: string[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < 30; i++) {
+      const res = await t.api(
+        "GET",
+        `${ops()}?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
+      expectStatus(res, 200);
+      if (res.body.operations.length === 0) break;
+      walked.push(res.body.operations[0].id);
+      cursor = res.body.pagination.cursor;
+    }
+    expect(walked).toEqual(all);
+  });
+
+  it.each(["limit=0", "limit=1001", "limit=x", "cursor=yesterday"])("rejects %s with 400", async (q) => {
+    const res = await t.api("GET", `${ops()}?${q}`);
+    expectStatus(res, 400);
+  });
+
+  it("404s an unknown or foreign project", async () => {
+    expectStatus(await t.api("GET", "/api/v2/projects/nope-nope-000000/operations"), 404);
+  });
+});
+
+describe("GET /projects/{p}/operations/{id}", () => {
+  it("returns one operation; malformed ids are 400, unknown ones 404", async () => {
+    const [op] = (await t.api("GET", ops())).body.operations;
+    const res = await t.api("GET", `${ops()}/${op.id}`);
+    expectStatus(res, 200);
+    expect(res.body.operation).toEqual(op);
+    const bad = await t.api("GET", `${ops()}/not-a-uuid`);
+    expectStatus(bad, 400);
+    expect(bad.body.message).toContain("operation_id");
+    expectStatus(await t.api("GET", `${ops()}/00000000-0000-4000-8000-000000000000`), 404);
+  });
+});
+
+describe("ordering on one endpoint", () => {
+  it("a new operation waits (scheduling) until earlier ones on the endpoint finish", async () => {
+    // create_timeline (500 ms) blocks start_compute; start_compute (1000 ms) blocks the rest.
+    const suspend = await t.api("POST", `/api/v2/projects/${projectId}/endpoints/${endpointId}/suspend`);
+    expect(suspend.body.operations[0].status).toBe("scheduling");
+    t.advance(0.5);
+    const status = async () =>
+      Object.fromEntries(
+        (await t.api("GET", ops())).body.operations.map((o: { action: string; status: string }) => [
+          o.action,
+          o.status,
+        ]),
+      );
+    expect(await status()).toEqual({
+      create_timeline: "finished",
+      start_compute: "running",
+      suspend_compute: "scheduling",
+    });
+    t.advance(1);
+    expect(await status()).toEqual({
+      create_timeline: "finished",
+      start_compute: "finished",
+      suspend_compute: "running",
+    });
+    t.advance(1);
+    expect(await status()).toEqual({
+      create_timeline: "finished",
+      start_compute: "finished",
+      suspend_compute: "finished",
+    });
+    expect(
+      (await t.api("GET", `/api/v2/projects/${projectId}/endpoints/${endpointId}`)).body.endpoint
+        .current_state,
+    ).toBe("idle");
+  });
+});

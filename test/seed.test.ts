@@ -1,0 +1,154 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Ctx } from "../src/context.js";
+import { openStorage, type Storage } from "../src/db/client.js";
+import { IdGenerator } from "../src/domain/ids.js";
+import { DEFAULT_OPERATION_MS } from "../src/domain/operations.js";
+import { ManualClock } from "../src/lib/clock.js";
+import { applySeedFile, DEMO_SEED, SeedError } from "../src/seed/apply.js";
+import { tempDir } from "./helpers/server.js";
+
+const storages: Storage[] = [];
+afterEach(() => {
+  for (const s of storages.splice(0)) s.close();
+});
+
+function freshCtx(): Ctx {
+  const storage = openStorage(":memory:");
+  storages.push(storage);
+  return {
+    db: storage.db,
+    clock: new ManualClock(Date.parse("2025-01-01T00:00:00Z")),
+    ids: new IdGenerator(),
+    config: {
+      plan: "paid",
+      domain: "neon.tech",
+      maxBodyBytes: 1 << 20,
+      operationMs: DEFAULT_OPERATION_MS,
+      checkIntervalSeconds: 3600,
+    },
+    notify: () => {},
+  };
+}
+
+function snapshot(ctx: Ctx) {
+  const q = ctx.db.query;
+  return {
+    accounts: q.accounts.findMany({ columns: { id: true, orgId: true, name: true } }).sync(),
+    keys: q.apiKeys.findMany({ columns: { name: true, keyHash: true } }).sync(),
+    projects: q.projects.findMany({ columns: { id: true, name: true } }).sync(),
+    branches: q.branches.findMany({ columns: { id: true, name: true, parentId: true } }).sync(),
+    endpoints: q.endpoints
+      .findMany({ columns: { id: true, host: true, currentState: true, type: true } })
+      .sync(),
+    roles: q.roles.findMany({ columns: { name: true, password: true, branchId: true } }).sync(),
+  };
+}
+
+function writeSeed(content: unknown): string {
+  const file = path.join(tempDir(), "seed.json");
+  fs.writeFileSync(file, typeof content === "string" ? content : JSON.stringify(content));
+  return file;
+}
+
+describe("seeds", () => {
+  it("applies the demo seed: projects, branches with parents, active and idle endpoints, a read replica, history", () => {
+    const ctx = freshCtx();
+    const keys = applySeedFile(ctx, DEMO_SEED);
+    expect(keys?.map((k) => k.name)).toEqual(["demo key", "ci"]);
+    const s = snapshot(ctx);
+    expect(s.projects.map((p) => p.name)).toEqual(["storefront", "analytics-warehouse", "side-project"]);
+    expect(s.branches.filter((b) => b.parentId !== null).length).toBeGreaterThan(1);
+    const states = new Set(s.endpoints.map((e) => e.currentState));
+    expect(states).toEqual(new Set(["active", "idle"]));
+    expect(s.endpoints.some((e) => e.type === "read_only")).toBe(true);
+    const ops = ctx.db.query.operations.findMany().sync();
+    expect(ops.length).toBeGreaterThan(5);
+    expect(ops.every((o) => o.status === "finished")).toBe(true);
+  });
+
+  it("yields the same ids, names and keys every time", () => {
+    const a = freshCtx();
+    const b = freshCtx();
+    const keysA = applySeedFile(a, DEMO_SEED);
+    const keysB = applySeedFile(b, DEMO_SEED);
+    expect(keysA).toEqual(keysB);
+    expect(snapshot(a)).toEqual(snapshot(b));
+  });
+
+  it("is not applied to a database that already holds data", () => {
+    const ctx = freshCtx();
+    applySeedFile(ctx, DEMO_SEED);
+    expect(applySeedFile(ctx, DEMO_SEED)).toBeNull();
+    expect(snapshot(ctx).projects).toHaveLength(3);
+  });
+
+  it.each([
+    ["not JSON", "{", /not valid JSON/],
+    ["no accounts", { accounts: [] }, /accounts: a seed needs at least one account/],
+    ["an unknown field", { accounts: [{ name: "a", email: "a@b.co", colour: "red" }] }, /accounts\.0/],
+    [
+      "a bad compute size",
+      {
+        accounts: [
+          {
+            name: "a",
+            email: "a@b.co",
+            projects: [{ name: "p", branches: [{ name: "main", endpoints: [{ min_cu: 3.5 }] }] }],
+          },
+        ],
+      },
+      /accounts\.0\.projects\.0\.branches\.0\.endpoints\.0\.min_cu/,
+    ],
+    [
+      "an unknown parent",
+      {
+        accounts: [
+          {
+            name: "a",
+            email: "a@b.co",
+            projects: [{ name: "p", branches: [{ name: "main" }, { name: "x", parent: "ghost" }] }],
+          },
+        ],
+      },
+      /branches\.1\.parent/,
+    ],
+    [
+      "a database owned by no role",
+      {
+        accounts: [
+          {
+            name: "a",
+            email: "a@b.co",
+            projects: [
+              { name: "p", branches: [{ name: "main", databases: [{ name: "d", owner: "nobody" }] }] },
+            ],
+          },
+        ],
+      },
+      /databases\.0\.owner/,
+    ],
+  ])("rejects %s with a message naming the place, writing nothing", (_name, content, message) => {
+    const ctx = freshCtx();
+    expect(() => applySeedFile(ctx, writeSeed(content))).toThrow(message);
+    try {
+      applySeedFile(ctx, writeSeed(content));
+    } catch (err) {
+      expect(err).toBeInstanceOf(SeedError);
+    }
+    expect(snapshot(ctx).projects).toEqual([]);
+    expect(snapshot(ctx).accounts).toEqual([]);
+  });
+
+  it("uses keys given in the file as they are", () => {
+    const ctx = freshCtx();
+    const key = "k".repeat(64);
+    const generated = applySeedFile(
+      ctx,
+      writeSeed({ accounts: [{ name: "a", email: "a@b.co", keys: [{ name: "fixed", key }] }] }),
+    );
+    expect(generated).toEqual([]);
+    expect(JSON.stringify(snapshot(ctx).keys)).not.toContain(key);
+  });
+});
