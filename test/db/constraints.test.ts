@@ -1,0 +1,38 @@
+import { eq } from "drizzle-orm";
+import { afterEach, describe, expect, it } from "vitest";
+import { endpoints } from "../../src/db/schema/index.js";
+import { createTestApp, type TestApp } from "../helpers/app.js";
+
+let t: TestApp;
+afterEach(() => t.close());
+
+describe("database constraints", () => {
+  it("the partial unique index allows one read_write endpoint per branch even when code is bypassed", async () => {
+    t = createTestApp();
+    const p = await t.api("POST", "/api/v2/projects", { project: {} });
+    const row = t.ctx.db.select().from(endpoints).where(eq(endpoints.id, p.body.endpoints[0].id)).get();
+    if (!row) throw new Error("endpoint row missing");
+    expect(() =>
+      t.ctx.db
+        .insert(endpoints)
+        .values({ ...row, id: "ep-second-rw" })
+        .run(),
+    ).toThrow(/UNIQUE constraint failed/);
+    // Read-only endpoints are not limited.
+    t.ctx.db
+      .insert(endpoints)
+      .values({ ...row, id: "ep-ro-1", type: "read_only" })
+      .run();
+    t.ctx.db
+      .insert(endpoints)
+      .values({ ...row, id: "ep-ro-2", type: "read_only" })
+      .run();
+  });
+
+  it("runs with WAL, foreign keys and a busy timeout", () => {
+    t = createTestApp();
+    const sqlite = t.ctx.db.$client;
+    expect(sqlite.pragma("foreign_keys", { simple: true })).toBe(1);
+    expect(sqlite.pragma("busy_timeout", { simple: true })).toBe(5000);
+  });
+});

@@ -1,0 +1,170 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+
+const run = promisify(execFile);
+const servers: RunningServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.stop("SIGKILL");
+});
+
+async function start(env: Record<string, string>) {
+  const s = await startServer(env);
+  servers.push(s);
+  return s;
+}
+
+async function call(s: RunningServer, key: string, method: string, p: string, body?: unknown) {
+  const res = await fetch(`${s.url}${p}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> & { [k: string]: never } };
+}
+
+describe("real server", () => {
+  it("keys and revocations survive SIGKILL and a restart on the same file", async () => {
+    const db = path.join(tempDir(), "db.sqlite");
+    const key = randomKey();
+    const env = { NEON_EMULATOR_DB: db, NEON_EMULATOR_API_KEY: key };
+    let s = await start(env);
+    expect((await fetch(`${s.url}/_emulator/health`)).status).toBe(200);
+    const kept = await call(s, key, "POST", "/api/v2/api_keys", { key_name: "kept" });
+    const doomed = await call(s, key, "POST", "/api/v2/api_keys", { key_name: "doomed" });
+    expect((await call(s, key, "DELETE", `/api/v2/api_keys/${doomed.body.id}`)).status).toBe(200);
+    const project = await call(s, key, "POST", "/api/v2/projects", { project: { name: "durable" } });
+    expect(project.status).toBe(201);
+    await s.stop("SIGKILL");
+
+    s = await start(env);
+    expect((await call(s, kept.body.key as string, "GET", "/api/v2/api_keys")).status).toBe(200);
+    expect((await call(s, doomed.body.key as string, "GET", "/api/v2/api_keys")).status).toBe(401);
+    const list = await call(s, key, "GET", "/api/v2/projects");
+    expect((list.body.projects as { name: string }[]).map((p) => p.name)).toEqual(["durable"]);
+    const keys = await call(s, key, "GET", "/api/v2/api_keys");
+    expect(
+      (keys.body as unknown as { name: string; last_used_from_addr: string }[]).find(
+        (k) => k.name === "kept",
+      ),
+    ).toMatchObject({
+      last_used_from_addr: "127.0.0.1",
+    });
+    // Nothing on disk holds a key in plain text.
+    for (const f of fs.readdirSync(path.dirname(db))) {
+      const bytes = fs.readFileSync(path.join(path.dirname(db), f));
+      for (const k of [key, kept.body.key, doomed.body.key])
+        expect(bytes.includes(Buffer.from(k as string))).toBe(false);
+    }
+  });
+
+  it("prints a generated key once on the first start of an empty database, never again", async () => {
+    const db = path.join(tempDir(), "db.sqlite");
+    let s = await start({ NEON_EMULATOR_DB: db });
+    const printed = s.stdout.join("\n").match(/^ {2}([a-z0-9]{64}) {3}/m)?.[1];
+    expect(printed).toBeDefined();
+    expect((await call(s, printed as string, "GET", "/api/v2/api_keys")).status).toBe(200);
+    expect(await s.stop("SIGTERM")).toBe(0);
+    s = await start({ NEON_EMULATOR_DB: db });
+    expect(s.stdout.join("\n")).not.toMatch(/[a-z0-9]{64}/);
+    expect((await call(s, printed as string, "GET", "/api/v2/api_keys")).status).toBe(200);
+  });
+
+  it("refuses bad configuration at start with a message naming the variable", async () => {
+    const main = path.resolve("dist/main.js");
+    for (const [name, value] of [
+      ["PORT", "99999"],
+      ["NEON_EMULATOR_API_KEY", "short"],
+      ["NEON_EMULATOR_CLOCK", "sundial"],
+      ["NEON_EMULATOR_OPERATION_MS", "start_compute=fast"],
+    ] as const) {
+      const err = await run(process.execPath, [main], {
+        env: { ...process.env, [name]: value as string },
+      }).catch((e) => e);
+      expect(err.code, name).toBe(2);
+      expect(err.stderr).toContain(name);
+    }
+  });
+
+  it("resumes an operation in flight after SIGKILL, and the manual clock never goes backwards", async () => {
+    const db = path.join(tempDir(), "db.sqlite");
+    const key = randomKey();
+    const env = {
+      NEON_EMULATOR_DB: db,
+      NEON_EMULATOR_API_KEY: key,
+      NEON_EMULATOR_CLOCK: "manual",
+      NEON_EMULATOR_CLOCK_START: "2025-06-01T00:00:00Z",
+    };
+    let s = await start(env);
+    const created = await call(s, key, "POST", "/api/v2/projects", { project: {} });
+    const pid = (created.body.project as { id: string }).id;
+    const eid = (created.body.endpoints as { id: string }[])[0]?.id;
+    const adv = await call(s, key, "POST", "/_emulator/clock/advance", { seconds: 0.6 }); // create_timeline done, start_compute running
+    expect(adv.body.now).toBe("2025-06-01T00:00:00.600Z");
+    await s.stop("SIGKILL");
+
+    s = await start(env);
+    expect((await call(s, key, "GET", "/_emulator/clock")).body.now).toBe("2025-06-01T00:00:00.600Z");
+    const mid = await call(s, key, "GET", `/api/v2/projects/${pid}/endpoints/${eid}`);
+    expect(mid.body.endpoint).toMatchObject({ current_state: "init", pending_state: "active" });
+    await call(s, key, "POST", "/_emulator/clock/advance", { seconds: 2 });
+    const after = await call(s, key, "GET", `/api/v2/projects/${pid}/endpoints/${eid}`);
+    expect(after.body.endpoint).toMatchObject({ current_state: "active" });
+    const ops = await call(s, key, "GET", `/api/v2/projects/${pid}/operations`);
+    const statuses = (ops.body.operations as { action: string; status: string }[]).map(
+      (o) => `${o.action}:${o.status}`,
+    );
+    expect(statuses).toEqual(["start_compute:finished", "create_timeline:finished"]);
+  });
+
+  it("mints, lists and revokes keys against the database file with npm run keys", async () => {
+    const db = path.join(tempDir(), "db.sqlite");
+    const cli = path.resolve("dist/cli/keys.js");
+    const env = { ...process.env, NEON_EMULATOR_DB: db };
+    const created = await run(process.execPath, [cli, "create", "script"], { env });
+    const key = created.stdout.trim();
+    expect(key).toMatch(/^[a-z0-9]{64}$/);
+    const s = await start({ NEON_EMULATOR_DB: db });
+    expect((await call(s, key, "GET", "/api/v2/api_keys")).status).toBe(200);
+    const listed = await run(process.execPath, [cli, "list"], { env });
+    expect(listed.stdout).toContain('"script"');
+    expect(listed.stdout).not.toContain(key);
+    const id = (JSON.parse(listed.stdout) as { id: number; name: string }[]).find(
+      (k) => k.name === "script",
+    )?.id;
+    await run(process.execPath, [cli, "revoke", String(id)], { env });
+    expect((await call(s, key, "GET", "/api/v2/api_keys")).status).toBe(401);
+    const bad = await run(process.execPath, [cli, "create"], { env }).catch((e) => e);
+    expect(bad.code).toBe(2);
+  });
+});
+
+describe("concurrency", () => {
+  it("16 concurrent read_write creates on one branch: exactly one 201, the rest clean 409s", async () => {
+    const key = randomKey();
+    const s = await start({
+      NEON_EMULATOR_DB: path.join(tempDir(), "db.sqlite"),
+      NEON_EMULATOR_API_KEY: key,
+    });
+    const p = await call(s, key, "POST", "/api/v2/projects", { project: {} });
+    const pid = (p.body.project as { id: string }).id;
+    const br = await call(s, key, "POST", `/api/v2/projects/${pid}/branches`, {});
+    const bid = (br.body.branch as { id: string }).id;
+    const results = await Promise.all(
+      Array.from({ length: 16 }, () =>
+        call(s, key, "POST", `/api/v2/projects/${pid}/endpoints`, {
+          endpoint: { branch_id: bid, type: "read_write" },
+        }),
+      ),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses.filter((x) => x === 201)).toHaveLength(1);
+    expect(statuses.filter((x) => x === 409)).toHaveLength(15);
+    for (const r of results.filter((x) => x.status === 409)) expect(r.body.message).toContain(bid);
+    const eps = await call(s, key, "GET", `/api/v2/projects/${pid}/branches/${bid}/endpoints`);
+    expect(eps.body.endpoints).toHaveLength(1);
+  });
+});
