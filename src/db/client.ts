@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { packageRoot } from "../lib/package-root.js";
 import * as schema from "./schema/index.js";
 
 export type Db = BetterSQLite3Database<typeof schema>;
@@ -16,8 +16,7 @@ export interface Storage {
   close(): void;
 }
 
-/** migrations/ sits two levels above this file both in src/db and in the compiled dist/db. */
-export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../migrations");
+export const MIGRATIONS_DIR = path.join(packageRoot(), "migrations");
 
 /**
  * Opens (creating if needed) and migrates a database. Migrations only ever add to an

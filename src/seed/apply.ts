@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { eq, sql } from "drizzle-orm";
 import type { Logger } from "pino";
 import type { Ctx } from "../context.js";
@@ -9,6 +8,7 @@ import type { Tx } from "../db/client.js";
 import { apiKeys, branches, endpoints, operations, projects } from "../db/schema/index.js";
 import { hashKey, IdGenerator, seededRandom } from "../domain/ids.js";
 import { DEFAULT_REGION, proxyHost } from "../domain/regions.js";
+import { packageRoot } from "../lib/package-root.js";
 import { insertAccount } from "../repos/accounts.js";
 import { type BranchRow, insertBranch } from "../repos/branches.js";
 import { insertEndpoint } from "../repos/endpoints.js";
@@ -168,11 +168,8 @@ export interface GeneratedKey {
   key: string;
 }
 
-/** The demo seed shipped with the emulator (src/seed/demo.json, found from src/ and dist/ alike). */
-export const DEMO_SEED = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  "../../src/seed/demo.json",
-);
+/** The demo seed shipped with the emulator. */
+export const DEMO_SEED = path.join(packageRoot(), "src", "seed", "demo.json");
 
 export function applySeedFile(ctx: Ctx, file: string, logger?: Logger): GeneratedKey[] | null {
   const { seed, hash } = readSeedFile(file);

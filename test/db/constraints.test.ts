@@ -31,7 +31,7 @@ describe("database constraints", () => {
 
   it("runs with WAL, foreign keys and a busy timeout", () => {
     t = createTestApp();
-    const sqlite = t.ctx.db.$client;
+    const sqlite = (t.ctx.db as unknown as { $client: import("better-sqlite3").Database }).$client;
     expect(sqlite.pragma("foreign_keys", { simple: true })).toBe(1);
     expect(sqlite.pragma("busy_timeout", { simple: true })).toBe(5000);
   });

@@ -1,8 +1,6 @@
 import { execFileSync } from "node:child_process";
 
-/** Compiles src/ to dist/ once, so real-server tests run exactly what `npm start` runs. */
+/** Bundles src/ into dist/ once (`npm run build`), so real-server tests run exactly what `npm start` runs. */
 export default function setup(): void {
-  execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
-    stdio: "inherit",
-  });
+  execFileSync("npm", ["run", "--silent", "build"], { stdio: "inherit" });
 }

@@ -72,3 +72,29 @@ export function startServer(env: Record<string, string>): Promise<RunningServer>
     });
   });
 }
+
+export interface JsonResponse {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field in tests
+  body: any;
+}
+
+/** A JSON request to a running server with a Bearer key. */
+export async function http(
+  baseUrl: string,
+  key: string,
+  method: string,
+  p: string,
+  body?: unknown,
+): Promise<JsonResponse> {
+  const res = await fetch(`${baseUrl}${p}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}

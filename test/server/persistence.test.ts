@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
 
 const run = promisify(execFile);
 const servers: RunningServer[] = [];
@@ -17,13 +17,8 @@ async function start(env: Record<string, string>) {
   return s;
 }
 
-async function call(s: RunningServer, key: string, method: string, p: string, body?: unknown) {
-  const res = await fetch(`${s.url}${p}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> & { [k: string]: never } };
+function call(s: RunningServer, key: string, method: string, p: string, body?: unknown) {
+  return http(s.url, key, method, p, body);
 }
 
 describe("real server", () => {
@@ -41,10 +36,10 @@ describe("real server", () => {
     await s.stop("SIGKILL");
 
     s = await start(env);
-    expect((await call(s, kept.body.key as string, "GET", "/api/v2/api_keys")).status).toBe(200);
-    expect((await call(s, doomed.body.key as string, "GET", "/api/v2/api_keys")).status).toBe(401);
+    expect((await call(s, kept.body.key, "GET", "/api/v2/api_keys")).status).toBe(200);
+    expect((await call(s, doomed.body.key, "GET", "/api/v2/api_keys")).status).toBe(401);
     const list = await call(s, key, "GET", "/api/v2/projects");
-    expect((list.body.projects as { name: string }[]).map((p) => p.name)).toEqual(["durable"]);
+    expect(list.body.projects.map((p: { name: string }) => p.name)).toEqual(["durable"]);
     const keys = await call(s, key, "GET", "/api/v2/api_keys");
     expect(
       (keys.body as unknown as { name: string; last_used_from_addr: string }[]).find(
@@ -57,20 +52,20 @@ describe("real server", () => {
     for (const f of fs.readdirSync(path.dirname(db))) {
       const bytes = fs.readFileSync(path.join(path.dirname(db), f));
       for (const k of [key, kept.body.key, doomed.body.key])
-        expect(bytes.includes(Buffer.from(k as string))).toBe(false);
+        expect(bytes.includes(Buffer.from(k))).toBe(false);
     }
   });
 
   it("prints a generated key once on the first start of an empty database, never again", async () => {
     const db = path.join(tempDir(), "db.sqlite");
     let s = await start({ NEON_EMULATOR_DB: db });
-    const printed = s.stdout.join("\n").match(/^ {2}([a-z0-9]{64}) {3}/m)?.[1];
-    expect(printed).toBeDefined();
-    expect((await call(s, printed as string, "GET", "/api/v2/api_keys")).status).toBe(200);
+    const printed = s.stdout.join("\n").match(/^ {2}([a-z0-9]{64}) {3}/m)?.[1] ?? "";
+    expect(printed).toMatch(/^[a-z0-9]{64}$/);
+    expect((await call(s, printed, "GET", "/api/v2/api_keys")).status).toBe(200);
     expect(await s.stop("SIGTERM")).toBe(0);
     s = await start({ NEON_EMULATOR_DB: db });
     expect(s.stdout.join("\n")).not.toMatch(/[a-z0-9]{64}/);
-    expect((await call(s, printed as string, "GET", "/api/v2/api_keys")).status).toBe(200);
+    expect((await call(s, printed, "GET", "/api/v2/api_keys")).status).toBe(200);
   });
 
   it("refuses bad configuration at start with a message naming the variable", async () => {
@@ -82,7 +77,7 @@ describe("real server", () => {
       ["NEON_EMULATOR_OPERATION_MS", "start_compute=fast"],
     ] as const) {
       const err = await run(process.execPath, [main], {
-        env: { ...process.env, [name]: value as string },
+        env: { ...process.env, [name]: value },
       }).catch((e) => e);
       expect(err.code, name).toBe(2);
       expect(err.stderr).toContain(name);
@@ -100,8 +95,8 @@ describe("real server", () => {
     };
     let s = await start(env);
     const created = await call(s, key, "POST", "/api/v2/projects", { project: {} });
-    const pid = (created.body.project as { id: string }).id;
-    const eid = (created.body.endpoints as { id: string }[])[0]?.id;
+    const pid = created.body.project.id;
+    const eid = created.body.endpoints[0]?.id;
     const adv = await call(s, key, "POST", "/_emulator/clock/advance", { seconds: 0.6 }); // create_timeline done, start_compute running
     expect(adv.body.now).toBe("2025-06-01T00:00:00.600Z");
     await s.stop("SIGKILL");
@@ -114,8 +109,8 @@ describe("real server", () => {
     const after = await call(s, key, "GET", `/api/v2/projects/${pid}/endpoints/${eid}`);
     expect(after.body.endpoint).toMatchObject({ current_state: "active" });
     const ops = await call(s, key, "GET", `/api/v2/projects/${pid}/operations`);
-    const statuses = (ops.body.operations as { action: string; status: string }[]).map(
-      (o) => `${o.action}:${o.status}`,
+    const statuses = ops.body.operations.map(
+      (o: { action: string; status: string }) => `${o.action}:${o.status}`,
     );
     expect(statuses).toEqual(["start_compute:finished", "create_timeline:finished"]);
   });
@@ -150,9 +145,9 @@ describe("concurrency", () => {
       NEON_EMULATOR_API_KEY: key,
     });
     const p = await call(s, key, "POST", "/api/v2/projects", { project: {} });
-    const pid = (p.body.project as { id: string }).id;
+    const pid = p.body.project.id;
     const br = await call(s, key, "POST", `/api/v2/projects/${pid}/branches`, {});
-    const bid = (br.body.branch as { id: string }).id;
+    const bid = br.body.branch.id;
     const results = await Promise.all(
       Array.from({ length: 16 }, () =>
         call(s, key, "POST", `/api/v2/projects/${pid}/endpoints`, {

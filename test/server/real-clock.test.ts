@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { randomKey, type RunningServer, startServer, tempDir } from "../helpers/server.js";
+import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
 
 let s: RunningServer;
 const key = randomKey();
@@ -13,13 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-async function api(method: string, p: string, body?: unknown) {
-  const res = await fetch(`${s.url}/api/v2${p}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: await res.json() };
+function api(method: string, p: string, body?: unknown) {
+  return http(s.url, key, method, `/api/v2${p}`, body);
 }
 
 async function waitFor<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 10_000): Promise<T> {
@@ -33,7 +28,9 @@ async function waitFor<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 
 
 describe("real clock", () => {
   it("runs a full endpoint life on wall time: active, auto-suspend to idle, wake on connect, restart", async () => {
-    const created = await api("POST", "/projects", { project: { default_endpoint_settings: { suspend_timeout_seconds: 1 } } });
+    const created = await api("POST", "/projects", {
+      project: { default_endpoint_settings: { suspend_timeout_seconds: 1 } },
+    });
     expect(created.status).toBe(201);
     const pid = created.body.project.id;
     const eid = created.body.endpoints[0].id;
@@ -55,9 +52,13 @@ describe("real clock", () => {
     expect(woke.status).toBe(200);
     expect((await waitFor(ep, (e) => e.current_state === "active")).current_state).toBe("active");
     const restart = await api("POST", `/projects/${pid}/endpoints/${eid}/restart`);
-    expect(restart.body.operations.map((o: { action: string }) => o.action)).toEqual(["suspend_compute", "start_compute"]);
+    expect(restart.body.operations.map((o: { action: string }) => o.action)).toEqual([
+      "suspend_compute",
+      "start_compute",
+    ]);
     const ops = await waitFor(
-      async () => (await api("GET", `/projects/${pid}/operations?limit=100`)).body.operations as { status: string }[],
+      async () =>
+        (await api("GET", `/projects/${pid}/operations?limit=100`)).body.operations as { status: string }[],
       (list) => list.every((o) => o.status === "finished"),
     );
     expect(ops.every((o) => o.status === "finished")).toBe(true);
