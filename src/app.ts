@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -135,14 +137,23 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     },
     servers: [{ url: "/" }],
   });
+  // The reference page and its script are served locally, so /docs works without internet access.
   app.get("/docs", async (c, next) => {
     // Loaded on first use so it costs nothing at start-up.
     const { Scalar } = await import("@scalar/hono-api-reference");
     const handler: MiddlewareHandler<AppEnv> = Scalar({
       url: "/openapi.json",
       pageTitle: "neon-emulator API reference",
+      cdn: "/docs/scalar.js",
     });
     return handler(c, next);
+  });
+  app.get("/docs/scalar.js", async (c) => {
+    const file = createRequire(import.meta.url).resolve("@scalar/api-reference/browser/standalone.js");
+    return c.body(await readFile(file), 200, {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": "public, max-age=86400",
+    });
   });
 
   app.notFound((c) => c.json(errorBody(c, "NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`), 404));

@@ -106,4 +106,16 @@ describe("errors", () => {
     for (const id of ["createApiKey", "listProjects", "createProjectEndpoint", "listProjectOperations"])
       expect(ops).toContain(id);
   });
+
+  it("serves the API reference page with its script from the emulator itself (no CDN)", async () => {
+    const page = await t.request("GET", "/docs");
+    expectStatus(page, 200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(page.text).toContain('<script src="/docs/scalar.js">');
+    expect(page.text).toContain("/openapi.json");
+    const script = await t.request("GET", "/docs/scalar.js");
+    expectStatus(script, 200);
+    expect(script.headers.get("content-type")).toContain("javascript");
+    expect(script.text.length).toBeGreaterThan(100_000);
+  });
 });
