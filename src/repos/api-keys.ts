@@ -116,23 +116,20 @@ export function authenticate(ctx: Ctx, header: string | undefined, addr: string)
   if (!header) throw unauthorized("missing Authorization header; send Authorization: Bearer <API key>");
   const match = BEARER.exec(header.trim());
   if (!match) throw unauthorized("malformed Authorization header; expected Authorization: Bearer <API key>");
-  const lookup = prepared(ctx.db, "apiKeys.byHash", () =>
-    ctx.db
-      .select({ id: apiKeys.id, accountId: apiKeys.accountId, revokedAt: apiKeys.revokedAt })
-      .from(apiKeys)
-      .where(eq(apiKeys.keyHash, sql.placeholder("hash")))
-      .prepare(),
-  );
-  const row = lookup.get({ hash: hashKey(match[1] as string) });
-  if (!row) throw unauthorized("invalid API key");
-  if (row.revokedAt !== null) throw unauthorized("API key has been revoked");
+  const hash = hashKey(match[1] as string);
+  // One statement both checks the key and records its use; a revoked key matches no row.
   const touch = prepared(ctx.db, "apiKeys.touch", () =>
     ctx.db
       .update(apiKeys)
       .set({ lastUsedAt: sql`${sql.placeholder("at")}`, lastUsedFromAddr: sql`${sql.placeholder("addr")}` })
-      .where(eq(apiKeys.id, sql.placeholder("id")))
+      .where(and(eq(apiKeys.keyHash, sql.placeholder("hash")), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id, accountId: apiKeys.accountId })
       .prepare(),
   );
-  touch.run({ at: ctx.clock.now(), addr, id: row.id });
+  const row = touch.get({ at: ctx.clock.now(), addr, hash });
+  if (!row) {
+    const known = ctx.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.keyHash, hash)).get();
+    throw unauthorized(known ? "API key has been revoked" : "invalid API key");
+  }
   return { accountId: row.accountId, keyId: row.id };
 }
