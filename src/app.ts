@@ -9,6 +9,7 @@ import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
 import type { Ctx } from "./context.js";
 import { ApiError } from "./lib/errors.js";
+import { jsonBodyGuard } from "./lib/json-body.js";
 import { authenticate } from "./repos/api-keys.js";
 import account from "./routes/account/index.js";
 import apiKeys from "./routes/api-keys/index.js";
@@ -93,13 +94,24 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
   });
   for (const prefix of [`${API_BASE}/*`, "/_emulator/*"]) {
     app.use(prefix, bodyGuard);
+    app.use(prefix, jsonBodyGuard);
     app.use(prefix, async (c, next) => {
       // An empty body counts as `{}`: clients send POSTs without a body (and some with a JSON
       // content type and no bytes) where the public API makes the body optional.
       if (c.req.method !== "GET" && c.req.method !== "HEAD") {
         const text = await c.req.text();
         // Hono caches bodies as promises although its type says otherwise.
-        if (text.trim() === "") (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve("{}");
+        if (text.trim() === "") {
+          // No bytes under another content type (or none, as `neon api -X POST` sends) is no body
+          // at all: drop the header so an optional JSON body is not refused with 415.
+          if (!/^application\/([\w.-]+\+)?json\b/i.test(c.req.header("content-type") ?? "")) {
+            const headers = new Headers(c.req.raw.headers);
+            headers.delete("content-type");
+            headers.delete("content-length");
+            c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers });
+          }
+          (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve("{}");
+        }
       }
       await next();
     });
@@ -175,6 +187,12 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
           ? "request body must be JSON (Content-Type: application/json)"
           : err.message || "bad request";
       return c.json(errorBody(c, code, message), status);
+    }
+    if ((err as { code?: string }).code === "ECONNRESET") {
+      // The client hung up before its body arrived: nobody hears the answer, and it is no fault
+      // of the emulator's, so no error-level log with a stack for each one.
+      logger.debug({ requestId: c.get("requestId"), path: c.req.path }, "client aborted the request");
+      return c.json(errorBody(c, "REQUEST_ABORTED", "the request was aborted before its body arrived"), 400);
     }
     logger.error(
       { err, requestId: c.get("requestId"), method: c.req.method, path: c.req.path },

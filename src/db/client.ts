@@ -31,6 +31,13 @@ export function openStorage(file: string): Storage {
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
   const db = drizzle(sqlite, { schema });
+  // Every transaction takes the write lock as it begins (BEGIN IMMEDIATE), waiting up to the busy
+  // timeout for another process (`npm run keys`) to finish. A DEFERRED one reads first, and if
+  // that process commits before its first write, SQLite refuses the upgrade with
+  // SQLITE_BUSY_SNAPSHOT, which no busy timeout retries: a 500 for a valid request.
+  const transaction = db.transaction.bind(db);
+  db.transaction = ((fn, config) =>
+    transaction(fn, { behavior: "immediate", ...config })) as typeof db.transaction;
   migrate(db, { migrationsFolder: MIGRATIONS_DIR });
   return {
     db,

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 
 /**
  * Identifiers in the public style: projects `shiny-wind-028834`, branches `br-…`, endpoints
@@ -268,6 +268,8 @@ export class IdGenerator {
     return `org-${this.words()}-${this.digits(8)}`;
   }
   uuid(): string {
+    // The CSPRNG's own v4 UUIDs come from a pooled buffer, far cheaper than 16 fresh bytes each.
+    if (this.random === cryptoRandom) return randomUUID();
     const b = this.random.bytes(16);
     b[6] = ((b[6] as number) & 0x0f) | 0x40;
     b[8] = ((b[8] as number) & 0x3f) | 0x80;

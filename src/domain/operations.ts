@@ -26,9 +26,6 @@ export const DEFAULT_OPERATION_MS: Record<OperationAction, number> = {
   suspend_compute: 500,
 };
 
-/** Actions that, while unfinished on a branch, hold back that branch's endpoint operations. */
-export const BRANCH_BLOCKING_ACTIONS: readonly OperationAction[] = ["create_timeline", "create_branch"];
-
 export function isTerminal(status: OperationStatus): boolean {
   return status === "finished" || status === "failed";
 }

@@ -1,16 +1,24 @@
-import type { Db } from "../db/client.js";
+import type { Tx } from "../db/client.js";
 
-const caches = new WeakMap<Db, Map<string, unknown>>();
+const caches = new WeakMap<object, Map<string, unknown>>();
+
+/** The better-sqlite3 connection behind a database handle or one of its transactions. */
+function connectionOf(db: Tx): object {
+  return (db as unknown as { session: { client: object } }).session.client;
+}
 
 /**
- * One prepared statement per database handle and key: building a Drizzle query per request
- * costs the SQL build and an SQLite recompile each time; a prepared one costs neither.
+ * One prepared statement per connection and key: building a Drizzle query per request costs the
+ * SQL build and an SQLite recompile each time; a prepared one costs neither. Keyed by the
+ * connection, so a statement prepared through a transaction handle serves the plain handle too
+ * (better-sqlite3 runs everything on the one connection, inside whatever transaction is open).
  */
-export function prepared<T>(db: Db, key: string, build: () => T): T {
-  let cache = caches.get(db);
+export function prepared<T>(db: Tx, key: string, build: () => T): T {
+  const connection = connectionOf(db);
+  let cache = caches.get(connection);
   if (!cache) {
     cache = new Map();
-    caches.set(db, cache);
+    caches.set(connection, cache);
   }
   let stmt = cache.get(key) as T | undefined;
   if (stmt === undefined) {

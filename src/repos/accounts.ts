@@ -1,12 +1,19 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { accounts } from "../db/schema/index.js";
+import { prepared } from "../lib/prepared.js";
 
 export type AccountRow = typeof accounts.$inferSelect;
 
 export function getAccount(tx: Tx, id: string): AccountRow {
-  const row = tx.select().from(accounts).where(eq(accounts.id, id)).get();
+  const row = prepared(tx, "accounts.get", () =>
+    tx
+      .select()
+      .from(accounts)
+      .where(eq(accounts.id, sql.placeholder("id")))
+      .prepare(),
+  ).get({ id });
   if (!row) throw new Error(`account ${id} is missing`);
   return row;
 }

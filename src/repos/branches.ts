@@ -1,8 +1,9 @@
-import { and, asc, desc, eq, gt, lt, or } from "drizzle-orm";
+import { and, asc, desc, eq, gt, lt, or, sql } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { branches, databases, endpoints, roles } from "../db/schema/index.js";
 import { badRequest, conflict, notFound } from "../lib/errors.js";
+import { prepared } from "../lib/prepared.js";
 import { toAnnotationJson, toBranchJson } from "../views/branches.js";
 import { toEndpointJson } from "../views/endpoints.js";
 import { toDatabaseJson, toRoleJson } from "../views/roles-databases.js";
@@ -11,7 +12,7 @@ import { connectionUri } from "./connection.js";
 import { type EndpointInput, insertEndpoint } from "./endpoints.js";
 import { type OperationRow, startOperation, toOperationJson } from "./operations.js";
 import { type ProjectRow, requireProject, requireWritableProject } from "./projects.js";
-import { contains, isUniqueViolation } from "./sql.js";
+import { contains, uniqueOrConflict } from "./sql.js";
 
 export type BranchRow = typeof branches.$inferSelect;
 
@@ -24,13 +25,19 @@ export function findDefaultBranch(tx: Tx, projectId: string): BranchRow | undefi
 }
 
 export function requireBranch(tx: Tx, accountId: string, projectId: string, branchId: string): BranchRow {
-  const row = tx
-    .select()
-    .from(branches)
-    .where(
-      and(eq(branches.id, branchId), eq(branches.projectId, projectId), eq(branches.accountId, accountId)),
-    )
-    .get();
+  const row = prepared(tx, "branches.require", () =>
+    tx
+      .select()
+      .from(branches)
+      .where(
+        and(
+          eq(branches.id, sql.placeholder("branchId")),
+          eq(branches.projectId, sql.placeholder("projectId")),
+          eq(branches.accountId, sql.placeholder("accountId")),
+        ),
+      )
+      .prepare(),
+  ).get({ branchId, projectId, accountId });
   if (!row) throw notFound(`branch ${branchId} not found in project ${projectId}`);
   return row;
 }
@@ -73,13 +80,10 @@ export function insertBranch(
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    tx.insert(branches).values(row).run();
-  } catch (err) {
-    if (isUniqueViolation(err))
-      throw conflict(`a branch named "${row.name}" already exists in project ${project.id}`);
-    throw err;
-  }
+  uniqueOrConflict(
+    () => tx.insert(branches).values(row).run(),
+    () => `a branch named "${row.name}" already exists in project ${project.id}`,
+  );
   return row;
 }
 
@@ -247,10 +251,8 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
 export function getBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
   requireProject(ctx.db, accountId, projectId);
   const branch = requireBranch(ctx.db, accountId, projectId, branchId);
-  return {
-    branch: toBranchJson(branch),
-    ...(branch.annotations ? { annotation: toAnnotationJson(branch) } : {}),
-  };
+  // The public schema requires `annotation`; a branch without annotations shows an empty value.
+  return { branch: toBranchJson(branch), annotation: toAnnotationJson(branch) };
 }
 
 export function updateBranch(
@@ -280,13 +282,10 @@ export function updateBranch(
       expiresAt,
       updatedAt: ctx.clock.now(),
     };
-    try {
-      tx.update(branches).set(next).where(eq(branches.id, branchId)).run();
-    } catch (err) {
-      if (isUniqueViolation(err))
-        throw conflict(`a branch named "${next.name}" already exists in project ${projectId}`);
-      throw err;
-    }
+    uniqueOrConflict(
+      () => tx.update(branches).set(next).where(eq(branches.id, branchId)).run(),
+      () => `a branch named "${next.name}" already exists in project ${projectId}`,
+    );
     return { branch: toBranchJson(next), operations: [] };
   });
 }

@@ -18,7 +18,7 @@ import {
   requireProject,
   requireWritableProject,
 } from "./projects.js";
-import { isUniqueViolation } from "./sql.js";
+import { uniqueOrConflict } from "./sql.js";
 
 export type EndpointRow = typeof endpoints.$inferSelect;
 
@@ -37,8 +37,8 @@ export interface EndpointInput {
   name?: string | undefined;
 }
 
-function readWriteConflict(branchId: string) {
-  return conflict(`branch ${branchId} already has a read_write endpoint; a branch has at most one`);
+function readWriteTaken(branchId: string): string {
+  return `branch ${branchId} already has a read_write endpoint; a branch has at most one`;
 }
 
 /** Checks compute limits: allowed sizes, min <= max, and the free plan's fixed 0.25 CU. */
@@ -50,20 +50,21 @@ function checkLimits(account: AccountRow, minCu: number, maxCu: number): { minCu
   return { minCu, maxCu };
 }
 
-function hasReadWrite(tx: Tx, branchId: string, exceptId?: string): boolean {
-  return (
+function hasReadWrite(tx: Tx, branchId: string, exceptId = ""): boolean {
+  const row = prepared(tx, "endpoints.readWriteOnBranch", () =>
     tx
       .select({ id: endpoints.id })
       .from(endpoints)
       .where(
         and(
-          eq(endpoints.branchId, branchId),
+          eq(endpoints.branchId, sql.placeholder("branchId")),
           eq(endpoints.type, "read_write"),
-          exceptId ? ne(endpoints.id, exceptId) : undefined,
+          ne(endpoints.id, sql.placeholder("exceptId")),
         ),
       )
-      .get() !== undefined
-  );
+      .prepare(),
+  ).get({ branchId, exceptId });
+  return row !== undefined;
 }
 
 /** Creates an endpoint row and its start_compute operation inside the caller's transaction. */
@@ -88,7 +89,7 @@ export function insertEndpoint(
     input.autoscaling_limit_max_cu ?? Math.max(min, defaultMax),
   );
   // Structural rule 1, checked here for a clear message; the partial unique index enforces it regardless.
-  if (input.type === "read_write" && hasReadWrite(tx, branch.id)) throw readWriteConflict(branch.id);
+  if (input.type === "read_write" && hasReadWrite(tx, branch.id)) throw conflict(readWriteTaken(branch.id));
   const now = ctx.clock.now();
   const id = ctx.ids.endpointId();
   const disabled = input.disabled ?? false;
@@ -124,12 +125,10 @@ export function insertEndpoint(
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    tx.insert(endpoints).values(row).run();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw readWriteConflict(branch.id);
-    throw err;
-  }
+  uniqueOrConflict(
+    () => tx.insert(endpoints).values(row).run(),
+    () => readWriteTaken(branch.id),
+  );
   const ops = disabled
     ? []
     : [
@@ -167,17 +166,19 @@ export function createEndpoint(
 }
 
 export function findEndpoint(tx: Tx, accountId: string, projectId: string, endpointId: string) {
-  return tx
-    .select()
-    .from(endpoints)
-    .where(
-      and(
-        eq(endpoints.id, endpointId),
-        eq(endpoints.projectId, projectId),
-        eq(endpoints.accountId, accountId),
-      ),
-    )
-    .get();
+  return prepared(tx, "endpoints.find", () =>
+    tx
+      .select()
+      .from(endpoints)
+      .where(
+        and(
+          eq(endpoints.id, sql.placeholder("endpointId")),
+          eq(endpoints.projectId, sql.placeholder("projectId")),
+          eq(endpoints.accountId, sql.placeholder("accountId")),
+        ),
+      )
+      .prepare(),
+  ).get({ endpointId, projectId, accountId });
 }
 
 export function requireEndpoint(
@@ -269,7 +270,7 @@ export function updateEndpoint(
         // Structural rule 3: the target branch must not already have an endpoint of this kind.
         requireBranch(tx, accountId, projectId, input.branch_id as string);
         if (row.type === "read_write" && hasReadWrite(tx, input.branch_id as string, row.id))
-          throw readWriteConflict(input.branch_id as string);
+          throw conflict(readWriteTaken(input.branch_id as string));
       }
       const settings = input.settings ? { ...row.settings, ...input.settings } : row.settings;
       const next: EndpointRow = {
@@ -287,12 +288,10 @@ export function updateEndpoint(
         settings,
         updatedAt: ctx.clock.now(),
       };
-      try {
-        tx.update(endpoints).set(next).where(eq(endpoints.id, row.id)).run();
-      } catch (err) {
-        if (isUniqueViolation(err)) throw readWriteConflict(next.branchId);
-        throw err;
-      }
+      uniqueOrConflict(
+        () => tx.update(endpoints).set(next).where(eq(endpoints.id, row.id)).run(),
+        () => readWriteTaken(next.branchId),
+      );
       const running = heading(row) !== "idle";
       const actions: OperationAction[] = ["apply_config"];
       if (branchChanged || (next.disabled && !row.disabled)) {

@@ -1,10 +1,11 @@
-import { and, desc, eq, inArray, lt, max, ne, or } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, max, ne, sql } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { operations } from "../db/schema/index.js";
-import { BRANCH_BLOCKING_ACTIONS, type OperationAction } from "../domain/operations.js";
+import type { OperationAction } from "../domain/operations.js";
 import { iso, isoMicros, parseIsoMicros } from "../lib/clock.js";
 import { badRequest, notFound } from "../lib/errors.js";
+import { prepared } from "../lib/prepared.js";
 import { requireProject } from "./projects.js";
 
 export type OperationRow = typeof operations.$inferSelect;
@@ -20,51 +21,74 @@ export interface NewOperation {
 const UNFINISHED = ["scheduling", "running"] as const;
 
 /**
- * True when an earlier unfinished operation must complete first: one on the same endpoint, or a
- * branch creation (create_timeline/create_branch) on the same branch.
+ * `status IN ('scheduling', 'running')` written out as the partial index operations_pending_idx
+ * states it: SQLite uses a partial index only for a query that repeats its condition (a bound
+ * parameter never does), and without it every worker step scans all operations ever made.
  */
-export function hasBlocker(tx: Tx, op: Pick<OperationRow, "branchId" | "endpointId" | "createdUs">): boolean {
-  const conditions = [];
-  if (op.endpointId) conditions.push(eq(operations.endpointId, op.endpointId));
-  if (op.branchId)
-    conditions.push(
-      and(eq(operations.branchId, op.branchId), inArray(operations.action, [...BRANCH_BLOCKING_ACTIONS])),
-    );
-  if (conditions.length === 0) return false;
-  const row = tx
-    .select({ id: operations.id })
-    .from(operations)
-    .where(
-      and(
-        inArray(operations.status, [...UNFINISHED]),
-        lt(operations.createdUs, op.createdUs),
-        or(...conditions),
-      ),
-    )
-    .limit(1)
-    .get();
+export const unfinishedOperation = sql`${operations.status} IN ('scheduling', 'running')`;
+
+/**
+ * True when an earlier operation on the same endpoint is unfinished: operations on one endpoint
+ * apply in order. Nothing else waits, so an endpoint create always answers a running
+ * start_compute (spec: endpoint states table), even on a branch still being created.
+ */
+export function hasBlocker(ctx: Ctx, op: Pick<OperationRow, "endpointId" | "createdUs">): boolean {
+  if (!op.endpointId) return false;
+  const row = prepared(ctx.db, "operations.blocker", () =>
+    ctx.db
+      .select({ id: operations.id })
+      .from(operations)
+      .where(
+        and(
+          eq(operations.endpointId, sql.placeholder("endpointId")),
+          lt(operations.createdUs, sql.placeholder("createdUs")),
+          inArray(operations.status, [...UNFINISHED]),
+        ),
+      )
+      .limit(1)
+      .prepare(),
+  ).get({ endpointId: op.endpointId, createdUs: op.createdUs });
   return row !== undefined;
 }
 
 /** Next microsecond timestamp: the clock's time, or one past the newest operation, whichever is later. */
-function nextCreatedUs(ctx: Ctx, tx: Tx): number {
+function nextCreatedUs(ctx: Ctx): number {
   const latest =
-    tx
-      .select({ v: max(operations.createdUs) })
-      .from(operations)
-      .get()?.v ?? 0;
+    prepared(ctx.db, "operations.latest", () =>
+      ctx.db
+        .select({ v: max(operations.createdUs) })
+        .from(operations)
+        .prepare(),
+    ).get()?.v ?? 0;
   return Math.max(ctx.clock.now() * 1000, latest + 1);
 }
+
+const COLUMNS = [
+  "id",
+  "accountId",
+  "projectId",
+  "branchId",
+  "endpointId",
+  "action",
+  "status",
+  "failuresCount",
+  "error",
+  "createdUs",
+  "updatedAt",
+  "dueAt",
+  "startedAt",
+  "totalDurationMs",
+] as const;
 
 /**
  * Records an operation inside the caller's transaction. It starts `running` unless an earlier
  * operation blocks it, in which case it waits as `scheduling` for the worker to promote it.
  */
-export function startOperation(ctx: Ctx, tx: Tx, input: NewOperation): OperationRow {
+export function startOperation(ctx: Ctx, _tx: Tx, input: NewOperation): OperationRow {
   const now = ctx.clock.now();
-  const createdUs = nextCreatedUs(ctx, tx);
+  const createdUs = nextCreatedUs(ctx);
   const endpointId = input.endpointId ?? null;
-  const blocked = hasBlocker(tx, { branchId: input.branchId, endpointId, createdUs });
+  const blocked = hasBlocker(ctx, { endpointId, createdUs });
   const row: OperationRow = {
     id: ctx.ids.uuid(),
     accountId: input.accountId,
@@ -81,7 +105,13 @@ export function startOperation(ctx: Ctx, tx: Tx, input: NewOperation): Operation
     startedAt: blocked ? null : now,
     totalDurationMs: 0,
   };
-  tx.insert(operations).values(row).run();
+  // Prepared on the database handle, which is the transaction's connection: it runs inside it.
+  prepared(ctx.db, "operations.insert", () =>
+    ctx.db
+      .insert(operations)
+      .values(Object.fromEntries(COLUMNS.map((c) => [c, sql.placeholder(c)])) as never)
+      .prepare(),
+  ).run(row);
   return row;
 }
 
@@ -118,18 +148,21 @@ export function listOperations(
         `cursor must be a pagination.cursor value from a previous page (got "${query.cursor}")`,
       );
   }
-  const rows = ctx.db
-    .select()
-    .from(operations)
-    .where(
-      and(
-        eq(operations.projectId, projectId),
-        before === null ? undefined : lt(operations.createdUs, before),
-      ),
-    )
-    .orderBy(desc(operations.createdUs))
-    .limit(limit)
-    .all();
+  // A page is newest first below the cursor; without one, below the largest possible time.
+  const rows = prepared(ctx.db, "operations.page", () =>
+    ctx.db
+      .select()
+      .from(operations)
+      .where(
+        and(
+          eq(operations.projectId, sql.placeholder("projectId")),
+          lt(operations.createdUs, sql.placeholder("before")),
+        ),
+      )
+      .orderBy(desc(operations.createdUs))
+      .limit(sql.placeholder("limit"))
+      .prepare(),
+  ).all({ projectId, before: before ?? Number.MAX_SAFE_INTEGER, limit });
   const last = rows[rows.length - 1];
   return {
     operations: rows.map(toOperationJson),
@@ -157,12 +190,19 @@ export function getOperation(ctx: Ctx, accountId: string, projectId: string, ope
 
 /** Unfinished operations of one endpoint, oldest first. */
 export function unfinishedForEndpoint(tx: Tx, endpointId: string): OperationRow[] {
-  return tx
-    .select()
-    .from(operations)
-    .where(and(eq(operations.endpointId, endpointId), inArray(operations.status, [...UNFINISHED])))
-    .orderBy(operations.createdUs)
-    .all();
+  return prepared(tx, "operations.unfinishedForEndpoint", () =>
+    tx
+      .select()
+      .from(operations)
+      .where(
+        and(
+          eq(operations.endpointId, sql.placeholder("endpointId")),
+          inArray(operations.status, [...UNFINISHED]),
+        ),
+      )
+      .orderBy(operations.createdUs)
+      .prepare(),
+  ).all({ endpointId });
 }
 
 /** Removes a deleted project's operations except `keep` (its delete_tenant operation, which still runs). */

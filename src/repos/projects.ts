@@ -1,10 +1,11 @@
-import { and, asc, eq, gt, or } from "drizzle-orm";
+import { and, asc, eq, gt, or, sql } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { projects } from "../db/schema/index.js";
 import { computeLimitsProblem, FREE_PLAN_CU } from "../domain/compute.js";
 import { DEFAULT_REGION, proxyHost, REGION_IDS } from "../domain/regions.js";
 import { badRequest, locked, notFound, unprocessable } from "../lib/errors.js";
+import { prepared } from "../lib/prepared.js";
 import { toBranchJson } from "../views/branches.js";
 import { toEndpointJson } from "../views/endpoints.js";
 import { toProjectJson, toProjectListItem } from "../views/projects.js";
@@ -20,11 +21,18 @@ import { contains } from "./sql.js";
 export type ProjectRow = typeof projects.$inferSelect;
 
 export function findProject(tx: Tx, accountId: string, projectId: string): ProjectRow | undefined {
-  return tx
-    .select()
-    .from(projects)
-    .where(and(eq(projects.id, projectId), eq(projects.accountId, accountId)))
-    .get();
+  return prepared(tx, "projects.find", () =>
+    tx
+      .select()
+      .from(projects)
+      .where(
+        and(
+          eq(projects.id, sql.placeholder("projectId")),
+          eq(projects.accountId, sql.placeholder("accountId")),
+        ),
+      )
+      .prepare(),
+  ).get({ projectId, accountId });
 }
 
 /** The project, if it exists and belongs to the account; another account's project is a 404, never a 403. */

@@ -7,7 +7,7 @@ import { toDatabaseJson, toRoleJson } from "../views/roles-databases.js";
 import { type BranchRow, requireBranch } from "./branches.js";
 import { startOperation, toOperationJson } from "./operations.js";
 import { requireProject, requireWritableProject } from "./projects.js";
-import { isUniqueViolation } from "./sql.js";
+import { uniqueOrConflict } from "./sql.js";
 
 export type RoleRow = typeof roles.$inferSelect;
 export type DatabaseRow = typeof databases.$inferSelect;
@@ -30,12 +30,10 @@ export function insertRole(
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    tx.insert(roles).values(row).run();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`role "${input.name}" already exists on branch ${branch.id}`);
-    throw err;
-  }
+  uniqueOrConflict(
+    () => tx.insert(roles).values(row).run(),
+    () => `role "${input.name}" already exists on branch ${branch.id}`,
+  );
   return row;
 }
 
@@ -58,25 +56,23 @@ export function insertDatabase(
   // A database's owner must exist on the branch.
   requireRole(tx, branch.id, input.ownerName);
   const now = ctx.clock.now();
-  try {
-    return tx
-      .insert(databases)
-      .values({
-        accountId: branch.accountId,
-        projectId: branch.projectId,
-        branchId: branch.id,
-        name: input.name,
-        ownerName: input.ownerName,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning()
-      .get();
-  } catch (err) {
-    if (isUniqueViolation(err))
-      throw conflict(`database "${input.name}" already exists on branch ${branch.id}`);
-    throw err;
-  }
+  return uniqueOrConflict(
+    () =>
+      tx
+        .insert(databases)
+        .values({
+          accountId: branch.accountId,
+          projectId: branch.projectId,
+          branchId: branch.id,
+          name: input.name,
+          ownerName: input.ownerName,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+        .get(),
+    () => `database "${input.name}" already exists on branch ${branch.id}`,
+  );
 }
 
 function requireDatabase(tx: Tx, branchId: string, name: string): DatabaseRow {
@@ -242,16 +238,15 @@ export function updateDatabase(
       ownerName: input.owner_name ?? row.ownerName,
       updatedAt: ctx.clock.now(),
     };
-    try {
-      tx.update(databases)
-        .set({ name: next.name, ownerName: next.ownerName, updatedAt: next.updatedAt })
-        .where(eq(databases.id, row.id))
-        .run();
-    } catch (err) {
-      if (isUniqueViolation(err))
-        throw conflict(`database "${next.name}" already exists on branch ${branchId}`);
-      throw err;
-    }
+    uniqueOrConflict(
+      () =>
+        tx
+          .update(databases)
+          .set({ name: next.name, ownerName: next.ownerName, updatedAt: next.updatedAt })
+          .where(eq(databases.id, row.id))
+          .run(),
+      () => `database "${next.name}" already exists on branch ${branchId}`,
+    );
     return { database: toDatabaseJson(next) };
   });
 }

@@ -32,7 +32,7 @@ export class Worker {
     const now = this.clock.now();
     return this.ctx.db.transaction(
       (tx) =>
-        finishDue(tx, now) +
+        finishDue(this.ctx, tx, now) +
         promoteScheduled(this.ctx, tx, now) +
         autoSuspend(this.ctx, tx, now) +
         scheduleChecks(this.ctx, tx, now),
@@ -54,7 +54,7 @@ export class Worker {
   }
 
   nextEventAt(): number | null {
-    return nextEventAt(this.ctx, this.ctx.db);
+    return nextEventAt(this.ctx);
   }
 
   /**
@@ -70,14 +70,19 @@ export class Worker {
         "the clock is real; start the emulator with NEON_EMULATOR_CLOCK=manual to advance it",
       );
     const target = clock.now() + Math.round(seconds * 1000);
+    // Each new time is persisted before anything is stamped with it: a crash mid-advance must
+    // never leave rows later than the clock a restart resumes from.
+    const moveTo = (ms: number) => {
+      clock.set(ms);
+      writeState(this.ctx.db, MANUAL_CLOCK_KEY, String(clock.now()));
+    };
     this.runUntilIdle();
     for (let next = this.nextEventAt(); next !== null && next <= target; next = this.nextEventAt()) {
-      clock.set(next);
+      moveTo(next);
       this.runUntilIdle();
     }
-    clock.set(target);
+    moveTo(target);
     this.runUntilIdle();
-    writeState(this.ctx.db, MANUAL_CLOCK_KEY, String(clock.now()));
     return clock.now();
   }
 

@@ -5,8 +5,9 @@ import { branches, endpoints, faults, operations, projects } from "../db/schema/
 import { SUSPEND_DISABLED, SUSPEND_TIMEOUT_DEFAULT } from "../domain/compute.js";
 import { stateAfter, targetState } from "../domain/endpoint-state.js";
 import type { OperationAction } from "../domain/operations.js";
+import { prepared } from "../lib/prepared.js";
 import { refreshPendingState } from "../repos/endpoints.js";
-import { hasBlocker, type OperationRow, startOperation } from "../repos/operations.js";
+import { hasBlocker, type OperationRow, startOperation, unfinishedOperation } from "../repos/operations.js";
 
 /** How many rows one step claims at most, so a single transaction stays short. */
 const BATCH = 500;
@@ -22,27 +23,31 @@ const suspendEligible = and(
   isNotNull(endpoints.lastActive),
 );
 
-function checkDueAt(intervalMs: number) {
-  return sql<number>`COALESCE(${branches.lastCheckAt}, ${branches.createdAt}) + ${intervalMs}`;
-}
+/**
+ * Checks fall on a grid of the interval (every hour on the hour by default), so all branches
+ * are checked at the same moments: the next grid point after the last check (or creation).
+ */
+const checkDueAt = sql<number>`(CAST(COALESCE(${branches.lastCheckAt}, ${branches.createdAt}) / ${sql.placeholder("interval")} AS INTEGER) + 1) * ${sql.placeholder("interval")}`;
 
 const hasEndpoint = sql`EXISTS (SELECT 1 FROM ${endpoints} WHERE ${endpoints.branchId} = ${branches.id})`;
 
 /** Takes one armed fault matching the operation, if any, and returns its message. */
-function takeFault(tx: Tx, op: OperationRow): string | null {
-  const fault = tx
-    .select()
-    .from(faults)
-    .where(
-      and(
-        eq(faults.accountId, op.accountId),
-        eq(faults.action, op.action),
-        sql`(${faults.projectId} IS NULL OR ${faults.projectId} = ${op.projectId})`,
-        sql`(${faults.endpointId} IS NULL OR ${faults.endpointId} = ${op.endpointId})`,
-      ),
-    )
-    .orderBy(asc(faults.id))
-    .get();
+function takeFault(ctx: Ctx, tx: Tx, op: OperationRow): string | null {
+  const fault = prepared(ctx.db, "worker.fault", () =>
+    ctx.db
+      .select()
+      .from(faults)
+      .where(
+        and(
+          eq(faults.accountId, sql.placeholder("accountId")),
+          eq(faults.action, sql.placeholder("action")),
+          sql`(${faults.projectId} IS NULL OR ${faults.projectId} = ${sql.placeholder("projectId")})`,
+          sql`(${faults.endpointId} IS NULL OR ${faults.endpointId} = ${sql.placeholder("endpointId")})`,
+        ),
+      )
+      .orderBy(asc(faults.id))
+      .prepare(),
+  ).get({ accountId: op.accountId, action: op.action, projectId: op.projectId, endpointId: op.endpointId });
   if (!fault) return null;
   if (fault.remaining <= 1) tx.delete(faults).where(eq(faults.id, fault.id)).run();
   else
@@ -88,31 +93,55 @@ function applyEffects(tx: Tx, op: OperationRow, outcome: "finished" | "failed", 
 }
 
 /** Completes running operations whose time has come; a matching armed fault makes one fail. */
-export function finishDue(tx: Tx, now: number): number {
-  const due = tx
-    .select()
-    .from(operations)
-    .where(and(eq(operations.status, "running"), lte(operations.dueAt, now)))
-    .orderBy(asc(operations.dueAt), asc(operations.createdUs))
-    .limit(BATCH)
-    .all();
-  let done = 0;
-  for (const op of due) {
-    const error = takeFault(tx, op);
-    const outcome = error ? "failed" : "finished";
-    // Guarded by the claim: only a row still `running` moves, so nothing completes twice.
-    const changed = tx
+export function finishDue(ctx: Ctx, tx: Tx, now: number): number {
+  const due = prepared(ctx.db, "worker.due", () =>
+    ctx.db
+      .select()
+      .from(operations)
+      .where(
+        and(
+          unfinishedOperation,
+          eq(operations.status, "running"),
+          lte(operations.dueAt, sql.placeholder("now")),
+        ),
+      )
+      .orderBy(asc(operations.dueAt), asc(operations.createdUs))
+      .limit(BATCH)
+      .prepare(),
+  ).all({ now });
+  const complete = prepared(ctx.db, "worker.complete", () =>
+    ctx.db
       .update(operations)
       .set({
-        status: outcome,
-        error,
-        failuresCount: op.failuresCount + (error ? 1 : 0),
-        updatedAt: now,
+        status: sql`${sql.placeholder("status")}`,
+        error: sql`${sql.placeholder("error")}`,
+        failuresCount: sql`${sql.placeholder("failures")}`,
+        updatedAt: sql`${sql.placeholder("now")}`,
         dueAt: null,
-        totalDurationMs: Math.max(0, now - (op.startedAt ?? now)),
+        totalDurationMs: sql`${sql.placeholder("duration")}`,
       })
-      .where(and(eq(operations.id, op.id), eq(operations.status, "running")))
-      .run().changes;
+      .where(and(eq(operations.id, sql.placeholder("id")), eq(operations.status, "running")))
+      .prepare(),
+  );
+  // Armed faults are rare: look for one per operation only when any exists.
+  const anyFault =
+    due.length > 0 &&
+    prepared(ctx.db, "worker.anyFault", () =>
+      ctx.db.select({ id: faults.id }).from(faults).limit(1).prepare(),
+    ).get() !== undefined;
+  let done = 0;
+  for (const op of due) {
+    const error = anyFault ? takeFault(ctx, tx, op) : null;
+    const outcome = error ? "failed" : "finished";
+    // Guarded by the claim: only a row still `running` moves, so nothing completes twice.
+    const changed = complete.run({
+      id: op.id,
+      status: outcome,
+      error,
+      failures: op.failuresCount + (error ? 1 : 0),
+      now,
+      duration: Math.max(0, now - (op.startedAt ?? now)),
+    }).changes;
     if (changed === 1) {
       applyEffects(tx, { ...op, status: outcome }, outcome, now);
       done++;
@@ -123,16 +152,18 @@ export function finishDue(tx: Tx, now: number): number {
 
 /** Starts waiting operations whose predecessors have completed. */
 export function promoteScheduled(ctx: Ctx, tx: Tx, now: number): number {
-  const waiting = tx
-    .select()
-    .from(operations)
-    .where(eq(operations.status, "scheduling"))
-    .orderBy(asc(operations.createdUs))
-    .limit(BATCH)
-    .all();
+  const waiting = prepared(ctx.db, "worker.waiting", () =>
+    ctx.db
+      .select()
+      .from(operations)
+      .where(and(unfinishedOperation, eq(operations.status, "scheduling")))
+      .orderBy(asc(operations.createdUs))
+      .limit(BATCH)
+      .prepare(),
+  ).all();
   let promoted = 0;
   for (const op of waiting) {
-    if (hasBlocker(tx, op)) continue;
+    if (hasBlocker(ctx, op)) continue;
     promoted += tx
       .update(operations)
       .set({
@@ -149,12 +180,14 @@ export function promoteScheduled(ctx: Ctx, tx: Tx, now: number): number {
 
 /** Suspends active endpoints idle for their auto-suspend delay (never when it is -1). */
 export function autoSuspend(ctx: Ctx, tx: Tx, now: number): number {
-  const due = tx
-    .select()
-    .from(endpoints)
-    .where(and(suspendEligible, lte(suspendDueAt, now)))
-    .limit(BATCH)
-    .all();
+  const due = prepared(ctx.db, "worker.suspendDue", () =>
+    ctx.db
+      .select()
+      .from(endpoints)
+      .where(and(suspendEligible, lte(suspendDueAt, sql.placeholder("now"))))
+      .limit(BATCH)
+      .prepare(),
+  ).all({ now });
   for (const e of due) {
     startOperation(ctx, tx, {
       accountId: e.accountId,
@@ -170,13 +203,21 @@ export function autoSuspend(ctx: Ctx, tx: Tx, now: number): number {
 
 /** Periodic check_availability for each branch that has an endpoint. */
 export function scheduleChecks(ctx: Ctx, tx: Tx, now: number): number {
-  const intervalMs = ctx.config.checkIntervalSeconds * 1000;
-  const due = tx
-    .select({ id: branches.id, accountId: branches.accountId, projectId: branches.projectId })
-    .from(branches)
-    .where(and(hasEndpoint, lte(checkDueAt(intervalMs), now)))
-    .limit(BATCH)
-    .all();
+  const due = prepared(ctx.db, "worker.checksDue", () =>
+    ctx.db
+      .select({ id: branches.id, accountId: branches.accountId, projectId: branches.projectId })
+      .from(branches)
+      .where(and(hasEndpoint, lte(checkDueAt, sql.placeholder("now"))))
+      .limit(BATCH)
+      .prepare(),
+  ).all({ now, interval: ctx.config.checkIntervalSeconds * 1000 });
+  const checked = prepared(ctx.db, "worker.checked", () =>
+    ctx.db
+      .update(branches)
+      .set({ lastCheckAt: sql`${sql.placeholder("now")}` })
+      .where(eq(branches.id, sql.placeholder("id")))
+      .prepare(),
+  );
   for (const b of due) {
     startOperation(ctx, tx, {
       accountId: b.accountId,
@@ -184,29 +225,35 @@ export function scheduleChecks(ctx: Ctx, tx: Tx, now: number): number {
       branchId: b.id,
       action: "check_availability",
     });
-    tx.update(branches).set({ lastCheckAt: now }).where(eq(branches.id, b.id)).run();
+    checked.run({ now, id: b.id });
   }
   return due.length;
 }
 
 /** The earliest time at which anything becomes due, or null when nothing ever will. */
-export function nextEventAt(ctx: Ctx, tx: Tx): number | null {
-  const intervalMs = ctx.config.checkIntervalSeconds * 1000;
-  const op = tx
-    .select({ t: sql<number | null>`MIN(${operations.dueAt})` })
-    .from(operations)
-    .where(eq(operations.status, "running"))
-    .get()?.t;
-  const suspend = tx
-    .select({ t: sql<number | null>`MIN(${suspendDueAt})` })
-    .from(endpoints)
-    .where(suspendEligible)
-    .get()?.t;
-  const check = tx
-    .select({ t: sql<number | null>`MIN(${checkDueAt(intervalMs)})` })
-    .from(branches)
-    .where(hasEndpoint)
-    .get()?.t;
+export function nextEventAt(ctx: Ctx): number | null {
+  const db = ctx.db;
+  const op = prepared(db, "worker.nextOp", () =>
+    db
+      .select({ t: sql<number | null>`MIN(${operations.dueAt})` })
+      .from(operations)
+      .where(and(unfinishedOperation, eq(operations.status, "running")))
+      .prepare(),
+  ).get()?.t;
+  const suspend = prepared(db, "worker.nextSuspend", () =>
+    db
+      .select({ t: sql<number | null>`MIN(${suspendDueAt})` })
+      .from(endpoints)
+      .where(suspendEligible)
+      .prepare(),
+  ).get()?.t;
+  const check = prepared(db, "worker.nextCheck", () =>
+    db
+      .select({ t: sql<number | null>`MIN(${checkDueAt})` })
+      .from(branches)
+      .where(hasEndpoint)
+      .prepare(),
+  ).get({ interval: ctx.config.checkIntervalSeconds * 1000 })?.t;
   const times = [op, suspend, check].filter((t): t is number => typeof t === "number");
   // Waiting (scheduling) operations move only when another completes, a time already in `op`.
   return times.length ? Math.min(...times) : null;

@@ -41,10 +41,11 @@ export function startServer(env: Record<string, string>): Promise<RunningServer>
     stderr += d;
   });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`server did not start in time:\n${stdout.join("\n")}\n${stderr}`)),
-      15_000,
-    );
+    const timer = setTimeout(() => {
+      // Never leave an orphan behind: a server that did not come up is killed.
+      proc.kill("SIGKILL");
+      reject(new Error(`server did not start in time:\n${stdout.join("\n")}\n${stderr}`));
+    }, 15_000);
     proc.on("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}:\n${stdout.join("\n")}\n${stderr}`));

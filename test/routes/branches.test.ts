@@ -44,7 +44,7 @@ describe("POST /projects/{p}/branches", () => {
     expect(res.body.endpoints.map((e: { type: string }) => e.type)).toEqual(["read_write", "read_only"]);
     expect(
       res.body.operations.map((o: { action: string; status: string }) => `${o.action}:${o.status}`),
-    ).toEqual(["create_branch:running", "start_compute:scheduling", "start_compute:scheduling"]);
+    ).toEqual(["create_branch:running", "start_compute:running", "start_compute:running"]);
     expect(res.body.connection_uris[0].connection_uri).toContain(res.body.endpoints[0].host);
     t.advance(5);
     const branch = await t.api("GET", `${base()}/${res.body.branch.id}`);

@@ -26,7 +26,7 @@ describe("GET /projects/{p}/operations", () => {
     expect(start).toMatchObject({
       project_id: projectId,
       endpoint_id: endpointId,
-      status: "scheduling",
+      status: "running",
       failures_count: 0,
       total_duration_ms: 0,
     });
@@ -82,7 +82,7 @@ describe("GET /projects/{p}/operations/{id}", () => {
 
 describe("ordering on one endpoint", () => {
   it("a new operation waits (scheduling) until earlier ones on the endpoint finish", async () => {
-    // create_timeline (500 ms) blocks start_compute; start_compute (1000 ms) blocks the rest.
+    // start_compute (1000 ms) runs from creation; the suspend waits for it.
     const suspend = await t.api("POST", `/api/v2/projects/${projectId}/endpoints/${endpointId}/suspend`);
     expect(suspend.body.operations[0].status).toBe("scheduling");
     t.advance(0.5);
@@ -98,13 +98,13 @@ describe("ordering on one endpoint", () => {
       start_compute: "running",
       suspend_compute: "scheduling",
     });
-    t.advance(1);
+    t.advance(0.5);
     expect(await status()).toEqual({
       create_timeline: "finished",
       start_compute: "finished",
       suspend_compute: "running",
     });
-    t.advance(1);
+    t.advance(0.5);
     expect(await status()).toEqual({
       create_timeline: "finished",
       start_compute: "finished",

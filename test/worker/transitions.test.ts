@@ -40,7 +40,8 @@ describe("endpoint life on the manual clock", () => {
   it("init -> active when start_compute finishes, setting last_active and clearing pending_state", async () => {
     t.advance(1.5);
     const e = await ep();
-    expect(e).toMatchObject({ current_state: "active", last_active: "2025-01-01T00:00:01.500Z" });
+    // start_compute runs alongside create_timeline and takes 1000 ms.
+    expect(e).toMatchObject({ current_state: "active", last_active: "2025-01-01T00:00:01Z" });
     expect(e).not.toHaveProperty("pending_state");
     const ops = await opList();
     expect(ops.map((o) => `${o.action}:${o.status}`)).toEqual([
@@ -53,10 +54,10 @@ describe("endpoint life on the manual clock", () => {
   });
 
   it("active -> idle through suspend_compute after the auto-suspend delay, not before", async () => {
-    t.advance(1.5); // active at 00:00:01.5
-    t.advance(299);
+    t.advance(1); // active at 00:00:01
+    t.advance(299.5);
     expect((await ep()).current_state).toBe("active");
-    t.advance(1);
+    t.advance(0.5); // 300 s after last_active: suspend_compute starts
     const suspending = await ep();
     expect(suspending).toMatchObject({ current_state: "active", pending_state: "idle" });
     t.advance(1);

@@ -31,6 +31,5 @@ export const operations = sqliteTable(
     index("operations_project_created_idx").on(t.projectId, t.createdUs),
     index("operations_pending_idx").on(t.status, t.dueAt).where(sql`status IN ('scheduling', 'running')`),
     index("operations_endpoint_idx").on(t.endpointId, t.createdUs),
-    index("operations_branch_idx").on(t.branchId, t.createdUs),
   ],
 );

@@ -12,7 +12,7 @@ const route = createRoute({
   security,
   request: { params: BranchParams },
   responses: {
-    200: jsonResponse(z.object({ branch: Branch, annotation: Annotation.optional() }), "The branch"),
+    200: jsonResponse(z.object({ branch: Branch, annotation: Annotation }), "The branch"),
     ...errorResponses,
   },
 });

@@ -1,0 +1,1 @@
+DROP INDEX `operations_branch_idx`;
