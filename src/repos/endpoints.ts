@@ -1,7 +1,7 @@
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
-import { endpoints, projects } from "../db/schema/index.js";
+import { endpoints, endpointVersions, projects } from "../db/schema/index.js";
 import { computeLimitsProblem, FREE_PLAN_CU } from "../domain/compute.js";
 import { pendingStateOf } from "../domain/endpoint-state.js";
 import type { OperationAction } from "../domain/operations.js";
@@ -192,17 +192,44 @@ export function requireEndpoint(
   return row;
 }
 
-export function listEndpoints(ctx: Ctx, accountId: string, projectId: string) {
+type EndpointList = { endpoints: ReturnType<typeof toEndpointJson>[] };
+const listCache = new WeakMap<object, Map<string, { version: number; list: EndpointList }>>();
+const LIST_CACHE_PROJECTS = 1000;
+
+/**
+ * A project's endpoints, oldest first. The rendered list is cached per project and served again
+ * while the project's endpoint version (bumped by triggers on every endpoint write, in the same
+ * transaction) is unchanged, so a list is never staler than the last committed change.
+ */
+export function listEndpoints(ctx: Ctx, accountId: string, projectId: string): EndpointList {
   requireProject(ctx.db, accountId, projectId);
-  const stmt = prepared(ctx.db, "endpoints.list", () =>
+  const version =
+    prepared(ctx.db, "endpoints.version", () =>
+      ctx.db
+        .select({ version: endpointVersions.version })
+        .from(endpointVersions)
+        .where(eq(endpointVersions.projectId, sql.placeholder("projectId")))
+        .prepare(),
+    ).get({ projectId })?.version ?? 0;
+  let cache = listCache.get(ctx.db);
+  if (!cache) {
+    cache = new Map();
+    listCache.set(ctx.db, cache);
+  }
+  const hit = cache.get(projectId);
+  if (hit && hit.version === version) return hit.list;
+  const rows = prepared(ctx.db, "endpoints.list", () =>
     ctx.db
       .select()
       .from(endpoints)
       .where(eq(endpoints.projectId, sql.placeholder("projectId")))
       .orderBy(asc(endpoints.createdAt), asc(endpoints.id))
       .prepare(),
-  );
-  return { endpoints: stmt.all({ projectId }).map((r) => toEndpointJson(r, { withPending: false })) };
+  ).all({ projectId });
+  const list = { endpoints: rows.map((r) => toEndpointJson(r, { withPending: false })) };
+  if (cache.size >= LIST_CACHE_PROJECTS) cache.clear();
+  cache.set(projectId, { version, list });
+  return list;
 }
 
 export function getEndpoint(ctx: Ctx, accountId: string, projectId: string, endpointId: string) {

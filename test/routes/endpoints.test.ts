@@ -335,3 +335,31 @@ describe("start, suspend, restart", () => {
     expectStatus(await t.api("POST", `${eps()}/ep-none-00000000/start`), 404);
   });
 });
+
+describe("list cache", () => {
+  it("reflects every change at once: create, update, worker transitions, cascades and deletes", async () => {
+    const list = async () =>
+      (await t.api("GET", eps())).body.endpoints.map(
+        (e: { id: string; current_state: string; name?: string }) => [e.id, e.current_state, e.name ?? null],
+      );
+    const first = await list();
+    expect(first).toEqual([[mainEndpoint, "active", null]]);
+    expect(await list()).toEqual(first); // served again unchanged
+    await t.api("PATCH", `${eps()}/${mainEndpoint}`, { endpoint: { name: "renamed" } });
+    expect((await list())[0]).toEqual([mainEndpoint, "active", "renamed"]);
+    const dev = await t.api("POST", `/api/v2/projects/${projectId}/branches`, {
+      endpoints: [{ type: "read_write" }],
+    });
+    const devEp = dev.body.endpoints[0].id;
+    expect(await list()).toEqual([
+      [mainEndpoint, "active", "renamed"],
+      [devEp, "init", null],
+    ]);
+    t.advance(2); // the worker's transition is a write like any other
+    expect((await list())[1]).toEqual([devEp, "active", null]);
+    await t.api("DELETE", `/api/v2/projects/${projectId}/branches/${dev.body.branch.id}`); // cascades
+    expect(await list()).toEqual([[mainEndpoint, "active", "renamed"]]);
+    await t.api("DELETE", `${eps()}/${mainEndpoint}`);
+    expect(await list()).toEqual([]);
+  });
+});

@@ -6,3 +6,4 @@ export * from "./endpoints.js";
 export * from "./operations.js";
 export * from "./projects.js";
 export * from "./roles-databases.js";
+export * from "./versions.js";
