@@ -1,0 +1,70 @@
+import type Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
+
+/**
+ * Regression (found while fuzzing the clock advance): every worker step looked for unfinished
+ * operations with `status = ?`, which SQLite cannot serve from the partial index
+ * operations_pending_idx (WHERE status IN ('scheduling', 'running')), so each step scanned
+ * every operation ever made. A long-lived sandbox grows an operation per branch per hour; one
+ * year-long advance of a single project took about three minutes and kept the server busy.
+ */
+
+let t: TestApp;
+afterEach(() => t?.close());
+
+interface PlanRow {
+  detail: string;
+}
+
+describe("worker queries on a large operations table", () => {
+  it("read unfinished operations through the partial index, never by scanning them all", async () => {
+    t = createTestApp();
+    const p = await t.api("POST", "/api/v2/projects", { project: {} });
+    expectStatus(p, 201);
+    const sqlite = (t.ctx.db as unknown as { $client: Database.Database }).$client;
+    // History: 20,000 finished operations, as a sandbox accumulates over months.
+    const insert = sqlite.prepare(
+      `INSERT INTO operations (id, account_id, project_id, branch_id, action, status, created_us, updated_at)
+       VALUES (?, ?, ?, ?, 'check_availability', 'finished', ?, ?)`,
+    );
+    sqlite.transaction(() => {
+      for (let i = 0; i < 20_000; i++)
+        insert.run(
+          `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+          t.accountId,
+          p.body.project.id,
+          p.body.branch.id,
+          i + 1,
+          0,
+        );
+    })();
+
+    const statements = new Set<string>();
+    const prepare = sqlite.prepare;
+    sqlite.prepare = function (this: typeof sqlite, source: string) {
+      statements.add(source);
+      return prepare.call(this, source);
+    } as typeof sqlite.prepare;
+    try {
+      t.advance(3 * 3600);
+    } finally {
+      sqlite.prepare = prepare;
+    }
+
+    const reads = [...statements].filter((s) => /^select/i.test(s) && /from "operations"/i.test(s));
+    expect(reads.length).toBeGreaterThan(2);
+    const scans = reads
+      .map((s) => {
+        const params = (s.match(/\?/g) ?? []).length;
+        const plan = sqlite.prepare(`EXPLAIN QUERY PLAN ${s}`).all(...Array(params).fill(null)) as PlanRow[];
+        return { s, plan: plan.map((r) => r.detail).join(" | ") };
+      })
+      .filter((x) => /\bSCAN operations\b/.test(x.plan));
+    expect(scans.map((x) => `${x.plan}\n  ${x.s}`)).toEqual([]);
+
+    // The advance did its work: the project's endpoint started and checks ran.
+    const ops = await t.api("GET", `/api/v2/projects/${p.body.project.id}/operations?limit=5`);
+    expect(ops.body.operations.some((o: { action: string }) => o.action === "check_availability")).toBe(true);
+  });
+});
