@@ -3,6 +3,10 @@ import { EnvError, readEnv } from "./env.js";
 import { buildRuntime } from "./runtime.js";
 
 /** Entry point: read env -> open db -> migrate -> createApp -> serve -> start worker. */
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host.startsWith("127.");
+}
+
 function main(): void {
   let env: ReturnType<typeof readEnv>;
   try {
@@ -34,6 +38,12 @@ function main(): void {
       "neon-emulator listening",
     );
     worker.start();
+    if (!isLoopback(env.HOST) && env.NEON_EMULATOR_SEED === undefined)
+      logger.warn(
+        { host: env.HOST },
+        "listening beyond loopback with the demo seed: its keys are derived from a public string; " +
+          "revoke them (npm run keys -- list / revoke) or start with NEON_EMULATOR_SEED=none",
+      );
   });
   server.on("error", (err) => {
     logger.fatal({ err }, "server failed");
