@@ -14,8 +14,16 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+const tempDirs: string[] = [];
+process.once("exit", () => {
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A temporary folder, removed when the test process exits. */
 export function tempDir(prefix = "neon-emulator-"): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
 }
 
 /** A key a test can configure with NEON_EMULATOR_API_KEY. */

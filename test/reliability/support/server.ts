@@ -4,6 +4,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { tempDir as sharedTempDir } from "../../helpers/server.js";
 
 /**
  * Real-server support for the reliability and security suites: a spawned `node dist/main.js`
@@ -24,7 +25,7 @@ export interface Proc {
 }
 
 export function tempDir(prefix = "neon-rel-"): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return sharedTempDir(prefix);
 }
 
 /** A key of the 64-character [a-z0-9] form the server accepts in NEON_EMULATOR_API_KEY. */
