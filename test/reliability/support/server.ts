@@ -1,7 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import fs from "node:fs";
 import http from "node:http";
-import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { tempDir as sharedTempDir } from "../../helpers/server.js";
