@@ -6,6 +6,7 @@ import { hashKey } from "../domain/ids.js";
 import { iso } from "../lib/clock.js";
 import { notFound, unauthorized } from "../lib/errors.js";
 import { prepared } from "../lib/prepared.js";
+import { getAccount } from "./accounts.js";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
@@ -60,12 +61,12 @@ export function countAllKeys(ctx: Ctx): number {
   return ctx.db.select({ n: sql<number>`count(*)` }).from(apiKeys).get()?.n ?? 0;
 }
 
-function keyListJson(row: ApiKeyRow) {
+function keyListJson(row: ApiKeyRow, creatorName: string) {
   return {
     id: row.id,
     name: row.name,
     created_at: iso(row.createdAt),
-    created_by: { id: row.createdBy, name: "Emulator User", image: "" },
+    created_by: { id: row.createdBy, name: creatorName, image: "" },
     last_used_at: row.lastUsedAt === null ? null : iso(row.lastUsedAt),
     last_used_from_addr: row.lastUsedFromAddr,
   };
@@ -80,7 +81,9 @@ export function listApiKeys(ctx: Ctx, accountId: string) {
       .orderBy(asc(apiKeys.id))
       .prepare(),
   );
-  return stmt.all({ accountId }).map(keyListJson);
+  // Keys are created by the account's user, whose name the list shows.
+  const creator = getAccount(ctx.db, accountId).name;
+  return stmt.all({ accountId }).map((row) => keyListJson(row, creator));
 }
 
 export function revokeApiKey(ctx: Ctx, accountId: string, keyId: number) {

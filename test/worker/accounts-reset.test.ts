@@ -29,6 +29,7 @@ describe("isolated accounts", () => {
     expectStatus(await t.request("DELETE", `/api/v2/projects/${pid}`, undefined, other), 404);
     const keys = await t.request("GET", "/api/v2/api_keys", undefined, other);
     expect(keys.body).toHaveLength(1);
+    expect(keys.body[0].created_by).toEqual({ id: created.body.account.id, name: "Suite B", image: "" });
     expect((await t.api("GET", "/api/v2/api_keys")).body).toHaveLength(1);
     const theirs = await t.request("POST", "/api/v2/projects", { project: {} }, other);
     expectStatus(theirs, 201);
