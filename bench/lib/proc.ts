@@ -1,0 +1,268 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+export const ROOT = path.resolve(import.meta.dirname, "../..");
+/**
+ * The bench runs a private copy of the bundle (see snapshotEmulator): other people rebuild
+ * dist/ while a bench runs (the test suite's global setup does), and every scenario of one
+ * run must measure the same code. The copy lives in a temp folder outside the repository
+ * (so no linter or git sees it) next to symlinks to migrations/ and node_modules/, so it
+ * finds them exactly as dist/main.js does.
+ */
+export let EMULATOR_MAIN = path.join(ROOT, "dist/main.js");
+let snapshotDir: string | undefined;
+
+/**
+ * Copies dist/main.js to a private folder and runs that from now on; returns its sha256 (12 hex).
+ * The folder is `keepIn` when given (kept, e.g. beside CPU profiles that refer to its lines),
+ * else a temp folder removed at exit.
+ */
+export function snapshotEmulator(name = "main.js", keepIn?: string): string {
+  const src = path.join(ROOT, "dist/main.js");
+  if (!fs.existsSync(src)) throw new Error("dist/main.js missing: run `npm run build`");
+  if (keepIn) snapshotDir = keepIn;
+  if (!snapshotDir) {
+    snapshotDir = fs.mkdtempSync(path.join(os.tmpdir(), "neon-bench-code-"));
+    const dir = snapshotDir;
+    process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+  }
+  for (const link of ["migrations", "node_modules"])
+    if (!fs.existsSync(path.join(snapshotDir, link)))
+      fs.symlinkSync(path.join(ROOT, link), path.join(snapshotDir, link), "dir");
+  const dest = path.join(snapshotDir, name);
+  const code = fs.readFileSync(src);
+  fs.writeFileSync(dest, code);
+  EMULATOR_MAIN = dest;
+  return crypto.createHash("sha256").update(code).digest("hex").slice(0, 12);
+}
+export const BASELINE_MAIN = path.join(ROOT, "bench/baseline.mjs");
+
+export interface Child {
+  proc: ChildProcess;
+  pid: number;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  /** Milliseconds from spawn() to the first 200 of GET /_emulator/health. */
+  startMs: number;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export interface SpawnOptions {
+  script: string;
+  env?: Record<string, string>;
+  /** Node flags such as --cpu-prof. */
+  nodeArgs?: string[];
+}
+
+/** A 64-character [a-z0-9] key for NEON_EMULATOR_API_KEY. */
+export function randomKey(): string {
+  const chars = "abcdefghijklmnopqrstuvwxyz0123456789";
+  let out = "";
+  for (const b of crypto.randomBytes(64)) out += chars[b % 36];
+  return out;
+}
+
+export function tempDir(prefix = "neon-bench-"): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/**
+ * A port that was free a moment ago. The emulator logs its URL only at level info, and the
+ * bench runs it at warn, so the port is chosen here rather than read back from PORT=0.
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** One GET on a fresh connection; resolves with the status, or 0 when the connection fails. */
+function probe(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.get(url, { agent: false, timeout: 2000 }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", () => resolve(0));
+    req.on("timeout", () => req.destroy());
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Spawns `node <script>` and waits for the first 200 of its health route. */
+export async function spawnServer(opts: SpawnOptions): Promise<Child> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  let out = "";
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.script], {
+    env: { ...process.env, ...opts.env, PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"],
+    cwd: ROOT,
+  });
+  proc.stdout?.on("data", (d) => {
+    out += d;
+  });
+  proc.stderr?.on("data", (d) => {
+    out += d;
+  });
+  let exited = false;
+  proc.on("exit", () => {
+    exited = true;
+  });
+  const health = `${url}/_emulator/health`;
+  for (;;) {
+    if (exited) throw new Error(`${path.basename(opts.script)} exited during start:\n${out}`);
+    if ((await probe(health)) === 200) break;
+    if (performance.now() - t0 > 30_000) {
+      proc.kill("SIGKILL");
+      throw new Error(`${path.basename(opts.script)} did not answer health within 30 s:\n${out}`);
+    }
+    await sleep(2);
+  }
+  const startMs = performance.now() - t0;
+  return {
+    proc,
+    pid: proc.pid as number,
+    url,
+    startMs,
+    output: () => out,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+        const killer = setTimeout(() => proc.kill("SIGKILL"), 20_000);
+        proc.once("exit", () => {
+          clearTimeout(killer);
+          resolve();
+        });
+        proc.kill("SIGTERM");
+      }),
+  };
+}
+
+export interface EmulatorOptions {
+  db: string;
+  key: string;
+  clock?: "real" | "manual";
+  nodeArgs?: string[];
+  env?: Record<string, string>;
+}
+
+/**
+ * Node flags of `npm start` (package.json scripts.start, e.g. "node --max-semi-space-size=1
+ * dist/main.js"), so the bench runs the server the way users do.
+ */
+export function startFlags(): string[] {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+    scripts?: Record<string, string>;
+  };
+  const words = (pkg.scripts?.start ?? "").split(/\s+/);
+  const node = words.indexOf("node");
+  if (node < 0) return [];
+  const flags: string[] = [];
+  for (const w of words.slice(node + 1)) {
+    if (!w.startsWith("-")) break;
+    flags.push(w);
+  }
+  return flags;
+}
+
+export function spawnEmulator(o: EmulatorOptions): Promise<Child> {
+  return spawnServer({
+    script: EMULATOR_MAIN,
+    nodeArgs: [...startFlags(), ...(o.nodeArgs ?? [])],
+    env: {
+      NEON_EMULATOR_DB: o.db,
+      NEON_EMULATOR_SEED: "none",
+      NEON_EMULATOR_API_KEY: o.key,
+      NEON_EMULATOR_LOG_LEVEL: "warn",
+      NEON_EMULATOR_CLOCK: o.clock ?? "real",
+      ...o.env,
+    },
+  });
+}
+
+/** Bare Hono; with `plain`, a node:http server without Hono (the start-up floor). */
+export function spawnBaseline(nodeArgs?: string[], plain = false): Promise<Child> {
+  return spawnServer({ script: BASELINE_MAIN, nodeArgs, env: plain ? { BASELINE_PLAIN: "1" } : {} });
+}
+
+/**
+ * Builds the emulator as of a git ref (a commit, tag or branch) and runs that from now on:
+ * `git archive` of the ref into a temp folder, node_modules linked in, that commit's own
+ * `npm run build`. The repository itself is only read. Returns the commit's short hash.
+ */
+export function buildFromRef(ref: string): string {
+  const commit = execFileSync("git", ["rev-parse", "--short", `${ref}^{commit}`], {
+    cwd: ROOT,
+    encoding: "utf8",
+  }).trim();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `neon-bench-${commit}-`));
+  process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+  const tar = execFileSync("git", ["archive", "--format=tar", commit], { cwd: ROOT, maxBuffer: 1 << 30 });
+  execFileSync("tar", ["-x", "-C", dir], { input: tar });
+  fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"), "dir");
+  execFileSync("npm", ["run", "--silent", "build"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+  EMULATOR_MAIN = path.join(dir, "dist/main.js");
+  snapshotDir = dir;
+  return commit;
+}
+
+/** Resident set size of a process in MB, from /proc/<pid>/status (VmRSS). */
+export function rssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(status);
+  if (!m) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(m[1]) / 1024;
+}
+
+/** CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat. */
+export function cpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/** Busy CPU time of the whole machine so far (all cores, ms), from /proc/stat. */
+export function machineBusyMs(): number {
+  const line = fs.readFileSync("/proc/stat", "utf8").split("\n")[0] as string;
+  const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
+  return (
+    (((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) * 1000) / 100
+  );
+}
+
+/**
+ * Waits (at most `maxSeconds`) for a second in which other processes use less than
+ * `threshold` cores, so a measurement does not start in the middle of someone's build.
+ * Returns the other load of the last second sampled.
+ */
+export async function waitQuiet(maxSeconds: number, threshold = 0.3): Promise<number> {
+  const deadline = performance.now() + maxSeconds * 1000;
+  let other = 0;
+  do {
+    const busy0 = machineBusyMs();
+    const self0 = process.cpuUsage();
+    await sleep(1000);
+    const self = process.cpuUsage(self0);
+    other = Math.max(0, (machineBusyMs() - busy0 - (self.user + self.system) / 1000) / 1000);
+    if (other < threshold) break;
+  } while (performance.now() < deadline);
+  return other;
+}
+
+export { sleep };

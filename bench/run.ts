@@ -1,0 +1,637 @@
+/**
+ * `npm run bench`: measures the emulator against a bare Hono baseline on the same machine in
+ * one run, prints a table and writes bench/results.json. See BENCHMARKS.md for how to read it.
+ *
+ * `npm run bench -- --update-doc` also replaces the table in BENCHMARKS.md (between the
+ * bench:begin / bench:end markers) with this run's.
+ *
+ * Knobs (environment): BENCH_DURATION seconds per load run (5), BENCH_RUNS runs per figure (3),
+ * BENCH_SPAWNS start-up samples (10), BENCH_SEQ sequential page reads at 1M rows (2000),
+ * BENCH_ADVANCE_REPS 7-day advances on fresh databases (3), BENCH_BIG_OPS rows for the big
+ * operations table (1000000), BENCH_QUIET_WAIT longest wait in seconds for a quiet machine
+ * before each measured series (15; 0 disables), BENCH_REF=<git ref> to measure that commit
+ * (built from `git archive` in a temp folder) instead of the working tree.
+ */
+import { execFileSync } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Api } from "./lib/http.js";
+import { type LoadOptions, runLoad, runSeries, type SeriesResult } from "./lib/load.js";
+import {
+  buildFromRef,
+  type Child,
+  EMULATOR_MAIN,
+  ROOT,
+  randomKey,
+  rssMb,
+  sleep,
+  snapshotEmulator,
+  spawnBaseline,
+  spawnEmulator,
+  startFlags,
+  tempDir,
+  waitQuiet,
+} from "./lib/proc.js";
+import {
+  type AdvanceResult,
+  BASE,
+  createProject,
+  deleteEndpoints,
+  listEndpoints,
+  postReadOnlyLoad,
+  postReadWriteLoad,
+  prepareAdvance,
+} from "./lib/scenarios.js";
+import { countRows, cursorOf, operationTimes, seedOperations } from "./lib/seed.js";
+import { median, percentile, round } from "./lib/stats.js";
+
+const num = (name: string, dflt: number) => {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v > 0 ? v : dflt;
+};
+const DURATION = num("BENCH_DURATION", 5);
+const RUNS = num("BENCH_RUNS", 3);
+const SPAWNS = num("BENCH_SPAWNS", 10);
+const SEQ = num("BENCH_SEQ", 2000);
+const ADVANCE_REPS = num("BENCH_ADVANCE_REPS", 3);
+const BIG_OPS = num("BENCH_BIG_OPS", 1_000_000);
+const MID_OPS = Math.min(100_000, BIG_OPS);
+const CONNECTIONS = [10, 50];
+const WARMUP_SECONDS = 2;
+/** Longest wait for a quiet machine before each measured series (0 disables). */
+const QUIET_WAIT = Number(process.env.BENCH_QUIET_WAIT ?? 15);
+
+async function quiet(what: string) {
+  if (QUIET_WAIT <= 0) return;
+  const other = await waitQuiet(QUIET_WAIT);
+  if (other >= 0.3)
+    log(`  (machine still busy before ${what}: other processes use ${other.toFixed(2)} cores)`);
+}
+
+const log = (msg: string) =>
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+const REF = process.env.BENCH_REF;
+
+function machine() {
+  const cpus = os.cpus();
+  let commit = "";
+  if (REF) {
+    commit = buildFromRef(REF);
+    const code = fs.readFileSync(EMULATOR_MAIN);
+    return { ...describe(cpus), commit, bundleSha256: sha(code) };
+  }
+  try {
+    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "src", "migrations", "package.json"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    }).trim();
+    if (dirty) commit += " + uncommitted changes";
+  } catch {
+    // not a git checkout
+  }
+  return { ...describe(cpus), commit, bundleSha256: snapshotEmulator() };
+}
+
+const sha = (b: Buffer) => crypto.createHash("sha256").update(b).digest("hex").slice(0, 12);
+
+function describe(cpus: os.CpuInfo[]) {
+  return {
+    date: new Date().toISOString(),
+    nproc: os.availableParallelism(),
+    cpu: cpus[0]?.model ?? "unknown",
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    memGb: round(os.totalmem() / 2 ** 30, 1),
+    loadavgAtStart: os.loadavg().map((l) => round(l, 2)),
+    /** Node flags of `npm start`, which the bench passes too. */
+    startFlags: startFlags(),
+    settings: { DURATION, RUNS, SPAWNS, SEQ, ADVANCE_REPS, BIG_OPS, CONNECTIONS },
+  };
+}
+
+/** Median start -> first 200 of GET /_emulator/health over `n` spawns. */
+async function startups(
+  n: number,
+  spawn: () => Promise<Child>,
+): Promise<{ median: number; samples: number[] }> {
+  const samples: number[] = [];
+  await quiet("start-up samples");
+  for (let i = 0; i < n; i++) {
+    const child = await spawn();
+    samples.push(round(child.startMs, 1));
+    await child.stop();
+  }
+  return { median: round(median(samples), 1), samples };
+}
+
+/** Sequential GETs on one keep-alive connection; latency percentiles in ms. */
+async function sequential(api: Api, paths: string[], expectLength?: number) {
+  const ms: number[] = [];
+  for (const p of paths) {
+    const res = await api.request<{ operations?: unknown[] }>("GET", p);
+    if (res.status !== 200)
+      throw new Error(`GET ${p}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+    if (expectLength !== undefined && res.body.operations?.length !== expectLength)
+      throw new Error(`GET ${p}: expected ${expectLength} operations, got ${res.body.operations?.length}`);
+    ms.push(res.ms);
+  }
+  return {
+    n: ms.length,
+    p50: round(percentile(ms, 50), 3),
+    p99: round(percentile(ms, 99), 3),
+    max: round(Math.max(...ms), 3),
+    /** Responses slower than 50 ms: the event loop was blocked (e.g. by a worker pass). */
+    over50ms: ms.filter((x) => x > 50).length,
+  };
+}
+
+async function series(o: Omit<LoadOptions, "connections">, between?: () => Promise<void>) {
+  const out: SeriesResult[] = [];
+  for (const connections of CONNECTIONS) {
+    await quiet(`${o.path} @${connections}`);
+    await runLoad({ ...o, connections, duration: WARMUP_SECONDS });
+    if (between) await between();
+    out.push(await runSeries({ ...o, connections, duration: DURATION }, RUNS, between));
+    log(`  ${o.method ?? "GET"} ${o.path} @${connections}: ${out.at(-1)?.rps} req/s`);
+  }
+  return out;
+}
+
+async function idleRss(pid: number): Promise<number> {
+  await sleep(2000);
+  return round(rssMb(pid), 1);
+}
+
+async function measureBaseline() {
+  log("baseline: start-up");
+  const start = await startups(SPAWNS, () => spawnBaseline());
+  const nodeStart = await startups(SPAWNS, () => spawnBaseline([], true));
+  const child = await spawnBaseline();
+  try {
+    const api = new Api(child.url, "", 1);
+    await sequential(
+      api,
+      Array.from({ length: 600 }, () => "/json"),
+    );
+    const idleRssMb = await idleRss(child.pid);
+    log("baseline: load");
+    const load = await series({ url: child.url, path: "/json", pid: child.pid });
+    const seq = await sequential(
+      api,
+      Array.from({ length: SEQ }, () => "/json"),
+    );
+    api.close();
+    return {
+      startMs: start,
+      /** A plain node:http server: what starting node costs on this machine. */
+      nodeHttpStartMs: nodeStart,
+      load,
+      sequential: seq,
+      idleRssMb,
+      afterLoadRssMb: await idleRss(child.pid),
+    };
+  } finally {
+    await child.stop();
+  }
+}
+
+async function measureReads(dir: string) {
+  const key = randomKey();
+  const db = path.join(dir, "reads.db");
+  let child = await spawnEmulator({ db, key });
+  let api = new Api(child.url, key);
+  try {
+    const p = await createProject(api, 9, true);
+    const count = (await listEndpoints(api, p.projectId)).length;
+    if (count !== 10) throw new Error(`expected 10 endpoints, found ${count}`);
+    const endpointsPath = `${BASE}/projects/${p.projectId}/endpoints`;
+    const opsPath = `${BASE}/projects/${p.projectId}/operations?limit=50`;
+    // Warm-up: every route measured below plus a few writes on a scratch project.
+    const scratch = await createProject(api, 2, true);
+    for (let i = 0; i < 200; i++) {
+      await api.expect(200, "GET", endpointsPath);
+      await api.expect(200, "GET", `${BASE}/api_keys`);
+      await api.expect(200, "GET", opsPath);
+    }
+    for (let i = 0; i < 50; i++)
+      await api.expect(201, "POST", `${BASE}/projects/${scratch.projectId}/endpoints`, {
+        endpoint: { branch_id: scratch.branchIds[i % 3], type: "read_only" },
+      });
+    const rssAfterWarmup = await idleRss(child.pid);
+
+    log("emulator: GET endpoints (10 endpoints)");
+    const endpoints = await series({ url: child.url, path: endpointsPath, key, pid: child.pid });
+    log("emulator: GET api_keys");
+    const apiKeys = await series({ url: child.url, path: `${BASE}/api_keys`, key, pid: child.pid });
+    const rssAfterLoad = await idleRss(child.pid);
+
+    log(`emulator: seeding ${MID_OPS} operations`);
+    api.close();
+    await child.stop();
+    const opsCount = () => countRows(db, "SELECT count(*) FROM operations");
+    const seedMid = seedOperations(db, p.projectId, MID_OPS - opsCount());
+    child = await spawnEmulator({ db, key });
+    api = new Api(child.url, key);
+    log("emulator: GET operations?limit=50");
+    const operations = await series({ url: child.url, path: opsPath, key, pid: child.pid });
+
+    log(`emulator: seeding up to ${BIG_OPS} operations`);
+    api.close();
+    await child.stop();
+    const seedBig = seedOperations(db, p.projectId, BIG_OPS - opsCount());
+    const times = operationTimes(db, p.projectId);
+    child = await spawnEmulator({ db, key });
+    const startWithBigDbMs = round(child.startMs, 1);
+    api = new Api(child.url, key, 1);
+    await sequential(
+      api,
+      Array.from({ length: 200 }, () => opsPath),
+      50,
+    );
+    await quiet("sequential page reads");
+    const firstPage = await sequential(
+      api,
+      Array.from({ length: SEQ }, () => opsPath),
+      50,
+    );
+    // Cursors at random depths between half-way and the last full page.
+    const deepPaths = Array.from({ length: 200 }, () => {
+      const at = Math.floor(times.length / 2 + Math.random() * (times.length / 2 - 60));
+      return `${opsPath}&cursor=${encodeURIComponent(cursorOf(times[at] as number))}`;
+    });
+    const deepCursor = await sequential(api, deepPaths, 50);
+    await quiet("operations page load at 1M rows");
+    const bigLoad = await runLoad({
+      url: child.url,
+      path: opsPath,
+      key,
+      pid: child.pid,
+      connections: 10,
+      duration: DURATION,
+    });
+    return {
+      endpoints,
+      apiKeys,
+      operations,
+      operationsRows: { mid: MID_OPS, big: opsCount(), bigInProject: times.length },
+      seedSeconds: { mid: round(seedMid.seconds, 1), big: round(seedBig.seconds, 1) },
+      bigTable: { firstPage, deepCursor, load: bigLoad, startMs: startWithBigDbMs },
+      rss: { afterWarmupMb: rssAfterWarmup, afterLoadMb: rssAfterLoad },
+    };
+  } finally {
+    api.close();
+    await child.stop();
+  }
+}
+
+async function measureWrites(dir: string) {
+  const key = randomKey();
+  const child = await spawnEmulator({ db: path.join(dir, "writes.db"), key });
+  const api = new Api(child.url, key);
+  try {
+    const p = await createProject(api, 9, true);
+    let deleted = 0;
+    const cleanup = async () => {
+      deleted += await deleteEndpoints(api, p.projectId, (e) => e.type === "read_only");
+    };
+    log("emulator: POST endpoints (read_only, round-robin over 10 branches)");
+    const readOnly = await series(
+      { ...postReadOnlyLoad({ url: child.url, key, pid: child.pid }, p.projectId, p.branchIds) },
+      cleanup,
+    );
+    await cleanup();
+
+    log("emulator: POST endpoints (read_write cross-check, one fresh branch per request)");
+    const poolSize = 1000;
+    const pool = await createProject(api, poolSize, false, 8);
+    const readWrite = await runLoad(
+      postReadWriteLoad(
+        { url: child.url, key, pid: child.pid, connections: 10 },
+        pool.projectId,
+        pool.branchIds.slice(1),
+      ),
+    );
+    return { readOnly, readWrite: { ...readWrite, pool: poolSize }, deletedBetweenRuns: deleted };
+  } finally {
+    api.close();
+    await child.stop();
+  }
+}
+
+async function measureAdvance(dir: string) {
+  const runs: Omit<AdvanceResult, "window">[] = [];
+  for (let i = 0; i < ADVANCE_REPS; i++) {
+    const key = randomKey();
+    const child = await spawnEmulator({ db: path.join(dir, `advance-${i}.db`), key, clock: "manual" });
+    const api = new Api(child.url, key);
+    try {
+      const { run } = await prepareAdvance(api);
+      await quiet("7-day advance");
+      const r = await run();
+      const { window: _window, ...rest } = r;
+      runs.push({ ...rest, ms: round(r.ms, 1) });
+      const ops = Object.values(r.operations).reduce((a, b) => a + b, 0);
+      log(`  7-day advance #${i + 1}: ${round(r.ms)} ms, ${ops} operations created`);
+    } finally {
+      api.close();
+      await child.stop();
+    }
+  }
+  return { ms: round(median(runs.map((r) => r.ms)), 1), runs };
+}
+
+interface Row {
+  figure: string;
+  conns: string;
+  value: string;
+  p50: string;
+  p99: string;
+  baseline: string;
+  ratio: string;
+  cpu: string;
+  target: string;
+  pass: "pass" | "FAIL" | "";
+}
+
+function fmt(n: number | undefined, digits = 1): string {
+  return n === undefined || Number.isNaN(n) ? "-" : n.toFixed(digits);
+}
+
+function buildRows(r: Results): Row[] {
+  const rows: Row[] = [];
+  const b = r.baseline;
+  // The ceiling: the better of the two bare Hono measurements (start and end of the run), so a
+  // baseline taken while the machine was busy does not flatter the emulator.
+  const base = (c: number) =>
+    [...b.load, ...r.baselineRecheck.load]
+      .filter((s) => s.connections === c)
+      .reduce((best, s) => (s.rps > best.rps ? s : best));
+  const loadRows = (figure: string, s: SeriesResult[], minRatio?: number) => {
+    for (const x of s) {
+      const ratio = x.rps / base(x.connections).rps;
+      const non2xx = x.non2xx + x.errors;
+      rows.push({
+        figure: `${figure}, ${(x.bytesPerResponse / 1024).toFixed(1)} KB${non2xx ? ` [non-2xx/errors: ${non2xx}]` : ""}`,
+        conns: String(x.connections),
+        value: `${fmt(x.rps, 0)} req/s`,
+        p50: fmt(x.p50, 2),
+        p99: fmt(x.p99, 2),
+        baseline: `${fmt(base(x.connections).rps, 0)} req/s`,
+        ratio: `${(ratio * 100).toFixed(1)}%`,
+        cpu: `${x.cpuUsPerReq} / ${base(x.connections).cpuUsPerReq}`,
+        target: minRatio ? `>= ${minRatio * 100}%` : "",
+        pass: minRatio ? (ratio >= minRatio && non2xx === 0 ? "pass" : "FAIL") : "",
+      });
+    }
+  };
+  rows.push({
+    figure: "start -> first 200 /_emulator/health (empty db, median of spawns)",
+    conns: "-",
+    value: `${fmt(r.startup.median)} ms`,
+    p50: "",
+    p99: "",
+    baseline: `${fmt(b.startMs.median, 0)} ms (node:http ${fmt(b.nodeHttpStartMs.median, 0)})`,
+    ratio: `${(r.startup.median / b.startMs.median).toFixed(2)}x`,
+    cpu: "",
+    target: "<= 150 ms",
+    pass: r.startup.median <= 150 ? "pass" : "FAIL",
+  });
+  loadRows("GET /projects/{p}/endpoints (10 endpoints)", r.reads.endpoints, 0.25);
+  loadRows("POST /projects/{p}/endpoints (read_only, 10 branches)", r.writes.readOnly, 0.1);
+  const rw = r.writes.readWrite;
+  rows.push({
+    figure: `POST endpoints read_write cross-check (${rw.pool} requests, fresh branch each)${rw.non2xx ? ` [non-2xx: ${rw.non2xx}]` : ""}`,
+    conns: "10",
+    value: `${fmt(rw.rps, 0)} req/s`,
+    p50: fmt(rw.p50, 2),
+    p99: fmt(rw.p99, 2),
+    baseline: `${fmt(base(10).rps, 0)} req/s`,
+    ratio: `${((rw.rps / base(10).rps) * 100).toFixed(1)}%`,
+    cpu: `${rw.cpuUsPerReq} / ${base(10).cpuUsPerReq}`,
+    target: "",
+    pass: "",
+  });
+  loadRows(`GET /projects/{p}/operations?limit=50 (${r.reads.operationsRows.mid} rows)`, r.reads.operations);
+  loadRows("GET /api_keys", r.reads.apiKeys);
+  const adv = r.advance;
+  rows.push({
+    figure: `manual clock: advance 7 days, ${adv.runs[0]?.endpoints} endpoints (median of ${adv.runs.length}; ${Object.values(adv.runs[0]?.operations ?? {}).reduce((a, b) => a + b, 0)} operations made)`,
+    conns: "1",
+    value: `${fmt(adv.ms, 0)} ms`,
+    p50: "",
+    p99: "",
+    baseline: "-",
+    ratio: "-",
+    cpu: "",
+    target: "< 1000 ms",
+    pass: adv.ms < 1000 ? "pass" : "FAIL",
+  });
+  const big = r.reads.bigTable;
+  const seqBase = b.sequential;
+  rows.push({
+    figure: `GET operations?limit=50, ${r.reads.operationsRows.big} rows, ${big.firstPage.n} sequential (p99; max ${fmt(big.firstPage.max, 0)} ms, ${big.firstPage.over50ms} > 50 ms)`,
+    conns: "1",
+    value: `${fmt(big.firstPage.p99, 2)} ms`,
+    p50: fmt(big.firstPage.p50, 2),
+    p99: fmt(big.firstPage.p99, 2),
+    baseline: `${fmt(seqBase.p99, 2)} ms`,
+    ratio: `${(big.firstPage.p99 / seqBase.p99).toFixed(1)}x`,
+    cpu: "",
+    target: "< 5 ms",
+    pass: big.firstPage.p99 < 5 ? "pass" : "FAIL",
+  });
+  rows.push({
+    figure: `  same, 10 connections for ${fmt(big.load.seconds, 0)} s`,
+    conns: "10",
+    value: `${fmt(big.load.rps, 0)} req/s`,
+    p50: fmt(big.load.p50, 2),
+    p99: fmt(big.load.p99, 2),
+    baseline: `${fmt(base(10).rps, 0)} req/s`,
+    ratio: `${((big.load.rps / base(10).rps) * 100).toFixed(1)}%`,
+    cpu: `${big.load.cpuUsPerReq} / ${base(10).cpuUsPerReq}`,
+    target: "",
+    pass: "",
+  });
+  rows.push({
+    figure: `  same, cursor deep in the list (${big.deepCursor.n} sequential, max ${fmt(big.deepCursor.max, 1)} ms)`,
+    conns: "1",
+    value: `${fmt(big.deepCursor.p99, 2)} ms`,
+    p50: fmt(big.deepCursor.p50, 2),
+    p99: fmt(big.deepCursor.p99, 2),
+    baseline: `${fmt(seqBase.p99, 2)} ms`,
+    ratio: `${(big.deepCursor.p99 / seqBase.p99).toFixed(1)}x`,
+    cpu: "",
+    target: "< 5 ms",
+    pass: big.deepCursor.p99 < 5 ? "pass" : "FAIL",
+  });
+  rows.push({
+    figure: "idle RSS after warm-up",
+    conns: "-",
+    value: `${fmt(r.reads.rss.afterWarmupMb)} MB`,
+    p50: "",
+    p99: "",
+    baseline: `${fmt(b.idleRssMb)} MB`,
+    ratio: `${(r.reads.rss.afterWarmupMb / b.idleRssMb).toFixed(2)}x`,
+    cpu: "",
+    target: "< 80 MB",
+    pass: r.reads.rss.afterWarmupMb < 80 ? "pass" : "FAIL",
+  });
+  rows.push({
+    figure: "  idle RSS after the GET load runs",
+    conns: "-",
+    value: `${fmt(r.reads.rss.afterLoadMb)} MB`,
+    p50: "",
+    p99: "",
+    baseline: `${fmt(b.afterLoadRssMb)} MB`,
+    ratio: `${(r.reads.rss.afterLoadMb / b.afterLoadRssMb).toFixed(2)}x`,
+    cpu: "",
+    target: "",
+    pass: "",
+  });
+  return rows;
+}
+
+/** A Markdown table (also readable as plain text). */
+function renderTable(rows: Row[]): string {
+  const head: Row = {
+    figure: "Figure",
+    conns: "Conns",
+    value: "Value",
+    p50: "p50 ms",
+    p99: "p99 ms",
+    baseline: "Bare Hono",
+    ratio: "Ratio",
+    cpu: "CPU us/req emu / hono",
+    target: "Target",
+    pass: "" as const,
+  };
+  const cols = Object.keys(head) as (keyof Row)[];
+  const cells = [head, ...rows].map((row) =>
+    cols.map((c) => (c === "pass" && row === head ? "Pass" : row[c])),
+  );
+  const widths = cols.map((_, i) => Math.max(...cells.map((r) => (r[i] as string).length)));
+  const line = (r: string[]) => `| ${r.map((v, i) => v.padEnd(widths[i] as number)).join(" | ")} |`;
+  const sep = `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`;
+  return [line(cells[0] as string[]), sep, ...cells.slice(1).map(line)].join("\n");
+}
+
+type Results = {
+  machine: ReturnType<typeof machine>;
+  baseline: Awaited<ReturnType<typeof measureBaseline>>;
+  startup: { median: number; samples: number[] };
+  reads: Awaited<ReturnType<typeof measureReads>>;
+  writes: Awaited<ReturnType<typeof measureWrites>>;
+  advance: Awaited<ReturnType<typeof measureAdvance>>;
+  /** Bare Hono measured again at the end; the table compares with the better of the two. */
+  baselineRecheck: { load: SeriesResult[]; driftPct: Record<string, number> };
+  totalSeconds: number;
+};
+
+/** Replaces the generated part of BENCHMARKS.md (between the markers) with this run's table. */
+function updateDoc(results: Results, table: string, notes: string) {
+  const file = path.join(ROOT, "BENCHMARKS.md");
+  const text = fs.readFileSync(file, "utf8");
+  const begin = "<!-- bench:begin -->";
+  const end = "<!-- bench:end -->";
+  const a = text.indexOf(begin);
+  const b = text.indexOf(end);
+  if (a < 0 || b < a) throw new Error(`BENCHMARKS.md has no ${begin} ... ${end} section`);
+  const m = results.machine;
+  const body = [
+    begin,
+    "",
+    `Run ${m.date.slice(0, 16).replace("T", " ")} UTC on ${m.nproc} x ${m.cpu} (${m.memGb} GB), node ${m.node}, ${m.platform};`,
+    `code ${m.commit} (bundle sha256 ${m.bundleSha256}); ${m.settings.RUNS} x ${m.settings.DURATION} s per load figure; total ${results.totalSeconds} s.`,
+    "",
+    table,
+    "",
+    notes,
+    "",
+    end,
+  ].join("\n");
+  fs.writeFileSync(file, text.slice(0, a) + body + text.slice(b + end.length));
+}
+
+async function main() {
+  const t0 = performance.now();
+  const dir = tempDir();
+  try {
+    const info = machine();
+    log(`${info.nproc} x ${info.cpu}, node ${info.node}, load average ${info.loadavgAtStart.join(" ")}`);
+    const baseline = await measureBaseline();
+    log("emulator: start-up");
+    let spawned = 0;
+    const startup = await startups(SPAWNS, () =>
+      spawnEmulator({ db: path.join(dir, `start-${spawned++}.db`), key: randomKey() }),
+    );
+    const reads = await measureReads(dir);
+    const writes = await measureWrites(dir);
+    log("emulator: 7-day manual advance");
+    const advance = await measureAdvance(dir);
+
+    log("baseline: re-check");
+    const again = await spawnBaseline();
+    const recheck = await series({ url: again.url, path: "/json", pid: again.pid });
+    await again.stop();
+    const driftPct: Record<string, number> = {};
+    for (const s of recheck) {
+      const first = baseline.load.find((x) => x.connections === s.connections)?.rps ?? Number.NaN;
+      driftPct[s.connections] = round(((s.rps - first) / first) * 100, 1);
+    }
+    const results: Results = {
+      machine: info,
+      baseline,
+      startup,
+      reads,
+      writes,
+      advance,
+      baselineRecheck: { load: recheck, driftPct },
+      totalSeconds: round((performance.now() - t0) / 1000, 0),
+    };
+    const table = renderTable(buildRows(results));
+    const noise = [
+      ["bare Hono", baseline.load],
+      ["bare Hono (end)", recheck],
+      ["GET endpoints", reads.endpoints],
+      ["GET api_keys", reads.apiKeys],
+      ["GET operations", reads.operations],
+      ["POST endpoints", writes.readOnly],
+    ] as const;
+    const noiseLine = noise
+      .map(([name, s]) => `${name} ${Math.max(...s.map((x) => x.maxOtherCpu)).toFixed(2)}`)
+      .join(", ");
+    const out = path.join(ROOT, "bench/results.json");
+    fs.writeFileSync(out, `${JSON.stringify({ ...results, table }, null, 2)}\n`);
+    const notes =
+      `Other processes' CPU during the load runs (max, cores of ${info.nproc}): ${noiseLine}.\n` +
+      `Bare Hono at the start / end of the run: ${recheck
+        .map((s) => {
+          const first = baseline.load.find((x) => x.connections === s.connections)?.rps;
+          return `@${s.connections} ${fmt(first, 0)} / ${fmt(s.rps, 0)} req/s`;
+        })
+        .join(", ")} (ratios use the better one); ` +
+      `load average at start ${info.loadavgAtStart.join(" ")}, at end ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}.`;
+    process.stdout.write(
+      `\nneon-emulator bench, ${info.date}\n${info.nproc} x ${info.cpu}, node ${info.node}, code ${info.commit}\n\n${table}\n\n${notes}\n` +
+        `Total ${results.totalSeconds} s. Full results: ${path.relative(process.cwd(), out)}\n`,
+    );
+    if (process.argv.includes("--update-doc")) {
+      updateDoc(results, table, notes);
+      process.stdout.write("BENCHMARKS.md updated.\n");
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
