@@ -93,7 +93,10 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
       ),
   });
   for (const prefix of [`${API_BASE}/*`, "/_emulator/*"]) {
-    app.use(prefix, bodyGuard);
+    // GET and HEAD carry no body; guarding them would make the adapter build a body stream per request.
+    app.use(prefix, (c, next) =>
+      c.req.method === "GET" || c.req.method === "HEAD" ? next() : bodyGuard(c, next),
+    );
     app.use(prefix, jsonBodyGuard);
     app.use(prefix, async (c, next) => {
       // An empty body counts as `{}`: clients send POSTs without a body (and some with a JSON

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, max, ne, sql } from "drizzle-orm";
+import { and, desc, eq, lt, max, ne, sql } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { operations } from "../db/schema/index.js";
@@ -17,8 +17,6 @@ export interface NewOperation {
   endpointId?: string | null;
   action: OperationAction;
 }
-
-const UNFINISHED = ["scheduling", "running"] as const;
 
 /**
  * `status IN ('scheduling', 'running')` written out as the partial index operations_pending_idx
@@ -42,7 +40,7 @@ export function hasBlocker(ctx: Ctx, op: Pick<OperationRow, "endpointId" | "crea
         and(
           eq(operations.endpointId, sql.placeholder("endpointId")),
           lt(operations.createdUs, sql.placeholder("createdUs")),
-          inArray(operations.status, [...UNFINISHED]),
+          unfinishedOperation,
         ),
       )
       .limit(1)
@@ -194,12 +192,7 @@ export function unfinishedForEndpoint(tx: Tx, endpointId: string): OperationRow[
     tx
       .select()
       .from(operations)
-      .where(
-        and(
-          eq(operations.endpointId, sql.placeholder("endpointId")),
-          inArray(operations.status, [...UNFINISHED]),
-        ),
-      )
+      .where(and(eq(operations.endpointId, sql.placeholder("endpointId")), unfinishedOperation))
       .orderBy(operations.createdUs)
       .prepare(),
   ).all({ endpointId });

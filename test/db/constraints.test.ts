@@ -35,4 +35,15 @@ describe("database constraints", () => {
     expect(sqlite.pragma("foreign_keys", { simple: true })).toBe(1);
     expect(sqlite.pragma("busy_timeout", { simple: true })).toBe(5000);
   });
+
+  it("finds an endpoint's unfinished operations through a partial index, not its whole history", () => {
+    t = createTestApp();
+    const sqlite = (t.ctx.db as unknown as { $client: import("better-sqlite3").Database }).$client;
+    const plan = sqlite
+      .prepare(
+        "EXPLAIN QUERY PLAN SELECT id FROM operations WHERE endpoint_id = ? AND status IN ('scheduling', 'running') ORDER BY created_us",
+      )
+      .all("ep-x");
+    expect(JSON.stringify(plan)).toContain("operations_endpoint_unfinished_idx");
+  });
 });

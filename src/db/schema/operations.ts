@@ -31,5 +31,10 @@ export const operations = sqliteTable(
     index("operations_project_created_idx").on(t.projectId, t.createdUs),
     index("operations_pending_idx").on(t.status, t.dueAt).where(sql`status IN ('scheduling', 'running')`),
     index("operations_endpoint_idx").on(t.endpointId, t.createdUs),
+    // An endpoint's unfinished operations without walking its whole history (a long-lived
+    // sandbox accumulates hundreds of thousands of finished ones).
+    index("operations_endpoint_unfinished_idx")
+      .on(t.endpointId, t.createdUs)
+      .where(sql`status IN ('scheduling', 'running')`),
   ],
 );

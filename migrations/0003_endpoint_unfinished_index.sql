@@ -1,0 +1,1 @@
+CREATE INDEX `operations_endpoint_unfinished_idx` ON `operations` (`endpoint_id`,`created_us`) WHERE status IN ('scheduling', 'running');
