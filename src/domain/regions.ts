@@ -66,6 +66,6 @@ export function proxyHost(regionId: string, domain: string): string {
   return `${regionHostPart(regionId)}.${domain}`;
 }
 
-export function endpointHost(endpointId: string, regionId: string, domain: string, pooled = false): string {
-  return `${endpointId}${pooled ? "-pooler" : ""}.${proxyHost(regionId, domain)}`;
+export function endpointHost(endpointId: string, regionId: string, domain: string): string {
+  return `${endpointId}.${proxyHost(regionId, domain)}`;
 }

@@ -2,6 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { accounts } from "../db/schema/index.js";
+import { iso } from "../lib/clock.js";
 import { prepared } from "../lib/prepared.js";
 
 export type AccountRow = typeof accounts.$inferSelect;
@@ -86,7 +87,7 @@ export function currentUser(ctx: Ctx, accountId: string) {
 
 export function currentOrganizations(ctx: Ctx, accountId: string) {
   const a = getAccount(ctx.db, accountId);
-  const at = new Date(a.createdAt).toISOString();
+  const at = iso(a.createdAt);
   return {
     organizations: [
       {

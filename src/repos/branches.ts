@@ -8,7 +8,7 @@ import { toAnnotationJson, toBranchJson } from "../views/branches.js";
 import { toEndpointJson } from "../views/endpoints.js";
 import { toDatabaseJson, toRoleJson } from "../views/roles-databases.js";
 import { getAccount } from "./accounts.js";
-import { connectionUri } from "./connection.js";
+import { connectionDetails } from "./connection.js";
 import { type EndpointInput, insertEndpoint } from "./endpoints.js";
 import { type OperationRow, startOperation, toOperationJson } from "./operations.js";
 import { type ProjectRow, requireProject, requireWritableProject } from "./projects.js";
@@ -220,21 +220,7 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
     const rw = created.find((c) => c.endpoint.type === "read_write")?.endpoint ?? created[0]?.endpoint;
     const owner = roleCopies[0];
     const firstDb = insertedDbs[0];
-    const connection_uris =
-      rw && owner && firstDb
-        ? [
-            {
-              connection_uri: connectionUri(owner.name, owner.password, rw.host, firstDb.name),
-              connection_parameters: {
-                database: firstDb.name,
-                password: owner.password,
-                role: owner.name,
-                host: rw.host,
-                pooler_host: rw.host.replace(rw.id, `${rw.id}-pooler`),
-              },
-            },
-          ]
-        : undefined;
+    const connection_uris = rw && owner && firstDb ? [connectionDetails(owner, rw, firstDb.name)] : undefined;
     return {
       branch: toBranchJson(branch),
       endpoints: created.map((c) => toEndpointJson(c.endpoint, { withPending: true })),

@@ -9,6 +9,29 @@ export function connectionUri(role: string, password: string, host: string, data
   return `postgresql://${encodeURIComponent(role)}:${encodeURIComponent(password)}@${host}/${encodeURIComponent(database)}?sslmode=require`;
 }
 
+/** The pooled host of an endpoint: its host with `-pooler` right after the endpoint id. */
+export function poolerHost(endpoint: { id: string; host: string }): string {
+  return endpoint.host.replace(endpoint.id, `${endpoint.id}-pooler`);
+}
+
+/** One `connection_uris` entry, as project and branch creation answer it. */
+export function connectionDetails(
+  role: { name: string; password: string },
+  endpoint: { id: string; host: string },
+  database: string,
+) {
+  return {
+    connection_uri: connectionUri(role.name, role.password, endpoint.host, database),
+    connection_parameters: {
+      database,
+      password: role.password,
+      role: role.name,
+      host: endpoint.host,
+      pooler_host: poolerHost(endpoint),
+    },
+  };
+}
+
 /** GET /projects/{p}/connection_uri: the branch's read_write endpoint unless one is named. */
 export function getConnectionUri(
   ctx: Ctx,
@@ -57,6 +80,6 @@ export function getConnectionUri(
     .where(and(eq(databases.branchId, branch.id), eq(databases.name, q.database_name)))
     .get();
   if (!database) throw notFound(`database ${q.database_name} not found on branch ${branch.id}`);
-  const host = q.pooled ? endpoint.host.replace(endpoint.id, `${endpoint.id}-pooler`) : endpoint.host;
+  const host = q.pooled ? poolerHost(endpoint) : endpoint.host;
   return { uri: connectionUri(role.name, role.password, host, database.name) };
 }

@@ -12,7 +12,7 @@ import { toProjectJson, toProjectListItem } from "../views/projects.js";
 import { toDatabaseJson, toRoleJson } from "../views/roles-databases.js";
 import { type AccountRow, getAccount } from "./accounts.js";
 import { findDefaultBranch, insertBranch } from "./branches.js";
-import { connectionUri } from "./connection.js";
+import { connectionDetails } from "./connection.js";
 import { insertEndpoint } from "./endpoints.js";
 import { deleteProjectOperations, startOperation, toOperationJson } from "./operations.js";
 import { insertDatabase, insertRole } from "./roles-databases.js";
@@ -152,21 +152,9 @@ export function createProject(ctx: Ctx, accountId: string, input: CreateProjectI
   });
   ctx.notify();
   const { account, project, branch, timeline, role, database, started } = result;
-  const host = started.endpoint.host;
   return {
     project: toProjectJson(project, account, ctx.clock.now()),
-    connection_uris: [
-      {
-        connection_uri: connectionUri(role.name, role.password, host, database.name),
-        connection_parameters: {
-          database: database.name,
-          password: role.password,
-          role: role.name,
-          host,
-          pooler_host: host.replace(started.endpoint.id, `${started.endpoint.id}-pooler`),
-        },
-      },
-    ],
+    connection_uris: [connectionDetails(role, started.endpoint, database.name)],
     roles: [toRoleJson(role, { withPassword: true })],
     databases: [toDatabaseJson(database)],
     operations: [toOperationJson(timeline), ...started.operations.map(toOperationJson)],
