@@ -38,6 +38,7 @@ function main(): void {
       "neon-emulator listening",
     );
     worker.start();
+    storage.startCheckpoints(1000);
     if (!isLoopback(env.HOST) && env.NEON_EMULATOR_SEED === undefined)
       logger.warn(
         { host: env.HOST },

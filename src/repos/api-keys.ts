@@ -5,7 +5,7 @@ import { apiKeys } from "../db/schema/index.js";
 import { hashKey } from "../domain/ids.js";
 import { iso } from "../lib/clock.js";
 import { notFound, unauthorized } from "../lib/errors.js";
-import { prepared } from "../lib/prepared.js";
+import { prepared, statement } from "../lib/prepared.js";
 import { getAccount } from "./accounts.js";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -112,27 +112,45 @@ export function revokeApiKey(ctx: Ctx, accountId: string, keyId: number) {
 const BEARER = /^Bearer ([^\s]+)$/i;
 
 /**
+ * `last_used_at` is kept to the second, as the public API shows it: a key used many times within
+ * one second from one address is written once, so an authenticated read stays a read.
+ */
+function lastUsedSecond(ms: number): number {
+  return ms - (((ms % 1000) + 1000) % 1000);
+}
+
+interface KeyAuthRow {
+  id: number;
+  accountId: string;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+  lastUsedFromAddr: string;
+}
+
+/**
  * Resolves `Authorization: Bearer <key>` to its account and records the use. A revoked key
- * fails on the very next request because every request reads the key row.
+ * fails on the very next request because every request reads the key row; `last_used_*` always
+ * show the latest use (its second and address), written only when either changes.
  */
 export function authenticate(ctx: Ctx, header: string | undefined, addr: string): Principal {
   if (!header) throw unauthorized("missing Authorization header; send Authorization: Bearer <API key>");
   const match = BEARER.exec(header.trim());
   if (!match) throw unauthorized("malformed Authorization header; expected Authorization: Bearer <API key>");
-  const hash = hashKey(match[1] as string);
-  // One statement both checks the key and records its use; a revoked key matches no row.
-  const touch = prepared(ctx.db, "apiKeys.touch", () =>
-    ctx.db
-      .update(apiKeys)
-      .set({ lastUsedAt: sql`${sql.placeholder("at")}`, lastUsedFromAddr: sql`${sql.placeholder("addr")}` })
-      .where(and(eq(apiKeys.keyHash, sql.placeholder("hash")), isNull(apiKeys.revokedAt)))
-      .returning({ id: apiKeys.id, accountId: apiKeys.accountId })
-      .prepare(),
-  );
-  const row = touch.get({ at: ctx.clock.now(), addr, hash });
-  if (!row) {
-    const known = ctx.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.keyHash, hash)).get();
-    throw unauthorized(known ? "API key has been revoked" : "invalid API key");
-  }
+  const row = statement<KeyAuthRow>(
+    ctx.db,
+    `SELECT id, account_id AS accountId, revoked_at AS revokedAt, last_used_at AS lastUsedAt,
+            last_used_from_addr AS lastUsedFromAddr
+       FROM api_keys WHERE key_hash = @hash`,
+  ).get({ hash: hashKey(match[1] as string) });
+  if (!row) throw unauthorized("invalid API key");
+  if (row.revokedAt !== null) throw unauthorized("API key has been revoked");
+  const at = lastUsedSecond(ctx.clock.now());
+  if (row.lastUsedAt !== at || row.lastUsedFromAddr !== addr)
+    statement(
+      ctx.db,
+      // Never moves backwards, and a key revoked since the read above is left as it is.
+      `UPDATE api_keys SET last_used_at = @at, last_used_from_addr = @addr
+        WHERE id = @id AND revoked_at IS NULL AND (last_used_at IS NULL OR last_used_at <= @at)`,
+    ).run({ at, addr, id: row.id });
   return { accountId: row.accountId, keyId: row.id };
 }

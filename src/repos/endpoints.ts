@@ -1,17 +1,18 @@
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
-import { endpoints, endpointVersions, projects } from "../db/schema/index.js";
+import { endpoints, projects } from "../db/schema/index.js";
 import { computeLimitsProblem, FREE_PLAN_CU } from "../domain/compute.js";
 import { pendingStateOf } from "../domain/endpoint-state.js";
 import type { OperationAction } from "../domain/operations.js";
 import { endpointHost, proxyHost } from "../domain/regions.js";
 import { badRequest, conflict, notFound, unprocessable } from "../lib/errors.js";
-import { prepared } from "../lib/prepared.js";
+import { type JsonText, jsonText } from "../lib/json-text.js";
+import { prepared, statement } from "../lib/prepared.js";
 import { toEndpointJson } from "../views/endpoints.js";
 import { type AccountRow, getAccount } from "./accounts.js";
 import { type BranchRow, requireBranch } from "./branches.js";
-import { type OperationRow, startOperation, toOperationJson, unfinishedForEndpoint } from "./operations.js";
+import { type OperationRow, startOperation, toOperationJson, unfinishedActions } from "./operations.js";
 import {
   type DefaultEndpointSettings,
   type ProjectRow,
@@ -126,7 +127,25 @@ export function insertEndpoint(
     updatedAt: now,
   };
   uniqueOrConflict(
-    () => tx.insert(endpoints).values(row).run(),
+    () =>
+      statement(
+        tx,
+        `INSERT INTO endpoints (id, account_id, project_id, branch_id, type, name, host, proxy_host,
+           region_id, provisioner, creation_source, autoscaling_limit_min_cu, autoscaling_limit_max_cu,
+           suspend_timeout_seconds, current_state, pending_state, settings, pooler_enabled, pooler_mode,
+           disabled, passwordless_access, last_active, started_at, suspended_at, created_at, updated_at)
+         VALUES (@id, @accountId, @projectId, @branchId, @type, @name, @host, @proxyHost,
+           @regionId, @provisioner, @creationSource, @minCu, @maxCu,
+           @suspendTimeoutSeconds, @currentState, @pendingState, @settings, @poolerEnabled, @poolerMode,
+           @disabled, @passwordlessAccess, @lastActive, @startedAt, @suspendedAt, @createdAt, @updatedAt)`,
+      ).run({
+        ...row,
+        // The column encodings Drizzle would apply: JSON text and 0/1 booleans.
+        settings: JSON.stringify(row.settings),
+        poolerEnabled: row.poolerEnabled ? 1 : 0,
+        disabled: row.disabled ? 1 : 0,
+        passwordlessAccess: row.passwordlessAccess ? 1 : 0,
+      }),
     () => readWriteTaken(branch.id),
   );
   const ops = disabled
@@ -193,31 +212,30 @@ export function requireEndpoint(
 }
 
 type EndpointList = { endpoints: ReturnType<typeof toEndpointJson>[] };
-const listCache = new WeakMap<object, Map<string, { version: number; list: EndpointList }>>();
+const listCache = new WeakMap<object, Map<string, { version: number; json: JsonText<EndpointList> }>>();
 const LIST_CACHE_PROJECTS = 1000;
 
 /**
- * A project's endpoints, oldest first. The rendered list is cached per project and served again
- * while the project's endpoint version (bumped by triggers on every endpoint write, in the same
- * transaction) is unchanged, so a list is never staler than the last committed change.
+ * A project's endpoints, oldest first, as the JSON body `{"endpoints":[...]}`. The serialized
+ * list is cached per project and served again while the project's endpoint version (bumped by
+ * triggers on every endpoint write, in the same transaction) is unchanged, so a list is never
+ * staler than the last committed change. One statement checks the project and reads the version.
  */
-export function listEndpoints(ctx: Ctx, accountId: string, projectId: string): EndpointList {
-  requireProject(ctx.db, accountId, projectId);
-  const version =
-    prepared(ctx.db, "endpoints.version", () =>
-      ctx.db
-        .select({ version: endpointVersions.version })
-        .from(endpointVersions)
-        .where(eq(endpointVersions.projectId, sql.placeholder("projectId")))
-        .prepare(),
-    ).get({ projectId })?.version ?? 0;
+export function listEndpointsJson(ctx: Ctx, accountId: string, projectId: string): JsonText<EndpointList> {
+  const found = statement<{ version: number | null }>(
+    ctx.db,
+    `SELECT v.version AS version FROM projects p LEFT JOIN endpoint_versions v ON v.project_id = p.id
+      WHERE p.id = @projectId AND p.account_id = @accountId`,
+  ).get({ projectId, accountId });
+  if (!found) throw notFound(`project ${projectId} not found`);
+  const version = found.version ?? 0;
   let cache = listCache.get(ctx.db);
   if (!cache) {
     cache = new Map();
     listCache.set(ctx.db, cache);
   }
   const hit = cache.get(projectId);
-  if (hit && hit.version === version) return hit.list;
+  if (hit && hit.version === version) return hit.json;
   const rows = prepared(ctx.db, "endpoints.list", () =>
     ctx.db
       .select()
@@ -226,10 +244,10 @@ export function listEndpoints(ctx: Ctx, accountId: string, projectId: string): E
       .orderBy(asc(endpoints.createdAt), asc(endpoints.id))
       .prepare(),
   ).all({ projectId });
-  const list = { endpoints: rows.map((r) => toEndpointJson(r, { withPending: false })) };
+  const json = jsonText({ endpoints: rows.map((r) => toEndpointJson(r, { withPending: false })) });
   if (cache.size >= LIST_CACHE_PROJECTS) cache.clear();
-  cache.set(projectId, { version, list });
-  return list;
+  cache.set(projectId, { version, json });
+  return json;
 }
 
 export function getEndpoint(ctx: Ctx, accountId: string, projectId: string, endpointId: string) {
@@ -242,10 +260,13 @@ export function getEndpoint(ctx: Ctx, accountId: string, projectId: string, endp
 }
 
 /** Writes the endpoint's pending_state from its unfinished operations; returns the updated row. */
-export function refreshPendingState(tx: Tx, row: EndpointRow): EndpointRow {
-  const pendingState = pendingStateOf(unfinishedForEndpoint(tx, row.id).map((o) => o.action));
+export function refreshPendingState<R extends Pick<EndpointRow, "id" | "pendingState">>(tx: Tx, row: R): R {
+  const pendingState = pendingStateOf(unfinishedActions(tx, row.id));
   if (pendingState !== row.pendingState)
-    tx.update(endpoints).set({ pendingState }).where(eq(endpoints.id, row.id)).run();
+    statement(tx, "UPDATE endpoints SET pending_state = @pendingState WHERE id = @id").run({
+      pendingState,
+      id: row.id,
+    });
   return { ...row, pendingState };
 }
 

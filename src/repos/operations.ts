@@ -1,11 +1,11 @@
-import { and, desc, eq, lt, max, ne, sql } from "drizzle-orm";
+import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { operations } from "../db/schema/index.js";
 import type { OperationAction } from "../domain/operations.js";
 import { iso, isoMicros, parseIsoMicros } from "../lib/clock.js";
 import { badRequest, notFound } from "../lib/errors.js";
-import { prepared } from "../lib/prepared.js";
+import { prepared, statement } from "../lib/prepared.js";
 import { requireProject } from "./projects.js";
 
 export type OperationRow = typeof operations.$inferSelect;
@@ -25,6 +25,12 @@ export interface NewOperation {
  */
 export const unfinishedOperation = sql`${operations.status} IN ('scheduling', 'running')`;
 
+/** An operation row's columns under its field names, for raw statements. */
+export const OPERATION_COLUMNS = `id, account_id AS accountId, project_id AS projectId, branch_id AS branchId,
+  endpoint_id AS endpointId, action, status, failures_count AS failuresCount, error,
+  created_us AS createdUs, updated_at AS updatedAt, due_at AS dueAt, started_at AS startedAt,
+  total_duration_ms AS totalDurationMs`;
+
 /**
  * True when an earlier operation on the same endpoint is unfinished: operations on one endpoint
  * apply in order. Nothing else waits, so an endpoint create always answers a running
@@ -32,19 +38,11 @@ export const unfinishedOperation = sql`${operations.status} IN ('scheduling', 'r
  */
 export function hasBlocker(ctx: Ctx, op: Pick<OperationRow, "endpointId" | "createdUs">): boolean {
   if (!op.endpointId) return false;
-  const row = prepared(ctx.db, "operations.blocker", () =>
-    ctx.db
-      .select({ id: operations.id })
-      .from(operations)
-      .where(
-        and(
-          eq(operations.endpointId, sql.placeholder("endpointId")),
-          lt(operations.createdUs, sql.placeholder("createdUs")),
-          unfinishedOperation,
-        ),
-      )
-      .limit(1)
-      .prepare(),
+  const row = statement(
+    ctx.db,
+    `SELECT 1 FROM operations
+      WHERE endpoint_id = @endpointId AND created_us < @createdUs AND status IN ('scheduling', 'running')
+      LIMIT 1`,
   ).get({ endpointId: op.endpointId, createdUs: op.createdUs });
   return row !== undefined;
 }
@@ -52,31 +50,9 @@ export function hasBlocker(ctx: Ctx, op: Pick<OperationRow, "endpointId" | "crea
 /** Next microsecond timestamp: the clock's time, or one past the newest operation, whichever is later. */
 function nextCreatedUs(ctx: Ctx): number {
   const latest =
-    prepared(ctx.db, "operations.latest", () =>
-      ctx.db
-        .select({ v: max(operations.createdUs) })
-        .from(operations)
-        .prepare(),
-    ).get()?.v ?? 0;
+    statement<{ v: number | null }>(ctx.db, "SELECT MAX(created_us) AS v FROM operations").get()?.v ?? 0;
   return Math.max(ctx.clock.now() * 1000, latest + 1);
 }
-
-const COLUMNS = [
-  "id",
-  "accountId",
-  "projectId",
-  "branchId",
-  "endpointId",
-  "action",
-  "status",
-  "failuresCount",
-  "error",
-  "createdUs",
-  "updatedAt",
-  "dueAt",
-  "startedAt",
-  "totalDurationMs",
-] as const;
 
 /**
  * Records an operation inside the caller's transaction. It starts `running` unless an earlier
@@ -104,11 +80,12 @@ export function startOperation(ctx: Ctx, _tx: Tx, input: NewOperation): Operatio
     totalDurationMs: 0,
   };
   // Prepared on the database handle, which is the transaction's connection: it runs inside it.
-  prepared(ctx.db, "operations.insert", () =>
-    ctx.db
-      .insert(operations)
-      .values(Object.fromEntries(COLUMNS.map((c) => [c, sql.placeholder(c)])) as never)
-      .prepare(),
+  statement(
+    ctx.db,
+    `INSERT INTO operations (id, account_id, project_id, branch_id, endpoint_id, action, status,
+       failures_count, error, created_us, updated_at, due_at, started_at, total_duration_ms)
+     VALUES (@id, @accountId, @projectId, @branchId, @endpointId, @action, @status,
+       @failuresCount, @error, @createdUs, @updatedAt, @dueAt, @startedAt, @totalDurationMs)`,
   ).run(row);
   return row;
 }
@@ -186,16 +163,15 @@ export function getOperation(ctx: Ctx, accountId: string, projectId: string, ope
   return { operation: toOperationJson(row) };
 }
 
-/** Unfinished operations of one endpoint, oldest first. */
-export function unfinishedForEndpoint(tx: Tx, endpointId: string): OperationRow[] {
-  return prepared(tx, "operations.unfinishedForEndpoint", () =>
-    tx
-      .select()
-      .from(operations)
-      .where(and(eq(operations.endpointId, sql.placeholder("endpointId")), unfinishedOperation))
-      .orderBy(operations.createdUs)
-      .prepare(),
-  ).all({ endpointId });
+/** The actions of one endpoint's unfinished operations, oldest first. */
+export function unfinishedActions(tx: Tx, endpointId: string): string[] {
+  return statement<{ action: string }>(
+    tx,
+    `SELECT action FROM operations
+      WHERE endpoint_id = @endpointId AND status IN ('scheduling', 'running') ORDER BY created_us`,
+  )
+    .all({ endpointId })
+    .map((r) => r.action);
 }
 
 /** Removes a deleted project's operations except `keep` (its delete_tenant operation, which still runs). */

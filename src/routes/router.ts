@@ -1,6 +1,10 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context, TypedResponse } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { JSONParsed } from "hono/utils/types";
 import type { Ctx } from "../context.js";
 import { ApiError } from "../lib/errors.js";
+import type { JsonText } from "../lib/json-text.js";
 import type { Principal } from "../repos/api-keys.js";
 import { ErrorBody } from "./schemas.js";
 
@@ -28,6 +32,15 @@ export function validationError(target: string, error: z.ZodError): ApiError {
     return path ? `${path}: ${issue.message}` : issue.message;
   });
   return new ApiError(400, "INVALID_REQUEST", `invalid ${where}: ${parts.join("; ")}`);
+}
+
+/** Answers with JSON text serialized earlier (a cache), typed as the `c.json` of its value would be. */
+export function sendJsonText<T, S extends ContentfulStatusCode>(c: Context, text: JsonText<T>, status: S) {
+  return c.body(text, status, { "content-type": "application/json" }) as unknown as TypedResponse<
+    JSONParsed<T>,
+    S,
+    "json"
+  >;
 }
 
 export function createRouter() {

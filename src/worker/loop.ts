@@ -15,13 +15,19 @@ const MAX_SLEEP_MS = 1000;
  */
 export class Worker {
   private timer: NodeJS.Timeout | undefined;
+  /** When the pending timer fires (clock milliseconds). */
+  private timerAt = Number.POSITIVE_INFINITY;
   private running = false;
   private stepping = false;
+
+  private readonly shortestOperationMs: number;
 
   constructor(
     private readonly ctx: Ctx,
     private readonly logger?: Logger,
-  ) {}
+  ) {
+    this.shortestOperationMs = Math.min(...Object.values(ctx.config.operationMs));
+  }
 
   private get clock(): Clock {
     return this.ctx.clock;
@@ -97,20 +103,32 @@ export class Worker {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
   }
 
-  /** A write created work: look again right away instead of at the next timer. */
+  /**
+   * A write created work. Nothing a write starts is due before the shortest operation takes, so
+   * the loop is woken for that moment unless it already runs sooner: a burst of writes costs one
+   * pass, not one each. (A write that makes an auto-suspend due at once, e.g. a shorter
+   * suspend_timeout_seconds, is seen at that moment too, within the shortest operation's time.)
+   */
   notify(): void {
-    if (this.running) this.schedule(0);
+    if (!this.running) return;
+    const now = this.clock.now();
+    const at = now + this.shortestOperationMs;
+    if (at < this.timerAt) this.schedule(at - now);
   }
 
   private schedule(delay: number): void {
     if (this.timer) clearTimeout(this.timer);
+    this.timerAt = this.clock.now() + delay;
     this.timer = setTimeout(() => this.tick(), delay);
     this.timer.unref?.();
   }
 
   private tick(): void {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
     if (!this.running) return;
     let delay = MAX_SLEEP_MS;
     try {

@@ -1,35 +1,30 @@
-import { and, asc, eq, isNotNull, isNull, lte, ne, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
-import { branches, endpoints, faults, operations, projects } from "../db/schema/index.js";
-import { SUSPEND_DISABLED, SUSPEND_TIMEOUT_DEFAULT } from "../domain/compute.js";
-import { stateAfter, targetState } from "../domain/endpoint-state.js";
+import { SUSPEND_DUE_AT_SQL, SUSPEND_ELIGIBLE_SQL } from "../db/schema/endpoints.js";
+import { faults } from "../db/schema/index.js";
+import { type EndpointState, stateAfter, targetState } from "../domain/endpoint-state.js";
 import type { OperationAction } from "../domain/operations.js";
-import { prepared } from "../lib/prepared.js";
+import { prepared, statement } from "../lib/prepared.js";
 import { refreshPendingState } from "../repos/endpoints.js";
-import { hasBlocker, type OperationRow, startOperation, unfinishedOperation } from "../repos/operations.js";
+import { hasBlocker, OPERATION_COLUMNS, type OperationRow, startOperation } from "../repos/operations.js";
+
+// The worker's statements are raw SQL prepared once: a 7-day advance runs tens of thousands of
+// them, and Drizzle's per-row mapping would cost more than the statements themselves. Conditions
+// spell out the literals of the partial indexes they are meant to use (see the schema).
 
 /** How many rows one step claims at most, so a single transaction stays short. */
 const BATCH = 500;
 
-/** Auto-suspend delay in SQL: 0 means the default of 300 seconds. */
-const suspendAfterMs = sql<number>`(CASE ${endpoints.suspendTimeoutSeconds} WHEN 0 THEN ${SUSPEND_TIMEOUT_DEFAULT} ELSE ${endpoints.suspendTimeoutSeconds} END) * 1000`;
-const suspendDueAt = sql<number>`${endpoints.lastActive} + ${suspendAfterMs}`;
-
-const suspendEligible = and(
-  eq(endpoints.currentState, "active"),
-  isNull(endpoints.pendingState),
-  ne(endpoints.suspendTimeoutSeconds, SUSPEND_DISABLED),
-  isNotNull(endpoints.lastActive),
-);
+/** Operations that are not finished yet: the condition of operations_pending_idx. */
+const UNFINISHED = "status IN ('scheduling', 'running')";
 
 /**
  * Checks fall on a grid of the interval (every hour on the hour by default), so all branches
  * are checked at the same moments: the next grid point after the last check (or creation).
  */
-const checkDueAt = sql<number>`(CAST(COALESCE(${branches.lastCheckAt}, ${branches.createdAt}) / ${sql.placeholder("interval")} AS INTEGER) + 1) * ${sql.placeholder("interval")}`;
-
-const hasEndpoint = sql`EXISTS (SELECT 1 FROM ${endpoints} WHERE ${endpoints.branchId} = ${branches.id})`;
+const CHECK_DUE_AT = "(CAST(COALESCE(b.last_check_at, b.created_at) / @interval AS INTEGER) + 1) * @interval";
+const HAS_ENDPOINT = "EXISTS (SELECT 1 FROM endpoints e WHERE e.branch_id = b.id)";
 
 /** Takes one armed fault matching the operation, if any, and returns its message. */
 function takeFault(ctx: Ctx, tx: Tx, op: OperationRow): string | null {
@@ -61,23 +56,32 @@ function takeFault(ctx: Ctx, tx: Tx, op: OperationRow): string | null {
 /** Applies a completed operation to the resource it acts on, in the same transaction. */
 function applyEffects(tx: Tx, op: OperationRow, outcome: "finished" | "failed", now: number): void {
   if (op.endpointId && targetState(op.action)) {
-    const endpoint = tx.select().from(endpoints).where(eq(endpoints.id, op.endpointId)).get();
+    const endpoint = statement<{
+      id: string;
+      currentState: EndpointState;
+      pendingState: EndpointState | null;
+    }>(
+      tx,
+      "SELECT id, current_state AS currentState, pending_state AS pendingState FROM endpoints WHERE id = @id",
+    ).get({ id: op.endpointId });
     if (!endpoint) return; // deleted meanwhile: nothing to move
     const next = stateAfter(endpoint.currentState, op.action, outcome);
     const started = outcome === "finished" && op.action === "start_compute";
     const suspended = outcome === "finished" && op.action === "suspend_compute";
-    tx.update(endpoints)
-      .set({
-        currentState: next,
-        ...(started ? { lastActive: now, startedAt: now } : {}),
-        ...(suspended ? { suspendedAt: now } : {}),
-        updatedAt: now,
-      })
-      .where(eq(endpoints.id, endpoint.id))
-      .run();
+    statement(
+      tx,
+      `UPDATE endpoints SET current_state = @next, updated_at = @now,
+         last_active = CASE WHEN @started THEN @now ELSE last_active END,
+         started_at = CASE WHEN @started THEN @now ELSE started_at END,
+         suspended_at = CASE WHEN @suspended THEN @now ELSE suspended_at END
+       WHERE id = @id`,
+    ).run({ next, now, started: started ? 1 : 0, suspended: suspended ? 1 : 0, id: endpoint.id });
     if (started)
-      tx.update(projects).set({ computeLastActiveAt: now }).where(eq(projects.id, op.projectId)).run();
-    refreshPendingState(tx, { ...endpoint, currentState: next });
+      statement(tx, "UPDATE projects SET compute_last_active_at = @now WHERE id = @id").run({
+        now,
+        id: op.projectId,
+      });
+    refreshPendingState(tx, endpoint);
     return;
   }
   if (
@@ -85,55 +89,35 @@ function applyEffects(tx: Tx, op: OperationRow, outcome: "finished" | "failed", 
     op.branchId &&
     outcome === "finished"
   ) {
-    tx.update(branches)
-      .set({ currentState: "ready", pendingState: null, stateChangedAt: now })
-      .where(eq(branches.id, op.branchId))
-      .run();
+    statement(
+      tx,
+      "UPDATE branches SET current_state = 'ready', pending_state = NULL, state_changed_at = @now WHERE id = @id",
+    ).run({ now, id: op.branchId });
   }
 }
 
 /** Completes running operations whose time has come; a matching armed fault makes one fail. */
 export function finishDue(ctx: Ctx, tx: Tx, now: number): number {
-  const due = prepared(ctx.db, "worker.due", () =>
-    ctx.db
-      .select()
-      .from(operations)
-      .where(
-        and(
-          unfinishedOperation,
-          eq(operations.status, "running"),
-          lte(operations.dueAt, sql.placeholder("now")),
-        ),
-      )
-      .orderBy(asc(operations.dueAt), asc(operations.createdUs))
-      .limit(BATCH)
-      .prepare(),
+  const due = statement<OperationRow>(
+    tx,
+    `SELECT ${OPERATION_COLUMNS} FROM operations
+      WHERE ${UNFINISHED} AND status = 'running' AND due_at <= @now
+      ORDER BY due_at, created_us LIMIT ${BATCH}`,
   ).all({ now });
-  const complete = prepared(ctx.db, "worker.complete", () =>
-    ctx.db
-      .update(operations)
-      .set({
-        status: sql`${sql.placeholder("status")}`,
-        error: sql`${sql.placeholder("error")}`,
-        failuresCount: sql`${sql.placeholder("failures")}`,
-        updatedAt: sql`${sql.placeholder("now")}`,
-        dueAt: null,
-        totalDurationMs: sql`${sql.placeholder("duration")}`,
-      })
-      .where(and(eq(operations.id, sql.placeholder("id")), eq(operations.status, "running")))
-      .prepare(),
+  if (due.length === 0) return 0;
+  // Guarded by the claim: only a row still `running` moves, so nothing completes twice.
+  const complete = statement(
+    tx,
+    `UPDATE operations SET status = @status, error = @error, failures_count = @failures,
+       updated_at = @now, due_at = NULL, total_duration_ms = @duration
+     WHERE id = @id AND status = 'running'`,
   );
   // Armed faults are rare: look for one per operation only when any exists.
-  const anyFault =
-    due.length > 0 &&
-    prepared(ctx.db, "worker.anyFault", () =>
-      ctx.db.select({ id: faults.id }).from(faults).limit(1).prepare(),
-    ).get() !== undefined;
+  const anyFault = statement(tx, "SELECT 1 FROM faults LIMIT 1").get() !== undefined;
   let done = 0;
   for (const op of due) {
     const error = anyFault ? takeFault(ctx, tx, op) : null;
     const outcome = error ? "failed" : "finished";
-    // Guarded by the claim: only a row still `running` moves, so nothing completes twice.
     const changed = complete.run({
       id: op.id,
       status: outcome,
@@ -152,41 +136,44 @@ export function finishDue(ctx: Ctx, tx: Tx, now: number): number {
 
 /** Starts waiting operations whose predecessors have completed. */
 export function promoteScheduled(ctx: Ctx, tx: Tx, now: number): number {
-  const waiting = prepared(ctx.db, "worker.waiting", () =>
-    ctx.db
-      .select()
-      .from(operations)
-      .where(and(unfinishedOperation, eq(operations.status, "scheduling")))
-      .orderBy(asc(operations.createdUs))
-      .limit(BATCH)
-      .prepare(),
+  const waiting = statement<Pick<OperationRow, "id" | "action" | "endpointId" | "createdUs">>(
+    tx,
+    `SELECT id, action, endpoint_id AS endpointId, created_us AS createdUs FROM operations
+      WHERE ${UNFINISHED} AND status = 'scheduling' ORDER BY created_us LIMIT ${BATCH}`,
   ).all();
+  if (waiting.length === 0) return 0;
+  const start = statement(
+    tx,
+    `UPDATE operations SET status = 'running', started_at = @now, due_at = @dueAt, updated_at = @now
+      WHERE id = @id AND status = 'scheduling'`,
+  );
   let promoted = 0;
   for (const op of waiting) {
     if (hasBlocker(ctx, op)) continue;
-    promoted += tx
-      .update(operations)
-      .set({
-        status: "running",
-        startedAt: now,
-        dueAt: now + ctx.config.operationMs[op.action as OperationAction],
-        updatedAt: now,
-      })
-      .where(and(eq(operations.id, op.id), eq(operations.status, "scheduling")))
-      .run().changes;
+    promoted += start.run({
+      id: op.id,
+      now,
+      dueAt: now + ctx.config.operationMs[op.action as OperationAction],
+    }).changes;
   }
   return promoted;
 }
 
 /** Suspends active endpoints idle for their auto-suspend delay (never when it is -1). */
 export function autoSuspend(ctx: Ctx, tx: Tx, now: number): number {
-  const due = prepared(ctx.db, "worker.suspendDue", () =>
-    ctx.db
-      .select()
-      .from(endpoints)
-      .where(and(suspendEligible, lte(suspendDueAt, sql.placeholder("now"))))
-      .limit(BATCH)
-      .prepare(),
+  const due = statement<{
+    id: string;
+    accountId: string;
+    projectId: string;
+    branchId: string;
+    pendingState: EndpointState | null;
+  }>(
+    tx,
+    `SELECT id, account_id AS accountId, project_id AS projectId, branch_id AS branchId,
+            pending_state AS pendingState
+       FROM endpoints INDEXED BY endpoints_suspend_due_idx
+      WHERE ${SUSPEND_ELIGIBLE_SQL} AND ${SUSPEND_DUE_AT_SQL} <= @now
+      LIMIT ${BATCH}`,
   ).all({ now });
   for (const e of due) {
     startOperation(ctx, tx, {
@@ -203,21 +190,13 @@ export function autoSuspend(ctx: Ctx, tx: Tx, now: number): number {
 
 /** Periodic check_availability for each branch that has an endpoint. */
 export function scheduleChecks(ctx: Ctx, tx: Tx, now: number): number {
-  const due = prepared(ctx.db, "worker.checksDue", () =>
-    ctx.db
-      .select({ id: branches.id, accountId: branches.accountId, projectId: branches.projectId })
-      .from(branches)
-      .where(and(hasEndpoint, lte(checkDueAt, sql.placeholder("now"))))
-      .limit(BATCH)
-      .prepare(),
+  const due = statement<{ id: string; accountId: string; projectId: string }>(
+    tx,
+    `SELECT b.id AS id, b.account_id AS accountId, b.project_id AS projectId FROM branches b
+      WHERE ${HAS_ENDPOINT} AND ${CHECK_DUE_AT} <= @now LIMIT ${BATCH}`,
   ).all({ now, interval: ctx.config.checkIntervalSeconds * 1000 });
-  const checked = prepared(ctx.db, "worker.checked", () =>
-    ctx.db
-      .update(branches)
-      .set({ lastCheckAt: sql`${sql.placeholder("now")}` })
-      .where(eq(branches.id, sql.placeholder("id")))
-      .prepare(),
-  );
+  if (due.length === 0) return 0;
+  const checked = statement(tx, "UPDATE branches SET last_check_at = @now WHERE id = @id");
   for (const b of due) {
     startOperation(ctx, tx, {
       accountId: b.accountId,
@@ -233,26 +212,18 @@ export function scheduleChecks(ctx: Ctx, tx: Tx, now: number): number {
 /** The earliest time at which anything becomes due, or null when nothing ever will. */
 export function nextEventAt(ctx: Ctx): number | null {
   const db = ctx.db;
-  const op = prepared(db, "worker.nextOp", () =>
-    db
-      .select({ t: sql<number | null>`MIN(${operations.dueAt})` })
-      .from(operations)
-      .where(and(unfinishedOperation, eq(operations.status, "running")))
-      .prepare(),
+  const op = statement<{ t: number | null }>(
+    db,
+    `SELECT MIN(due_at) AS t FROM operations WHERE ${UNFINISHED} AND status = 'running'`,
   ).get()?.t;
-  const suspend = prepared(db, "worker.nextSuspend", () =>
-    db
-      .select({ t: sql<number | null>`MIN(${suspendDueAt})` })
-      .from(endpoints)
-      .where(suspendEligible)
-      .prepare(),
+  const suspend = statement<{ t: number | null }>(
+    db,
+    `SELECT MIN(${SUSPEND_DUE_AT_SQL}) AS t FROM endpoints INDEXED BY endpoints_suspend_due_idx
+      WHERE ${SUSPEND_ELIGIBLE_SQL}`,
   ).get()?.t;
-  const check = prepared(db, "worker.nextCheck", () =>
-    db
-      .select({ t: sql<number | null>`MIN(${checkDueAt})` })
-      .from(branches)
-      .where(hasEndpoint)
-      .prepare(),
+  const check = statement<{ t: number | null }>(
+    db,
+    `SELECT MIN(${CHECK_DUE_AT}) AS t FROM branches b WHERE ${HAS_ENDPOINT}`,
   ).get({ interval: ctx.config.checkIntervalSeconds * 1000 })?.t;
   const times = [op, suspend, check].filter((t): t is number => typeof t === "number");
   // Waiting (scheduling) operations move only when another completes, a time already in `op`.

@@ -1,7 +1,18 @@
 import { sql } from "drizzle-orm";
 import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { SUSPEND_DISABLED, SUSPEND_TIMEOUT_DEFAULT } from "../../domain/compute.js";
 import { branches } from "./branches.js";
 import { projects } from "./projects.js";
+
+/**
+ * Auto-suspend, written out as SQL text shared by the index below and the worker's queries:
+ * SQLite uses an expression index only for the same expression, and a partial one only for a
+ * query that repeats its condition with the same literals (a bound parameter never matches).
+ * An endpoint is eligible while active, settled, with a last activity and auto-suspend not
+ * disabled (-1); it is due its delay after that activity (0 meaning the default 300 seconds).
+ */
+export const SUSPEND_ELIGIBLE_SQL = `current_state = 'active' AND pending_state IS NULL AND suspend_timeout_seconds <> ${SUSPEND_DISABLED} AND last_active IS NOT NULL`;
+export const SUSPEND_DUE_AT_SQL = `last_active + (CASE suspend_timeout_seconds WHEN 0 THEN ${SUSPEND_TIMEOUT_DEFAULT} ELSE suspend_timeout_seconds END) * 1000`;
 
 export const endpoints = sqliteTable(
   "endpoints",
@@ -42,6 +53,9 @@ export const endpoints = sqliteTable(
     uniqueIndex("endpoints_one_read_write_per_branch").on(t.branchId).where(sql`type = 'read_write'`),
     index("endpoints_project_idx").on(t.projectId, t.createdAt, t.id),
     index("endpoints_branch_idx").on(t.branchId),
-    index("endpoints_active_idx").on(t.currentState),
+    // The next endpoints to auto-suspend, without scanning every active one.
+    index("endpoints_suspend_due_idx")
+      .on(sql.raw(`(${SUSPEND_DUE_AT_SQL})`))
+      .where(sql.raw(SUSPEND_ELIGIBLE_SQL)),
   ],
 );

@@ -30,11 +30,11 @@ export const operations = sqliteTable(
   (t) => [
     index("operations_project_created_idx").on(t.projectId, t.createdUs),
     index("operations_pending_idx").on(t.status, t.dueAt).where(sql`status IN ('scheduling', 'running')`),
-    index("operations_endpoint_idx").on(t.endpointId, t.createdUs),
     // An endpoint's unfinished operations without walking its whole history (a long-lived
-    // sandbox accumulates hundreds of thousands of finished ones).
+    // sandbox accumulates hundreds of thousands of finished ones). Operations without an
+    // endpoint stay out of it; `endpoint_id = ?` in a query implies the NOT NULL.
     index("operations_endpoint_unfinished_idx")
       .on(t.endpointId, t.createdUs)
-      .where(sql`status IN ('scheduling', 'running')`),
+      .where(sql`status IN ('scheduling', 'running') AND endpoint_id IS NOT NULL`),
   ],
 );

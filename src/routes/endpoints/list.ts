@@ -1,6 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { listEndpoints } from "../../repos/endpoints.js";
-import { createRouter, errorResponses, jsonResponse, ProjectParams, security } from "../router.js";
+import { listEndpointsJson } from "../../repos/endpoints.js";
+import {
+  createRouter,
+  errorResponses,
+  jsonResponse,
+  ProjectParams,
+  security,
+  sendJsonText,
+} from "../router.js";
 import { Endpoint } from "../schemas.js";
 
 const route = createRoute({
@@ -18,5 +25,9 @@ const route = createRoute({
 });
 
 export default createRouter().openapi(route, (c) =>
-  c.json(listEndpoints(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id), 200),
+  sendJsonText(
+    c,
+    listEndpointsJson(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id),
+    200,
+  ),
 );
