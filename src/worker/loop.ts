@@ -33,15 +33,25 @@ export class Worker {
     return this.ctx.clock;
   }
 
+  /** A manual clock's time not yet persisted: the next pass writes it in its own transaction. */
+  private unsavedClock: number | undefined;
+
   /** One pass at the current time: complete, promote, suspend, check. Returns how many rows moved. */
   private pass(): number {
     const now = this.clock.now();
     return this.ctx.db.transaction(
-      (tx) =>
-        finishDue(this.ctx, tx, now) +
-        promoteScheduled(this.ctx, tx, now) +
-        autoSuspend(this.ctx, tx, now) +
-        scheduleChecks(this.ctx, tx, now),
+      (tx) => {
+        // Persisted with the rows stamped with it, atomically: a crash can never leave rows later
+        // than the clock a restart resumes from.
+        if (this.unsavedClock !== undefined) writeState(tx, MANUAL_CLOCK_KEY, String(this.unsavedClock));
+        const moved =
+          finishDue(this.ctx, tx, now) +
+          promoteScheduled(this.ctx, tx, now) +
+          autoSuspend(this.ctx, tx, now) +
+          scheduleChecks(this.ctx, tx, now);
+        this.unsavedClock = undefined;
+        return moved;
+      },
       { behavior: "immediate" },
     );
   }
@@ -76,11 +86,11 @@ export class Worker {
         "the clock is real; start the emulator with NEON_EMULATOR_CLOCK=manual to advance it",
       );
     const target = clock.now() + Math.round(seconds * 1000);
-    // Each new time is persisted before anything is stamped with it: a crash mid-advance must
-    // never leave rows later than the clock a restart resumes from.
+    // Each new time is persisted by the pass that runs at it, in the same transaction as the rows
+    // it stamps (see pass()).
     const moveTo = (ms: number) => {
       clock.set(ms);
-      writeState(this.ctx.db, MANUAL_CLOCK_KEY, String(clock.now()));
+      this.unsavedClock = clock.now();
     };
     this.runUntilIdle();
     for (let next = this.nextEventAt(); next !== null && next <= target; next = this.nextEventAt()) {

@@ -79,6 +79,27 @@ describe("GET /api_keys", () => {
     });
   });
 
+  it("keeps last_used_at to the second and writes it only when the second or address changes", async () => {
+    const sqlite = (t.ctx.db as unknown as { $client: import("better-sqlite3").Database }).$client;
+    const changes = () => (sqlite.prepare("SELECT total_changes() AS n").get() as { n: number }).n;
+    const created = await t.api("POST", "/api/v2/api_keys", { key_name: "busy" });
+    const auth = { authorization: `Bearer ${created.body.key}` };
+    const second = Math.floor(t.clock.now() / 1000) * 1000 + 10_000;
+    t.clock.set(second + 250);
+    expectStatus(await t.request("GET", "/api/v2/projects", undefined, auth), 200);
+    const afterFirst = changes();
+    t.clock.set(second + 900);
+    expectStatus(await t.request("GET", "/api/v2/projects", undefined, auth), 200);
+    // Same second, same address: the read wrote nothing.
+    expect(changes()).toBe(afterFirst);
+    const shown = async () =>
+      (await t.api("GET", "/api/v2/api_keys")).body.find((k: { id: number }) => k.id === created.body.id);
+    expect((await shown()).last_used_at).toBe(new Date(second).toISOString().replace(".000Z", "Z"));
+    t.clock.set(second + 1000);
+    expectStatus(await t.request("GET", "/api/v2/projects", undefined, auth), 200);
+    expect((await shown()).last_used_at).toBe(new Date(second + 1000).toISOString().replace(".000Z", "Z"));
+  });
+
   it("shows null last_used_at for a key never used", async () => {
     const created = await t.api("POST", "/api/v2/api_keys", { key_name: "unused" });
     const res = await t.api("GET", "/api/v2/api_keys");
