@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomFillSync, randomUUID } from "node:crypto";
 
 /**
  * Identifiers in the public style: projects `shiny-wind-028834`, branches `br-…`, endpoints
@@ -10,7 +10,29 @@ export interface RandomSource {
   bytes(n: number): Buffer;
 }
 
-export const cryptoRandom: RandomSource = { bytes: (n) => randomBytes(n) };
+/**
+ * The CSPRNG, drawn from a 4 KB pool refilled as it runs out: one getrandom call per few hundred
+ * ids instead of one per 4-byte draw (as Node's randomUUID pools its own entropy).
+ */
+export const cryptoRandom: RandomSource = (() => {
+  const POOL = 4096;
+  const pool = Buffer.alloc(POOL);
+  let used = POOL;
+  return {
+    bytes(n) {
+      if (n > POOL) return randomBytes(n);
+      if (used + n > POOL) {
+        randomFillSync(pool);
+        used = 0;
+      }
+      const out = Buffer.from(pool.subarray(used, used + n));
+      // Bytes handed out are wiped from the pool, so a secret never lingers there.
+      pool.fill(0, used, used + n);
+      used += n;
+      return out;
+    },
+  };
+})();
 
 /** A deterministic source: SHA-256 in counter mode over a seed string (for seeded demo data). */
 export function seededRandom(seed: string): RandomSource {
