@@ -31,6 +31,9 @@ export function snapshotEmulator(name = "main.js", keepIn?: string): string {
     const dir = snapshotDir;
     process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
   }
+  // The bundle is an ES module, as package.json's "type" says where it is built; without that
+  // beside the copy, node would first try it as CommonJS and parse it twice (slower start, more memory).
+  fs.writeFileSync(path.join(snapshotDir, "package.json"), '{ "type": "module" }\n');
   for (const link of ["migrations", "node_modules"])
     if (!fs.existsSync(path.join(snapshotDir, link)))
       fs.symlinkSync(path.join(ROOT, link), path.join(snapshotDir, link), "dir");
