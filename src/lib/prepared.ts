@@ -29,26 +29,17 @@ export function prepared<T>(db: Tx, key: string, build: () => T): T {
   return stmt;
 }
 
-const statements = new WeakMap<object, Map<string, unknown>>();
-
 /**
  * A raw better-sqlite3 statement on the handle's connection, prepared once per SQL text. For the
  * hottest paths only: rows come back as plain objects (alias columns to the row's field names in
  * the SQL) without Drizzle's per-column mapping, which costs more than the query itself there.
  */
 export function statement<Row = unknown>(db: Tx, text: string): Statement<Row> {
-  const connection = connectionOf(db) as Database.Database;
-  let cache = statements.get(connection);
-  if (!cache) {
-    cache = new Map();
-    statements.set(connection, cache);
-  }
-  let stmt = cache.get(text) as Statement<Row> | undefined;
-  if (stmt === undefined) {
-    stmt = connection.prepare(text) as Statement<Row>;
-    cache.set(text, stmt);
-  }
-  return stmt;
+  return prepared(
+    db,
+    `sql:${text}`,
+    () => (connectionOf(db) as Database.Database).prepare(text) as Statement<Row>,
+  );
 }
 
 /** Parameters (named, as an object) in, `Row` out. */

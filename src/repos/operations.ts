@@ -2,6 +2,7 @@ import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { operations } from "../db/schema/index.js";
+import { UNFINISHED_OPERATION_SQL } from "../db/schema/operations.js";
 import type { OperationAction } from "../domain/operations.js";
 import { iso, isoMicros, parseIsoMicros } from "../lib/clock.js";
 import { badRequest, notFound } from "../lib/errors.js";
@@ -17,13 +18,6 @@ export interface NewOperation {
   endpointId?: string | null;
   action: OperationAction;
 }
-
-/**
- * `status IN ('scheduling', 'running')` written out as the partial index operations_pending_idx
- * states it: SQLite uses a partial index only for a query that repeats its condition (a bound
- * parameter never does), and without it every worker step scans all operations ever made.
- */
-export const unfinishedOperation = sql`${operations.status} IN ('scheduling', 'running')`;
 
 /** An operation row's columns under its field names, for raw statements. */
 export const OPERATION_COLUMNS = `id, account_id AS accountId, project_id AS projectId, branch_id AS branchId,
@@ -41,7 +35,7 @@ export function hasBlocker(ctx: Ctx, op: Pick<OperationRow, "endpointId" | "crea
   const row = statement(
     ctx.db,
     `SELECT 1 FROM operations
-      WHERE endpoint_id = @endpointId AND created_us < @createdUs AND status IN ('scheduling', 'running')
+      WHERE endpoint_id = @endpointId AND created_us < @createdUs AND ${UNFINISHED_OPERATION_SQL}
       LIMIT 1`,
   ).get({ endpointId: op.endpointId, createdUs: op.createdUs });
   return row !== undefined;
@@ -168,7 +162,7 @@ export function unfinishedActions(tx: Tx, endpointId: string): string[] {
   return statement<{ action: string }>(
     tx,
     `SELECT action FROM operations
-      WHERE endpoint_id = @endpointId AND status IN ('scheduling', 'running') ORDER BY created_us`,
+      WHERE endpoint_id = @endpointId AND ${UNFINISHED_OPERATION_SQL} ORDER BY created_us`,
   )
     .all({ endpointId })
     .map((r) => r.action);

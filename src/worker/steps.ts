@@ -3,6 +3,7 @@ import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { SUSPEND_DUE_AT_SQL, SUSPEND_ELIGIBLE_SQL } from "../db/schema/endpoints.js";
 import { faults } from "../db/schema/index.js";
+import { UNFINISHED_OPERATION_SQL } from "../db/schema/operations.js";
 import { type EndpointState, stateAfter, targetState } from "../domain/endpoint-state.js";
 import type { OperationAction } from "../domain/operations.js";
 import { prepared, statement } from "../lib/prepared.js";
@@ -15,9 +16,6 @@ import { hasBlocker, OPERATION_COLUMNS, type OperationRow, startOperation } from
 
 /** How many rows one step claims at most, so a single transaction stays short. */
 const BATCH = 500;
-
-/** Operations that are not finished yet: the condition of operations_pending_idx. */
-const UNFINISHED = "status IN ('scheduling', 'running')";
 
 /**
  * Checks fall on a grid of the interval (every hour on the hour by default), so all branches
@@ -101,7 +99,7 @@ export function finishDue(ctx: Ctx, tx: Tx, now: number): number {
   const due = statement<OperationRow>(
     tx,
     `SELECT ${OPERATION_COLUMNS} FROM operations
-      WHERE ${UNFINISHED} AND status = 'running' AND due_at <= @now
+      WHERE ${UNFINISHED_OPERATION_SQL} AND status = 'running' AND due_at <= @now
       ORDER BY due_at, created_us LIMIT ${BATCH}`,
   ).all({ now });
   if (due.length === 0) return 0;
@@ -139,7 +137,7 @@ export function promoteScheduled(ctx: Ctx, tx: Tx, now: number): number {
   const waiting = statement<Pick<OperationRow, "id" | "action" | "endpointId" | "createdUs">>(
     tx,
     `SELECT id, action, endpoint_id AS endpointId, created_us AS createdUs FROM operations
-      WHERE ${UNFINISHED} AND status = 'scheduling' ORDER BY created_us LIMIT ${BATCH}`,
+      WHERE ${UNFINISHED_OPERATION_SQL} AND status = 'scheduling' ORDER BY created_us LIMIT ${BATCH}`,
   ).all();
   if (waiting.length === 0) return 0;
   const start = statement(
@@ -214,7 +212,7 @@ export function nextEventAt(ctx: Ctx): number | null {
   const db = ctx.db;
   const op = statement<{ t: number | null }>(
     db,
-    `SELECT MIN(due_at) AS t FROM operations WHERE ${UNFINISHED} AND status = 'running'`,
+    `SELECT MIN(due_at) AS t FROM operations WHERE ${UNFINISHED_OPERATION_SQL} AND status = 'running'`,
   ).get()?.t;
   const suspend = statement<{ t: number | null }>(
     db,

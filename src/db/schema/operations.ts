@@ -6,6 +6,13 @@ import { OPERATION_ACTIONS } from "../../domain/operations.js";
  * Operation rows outlive their project briefly (the delete_tenant operation of a deleted
  * project still runs), so they carry no foreign keys; reads always go through a live project.
  */
+/**
+ * Unfinished operations, written out as SQL text shared by the partial indexes below and the
+ * queries meant to use them: SQLite uses a partial index only for a query that repeats its
+ * condition with the same literals (a bound parameter never matches).
+ */
+export const UNFINISHED_OPERATION_SQL = "status IN ('scheduling', 'running')";
+
 export const operations = sqliteTable(
   "operations",
   {
@@ -29,12 +36,12 @@ export const operations = sqliteTable(
   },
   (t) => [
     index("operations_project_created_idx").on(t.projectId, t.createdUs),
-    index("operations_pending_idx").on(t.status, t.dueAt).where(sql`status IN ('scheduling', 'running')`),
+    index("operations_pending_idx").on(t.status, t.dueAt).where(sql.raw(UNFINISHED_OPERATION_SQL)),
     // An endpoint's unfinished operations without walking its whole history (a long-lived
     // sandbox accumulates hundreds of thousands of finished ones). Operations without an
     // endpoint stay out of it; `endpoint_id = ?` in a query implies the NOT NULL.
     index("operations_endpoint_unfinished_idx")
       .on(t.endpointId, t.createdUs)
-      .where(sql`status IN ('scheduling', 'running') AND endpoint_id IS NOT NULL`),
+      .where(sql.raw(`${UNFINISHED_OPERATION_SQL} AND endpoint_id IS NOT NULL`)),
   ],
 );
