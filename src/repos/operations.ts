@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import type { Ctx } from "../context.js";
 import type { Tx } from "../db/client.js";
 import { operations } from "../db/schema/index.js";
@@ -6,7 +6,8 @@ import { UNFINISHED_OPERATION_SQL } from "../db/schema/operations.js";
 import type { OperationAction } from "../domain/operations.js";
 import { iso, isoMicros, parseIsoMicros } from "../lib/clock.js";
 import { badRequest, notFound } from "../lib/errors.js";
-import { prepared, statement } from "../lib/prepared.js";
+import type { JsonText } from "../lib/json-text.js";
+import { statement } from "../lib/prepared.js";
 import { requireProject } from "./projects.js";
 
 export type OperationRow = typeof operations.$inferSelect;
@@ -101,46 +102,64 @@ export function toOperationJson(row: OperationRow) {
 }
 export type OperationJson = ReturnType<typeof toOperationJson>;
 
+/**
+ * An operation row rendered as JSON by SQLite, exactly as toOperationJson renders it (same keys,
+ * order, omissions and timestamp formats; test/routes/operations.test.ts compares the two): a
+ * page is then one string from one statement, with no per-row JavaScript objects.
+ */
+const OPERATION_JSON_SQL = `printf(
+  '{"id":%s,"project_id":%s%s%s,"action":%s,"status":%s%s,"failures_count":%d,"created_at":"%s.%06dZ","updated_at":"%s%sZ","total_duration_ms":%d}',
+  json_quote(id), json_quote(project_id),
+  iif(ifnull(branch_id, '') = '', '', ',"branch_id":' || json_quote(branch_id)),
+  iif(ifnull(endpoint_id, '') = '', '', ',"endpoint_id":' || json_quote(endpoint_id)),
+  json_quote(action), json_quote(status),
+  iif(ifnull(error, '') = '', '', ',"error":' || json_quote(error)),
+  failures_count,
+  replace(datetime(created_us / 1000000, 'unixepoch'), ' ', 'T'), created_us % 1000000,
+  replace(datetime(updated_at / 1000, 'unixepoch'), ' ', 'T'),
+  iif(updated_at % 1000 = 0, '', printf('.%03d', updated_at % 1000)),
+  total_duration_ms)`;
+
+export interface OperationPage {
+  operations: OperationJson[];
+  pagination?: { cursor: string } | undefined;
+}
+
+/**
+ * A page of a project's operations, newest first, below the cursor (a `created_at` with
+ * microseconds). One statement checks the project and renders the page; the response is sent as
+ * the text it returns.
+ */
 export function listOperations(
   ctx: Ctx,
   accountId: string,
   projectId: string,
   query: { limit?: number | undefined; cursor?: string | undefined },
-) {
-  requireProject(ctx.db, accountId, projectId);
+): JsonText<OperationPage> {
   const limit = query.limit ?? 10;
-  let before: number | null = null;
+  let before = Number.MAX_SAFE_INTEGER;
   if (query.cursor !== undefined) {
-    before = parseIsoMicros(query.cursor);
-    if (before === null)
+    const parsed = parseIsoMicros(query.cursor);
+    if (parsed === null)
       throw badRequest(
         `cursor must be a pagination.cursor value from a previous page (got "${query.cursor}")`,
       );
+    before = parsed;
   }
-  // A page is newest first below the cursor; without one, below the largest possible time.
-  const rows = prepared(ctx.db, "operations.page", () =>
-    ctx.db
-      .select()
-      .from(operations)
-      .where(
-        and(
-          eq(operations.projectId, sql.placeholder("projectId")),
-          lt(operations.createdUs, sql.placeholder("before")),
-        ),
-      )
-      .orderBy(desc(operations.createdUs))
-      .limit(sql.placeholder("limit"))
-      .prepare(),
-  ).all({ projectId, before: before ?? Number.MAX_SAFE_INTEGER, limit });
-  const last = rows[rows.length - 1];
-  return {
-    operations: rows.map(toOperationJson),
-    pagination: last
-      ? { cursor: isoMicros(last.createdUs) }
-      : query.cursor
-        ? { cursor: query.cursor }
-        : undefined,
-  };
+  const page = statement<{ found: number | null; items: string | null; lastUs: number | null }>(
+    ctx.db,
+    `SELECT (SELECT 1 FROM projects WHERE id = @projectId AND account_id = @accountId) AS found,
+            group_concat(json, ',' ORDER BY created_us DESC) AS items, min(created_us) AS lastUs
+       FROM (SELECT ${OPERATION_JSON_SQL} AS json, created_us FROM operations
+              WHERE project_id = @projectId AND created_us < @before
+              ORDER BY created_us DESC LIMIT @limit)`,
+  ).get({ projectId, accountId, before, limit });
+  if (!page?.found) throw notFound(`project ${projectId} not found`);
+  // Without a row, the cursor sent stays the cursor: the end of the list.
+  const cursor = page.lastUs !== null ? isoMicros(page.lastUs) : query.cursor;
+  return `{"operations":[${page.items ?? ""}]${
+    cursor === undefined ? "" : `,"pagination":{"cursor":${JSON.stringify(cursor)}}`
+  }}` as JsonText<OperationPage>;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

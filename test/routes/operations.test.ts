@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { operations } from "../../src/db/schema/index.js";
 import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;
@@ -55,6 +56,78 @@ describe("GET /projects/{p}/operations", () => {
       cursor = res.body.pagination.cursor;
     }
     expect(walked).toEqual(all);
+  });
+
+  it("renders every listed operation exactly as the single read does (nulls, escapes, timestamps)", async () => {
+    const base = { accountId: t.accountId, projectId, action: "apply_config" as const, failuresCount: 0 };
+    // Odd but valid rows: no branch or endpoint, an error needing JSON escapes, whole-second,
+    // sub-second and leading-zero timestamps, a date before 2000.
+    const rows = [
+      {
+        branchId: null,
+        endpointId: null,
+        error: null,
+        createdUs: 946_684_799_000_007,
+        updatedAt: 946_684_799_000,
+      },
+      {
+        branchId: "br-x",
+        endpointId: null,
+        error: 'quote " slash \\ newline \n tab \t ü 🐘',
+        createdUs: 1_735_603_200_000_000,
+        updatedAt: 1_735_603_200_001,
+      },
+      {
+        branchId: "br-x",
+        endpointId: endpointId,
+        error: "",
+        createdUs: 1_735_603_200_099_999,
+        updatedAt: 1_735_603_200_999,
+      },
+      {
+        branchId: "",
+        endpointId: "",
+        error: null,
+        createdUs: 1_735_603_200_100_000,
+        updatedAt: 1_735_603_260_000,
+      },
+    ];
+    t.ctx.db
+      .insert(operations)
+      .values(
+        rows.map((r, i) => ({
+          ...base,
+          ...r,
+          id: `00000000-0000-4000-8000-00000000000${i}`,
+          status: "failed" as const,
+          totalDurationMs: i * 1001,
+        })),
+      )
+      .run();
+    const page = await t.api("GET", `${ops()}?limit=1000`);
+    expectStatus(page, 200);
+    expect(page.body.operations).toHaveLength(6);
+    for (const op of page.body.operations) {
+      const one = await t.api("GET", `${ops()}/${op.id}`);
+      expectStatus(one, 200);
+      expect(op).toStrictEqual(one.body.operation);
+    }
+    const oldest = page.body.operations.at(-1);
+    expect(oldest).toStrictEqual({
+      id: "00000000-0000-4000-8000-000000000000",
+      project_id: projectId,
+      action: "apply_config",
+      status: "failed",
+      failures_count: 0,
+      created_at: "1999-12-31T23:59:59.000007Z",
+      updated_at: "1999-12-31T23:59:59Z",
+      total_duration_ms: 0,
+    });
+    expect(page.body.pagination).toEqual({ cursor: "1999-12-31T23:59:59.000007Z" });
+    // Past the end: no operations, and the cursor sent comes back.
+    const end = await t.api("GET", `${ops()}?cursor=${encodeURIComponent(oldest.created_at)}`);
+    expectStatus(end, 200);
+    expect(end.body).toStrictEqual({ operations: [], pagination: { cursor: oldest.created_at } });
   });
 
   it.each(["limit=0", "limit=1001", "limit=x", "cursor=yesterday"])("rejects %s with 400", async (q) => {

@@ -1,6 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { listOperations } from "../../repos/operations.js";
-import { createRouter, errorResponses, jsonResponse, ProjectParams, security } from "../router.js";
+import {
+  createRouter,
+  errorResponses,
+  jsonResponse,
+  ProjectParams,
+  security,
+  sendJsonText,
+} from "../router.js";
 import { intQuery, Operation, Pagination } from "../schemas.js";
 
 const route = createRoute({
@@ -24,7 +31,8 @@ const route = createRoute({
 });
 
 export default createRouter().openapi(route, (c) =>
-  c.json(
+  sendJsonText(
+    c,
     listOperations(
       c.var.ctx,
       c.var.principal.accountId,
