@@ -5,6 +5,9 @@ import { ApiError } from "../lib/errors.js";
 import { MANUAL_CLOCK_KEY, writeState } from "../repos/emulator-state.js";
 import { autoSuspend, finishDue, nextEventAt, promoteScheduled, scheduleChecks } from "./steps.js";
 
+/** How many stops of a manual-clock advance share one commit. */
+const MOMENTS_PER_COMMIT = 32;
+
 /** Longest sleep of the real-time loop, so a change made by another process is seen soon. */
 const MAX_SLEEP_MS = 1000;
 
@@ -93,9 +96,18 @@ export class Worker {
       this.unsavedClock = clock.now();
     };
     this.runUntilIdle();
-    for (let next = this.nextEventAt(); next !== null && next <= target; next = this.nextEventAt()) {
-      moveTo(next);
-      this.runUntilIdle();
+    // Moments are committed in groups: a commit per moment would cost more than the moment's
+    // work (a 7-day advance stops ~340 times), while a single transaction for the whole advance
+    // would hold the write lock for as long as a long advance runs.
+    let next = this.nextEventAt();
+    while (next !== null && next <= target) {
+      this.ctx.db.transaction(() => {
+        for (let n = 0; n < MOMENTS_PER_COMMIT && next !== null && next <= target; n++) {
+          moveTo(next);
+          this.runUntilIdle();
+          next = this.nextEventAt();
+        }
+      });
     }
     moveTo(target);
     this.runUntilIdle();

@@ -5,10 +5,16 @@ import { SUSPEND_DUE_AT_SQL, SUSPEND_ELIGIBLE_SQL } from "../db/schema/endpoints
 import { faults } from "../db/schema/index.js";
 import { UNFINISHED_OPERATION_SQL } from "../db/schema/operations.js";
 import { type EndpointState, stateAfter, targetState } from "../domain/endpoint-state.js";
-import type { OperationAction } from "../domain/operations.js";
+import { OPERATION_ACTIONS, type OperationAction } from "../domain/operations.js";
 import { prepared, statement } from "../lib/prepared.js";
 import { refreshPendingState } from "../repos/endpoints.js";
-import { hasBlocker, OPERATION_COLUMNS, type OperationRow, startOperation } from "../repos/operations.js";
+import {
+  hasBlocker,
+  OPERATION_COLUMNS,
+  type OperationRow,
+  startOperation,
+  startUnblockedOperations,
+} from "../repos/operations.js";
 
 // The worker's statements are raw SQL prepared once: a 7-day advance runs tens of thousands of
 // them, and Drizzle's per-row mapping would cost more than the statements themselves. Conditions
@@ -51,8 +57,19 @@ function takeFault(ctx: Ctx, tx: Tx, op: OperationRow): string | null {
   return fault.message;
 }
 
+/** Whether completing an operation of this action changes more than its own row (see applyEffects). */
+function changesResources(action: OperationAction): boolean {
+  return targetState(action) !== null || action === "create_timeline" || action === "create_branch";
+}
+
+/** Actions whose completion changes only the operation row, as SQL literals. */
+const ROW_ONLY_ACTIONS_SQL = OPERATION_ACTIONS.filter((a) => !changesResources(a))
+  .map((a) => `'${a}'`)
+  .join(", ");
+
 /** Applies a completed operation to the resource it acts on, in the same transaction. */
 function applyEffects(tx: Tx, op: OperationRow, outcome: "finished" | "failed", now: number): void {
+  if (!changesResources(op.action)) return;
   if (op.endpointId && targetState(op.action)) {
     const endpoint = statement<{
       id: string;
@@ -96,13 +113,26 @@ function applyEffects(tx: Tx, op: OperationRow, outcome: "finished" | "failed", 
 
 /** Completes running operations whose time has come; a matching armed fault makes one fail. */
 export function finishDue(ctx: Ctx, tx: Tx, now: number): number {
+  // Armed faults are rare: look for one per operation only when any exists.
+  const anyFault = statement(tx, "SELECT 1 FROM faults LIMIT 1").get() !== undefined;
+  // Without a fault to take, operations that change nothing else (the periodic checks above all)
+  // finish in one statement; the rest, one by one below, in due order.
+  let done = anyFault
+    ? 0
+    : statement(
+        tx,
+        `UPDATE operations SET status = 'finished', updated_at = @now, due_at = NULL,
+           total_duration_ms = max(0, @now - ifnull(started_at, @now))
+         WHERE ${UNFINISHED_OPERATION_SQL} AND status = 'running' AND due_at <= @now
+           AND action IN (${ROW_ONLY_ACTIONS_SQL})`,
+      ).run({ now }).changes;
   const due = statement<OperationRow>(
     tx,
     `SELECT ${OPERATION_COLUMNS} FROM operations
       WHERE ${UNFINISHED_OPERATION_SQL} AND status = 'running' AND due_at <= @now
       ORDER BY due_at, created_us LIMIT ${BATCH}`,
   ).all({ now });
-  if (due.length === 0) return 0;
+  if (due.length === 0) return done;
   // Guarded by the claim: only a row still `running` moves, so nothing completes twice.
   const complete = statement(
     tx,
@@ -110,9 +140,6 @@ export function finishDue(ctx: Ctx, tx: Tx, now: number): number {
        updated_at = @now, due_at = NULL, total_duration_ms = @duration
      WHERE id = @id AND status = 'running'`,
   );
-  // Armed faults are rare: look for one per operation only when any exists.
-  const anyFault = statement(tx, "SELECT 1 FROM faults LIMIT 1").get() !== undefined;
-  let done = 0;
   for (const op of due) {
     const error = anyFault ? takeFault(ctx, tx, op) : null;
     const outcome = error ? "failed" : "finished";
@@ -188,22 +215,17 @@ export function autoSuspend(ctx: Ctx, tx: Tx, now: number): number {
 
 /** Periodic check_availability for each branch that has an endpoint. */
 export function scheduleChecks(ctx: Ctx, tx: Tx, now: number): number {
-  const due = statement<{ id: string; accountId: string; projectId: string }>(
+  const due = statement<{ branchId: string; accountId: string; projectId: string }>(
     tx,
-    `SELECT b.id AS id, b.account_id AS accountId, b.project_id AS projectId FROM branches b
+    `SELECT b.id AS branchId, b.account_id AS accountId, b.project_id AS projectId FROM branches b
       WHERE ${HAS_ENDPOINT} AND ${CHECK_DUE_AT} <= @now LIMIT ${BATCH}`,
   ).all({ now, interval: ctx.config.checkIntervalSeconds * 1000 });
   if (due.length === 0) return 0;
-  const checked = statement(tx, "UPDATE branches SET last_check_at = @now WHERE id = @id");
-  for (const b of due) {
-    startOperation(ctx, tx, {
-      accountId: b.accountId,
-      projectId: b.projectId,
-      branchId: b.id,
-      action: "check_availability",
-    });
-    checked.run({ now, id: b.id });
-  }
+  startUnblockedOperations(ctx, tx, "check_availability", due);
+  statement(
+    tx,
+    "UPDATE branches SET last_check_at = @now WHERE id IN (SELECT value FROM json_each(@ids))",
+  ).run({ now, ids: JSON.stringify(due.map((b) => b.branchId)) });
   return due.length;
 }
 
