@@ -13,6 +13,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { SourceMapConsumer } from "source-map-js";
 
 interface CallFrame {
   functionName: string;
@@ -53,44 +54,33 @@ export interface Summary {
 }
 
 /**
- * For an esbuild bundle (dist/main.js or the bench's private copy), the module each line came from: esbuild writes a
- * `// node_modules/pkg/file.js` or `// src/...` comment where each module's code starts.
+ * For the esbuild bundle (dist/main.cjs, or the bench's copy of it), the module a function came
+ * from (`src/app.ts`, `node_modules/hono/dist/...`), read from the bundle's source map: the bundle
+ * is minified, so lines and columns mean nothing by themselves.
  */
-const bundleMaps = new Map<string, { lines: number[]; modules: string[] } | null>();
-function moduleAt(url: string, line: number): string | undefined {
-  if (!url.startsWith("file://") || url.includes("/node_modules/")) return undefined;
-  let map = bundleMaps.get(url);
+const sourceMaps = new Map<string, SourceMapConsumer | null>();
+function moduleAt(frame: CallFrame): string | undefined {
+  const { url } = frame;
+  const file = url.startsWith("file://") ? fileURLToPath(url) : url;
+  if (!path.isAbsolute(file) || file.includes("/node_modules/")) return undefined;
+  let map = sourceMaps.get(file);
   if (map === undefined) {
     map = null;
     try {
-      const text = fs.readFileSync(fileURLToPath(url), "utf8").split("\n");
-      const lines: number[] = [];
-      const modules: string[] = [];
-      text.forEach((l, i) => {
-        const m = /^\/\/ ((?:node_modules|src)\/\S+\.(?:[cm]?js|ts|json))$/.exec(l);
-        if (m) {
-          lines.push(i);
-          modules.push(m[1] as string);
-        }
-      });
-      if (lines.length) map = { lines, modules };
+      map = new SourceMapConsumer(JSON.parse(fs.readFileSync(`${file}.map`, "utf8")));
     } catch {
-      // unreadable: no module attribution
+      // no source map beside it: no module attribution
     }
-    bundleMaps.set(url, map);
+    sourceMaps.set(file, map);
   }
-  if (!map) return undefined;
-  let lo = 0;
-  let hi = map.lines.length - 1;
-  let found = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if ((map.lines[mid] as number) <= line) {
-      found = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  return found >= 0 ? map.modules[found] : undefined;
+  const source = map?.originalPositionFor({ line: frame.lineNumber + 1, column: frame.columnNumber }).source;
+  if (!source) return undefined;
+  // Sources are relative to the map's folder (dist/): ../src/app.ts, ../node_modules/hono/...
+  const dir = path.dirname(file);
+  const module = path.relative(path.dirname(dir), path.resolve(dir, source));
+  // drizzle-orm ships source maps naming a ../src/ it does not publish; esbuild follows them to
+  // node_modules/src/. It is the only dependency that does.
+  return module.startsWith("node_modules/src/") ? `node_modules/drizzle-orm/${module.slice(13)}` : module;
 }
 
 function shortUrl(url: string): string {
@@ -109,7 +99,7 @@ function areaOf(frame: CallFrame): string {
   const { url, functionName } = frame;
   if (!url) return functionName.startsWith("(") ? functionName : "(native / V8 builtins)";
   if (url.startsWith("node:")) return "node: internals";
-  const mod = moduleAt(url, frame.lineNumber);
+  const mod = moduleAt(frame);
   if (mod?.startsWith("node_modules/")) {
     const parts = mod.slice("node_modules/".length).split("/");
     return parts[0]?.startsWith("@") ? `${parts[0]}/${parts[1]}` : (parts[0] as string);
@@ -127,7 +117,7 @@ function areaOf(frame: CallFrame): string {
 function label(frame: CallFrame): string {
   const fn = frame.functionName || "(anonymous)";
   const u = shortUrl(frame.url);
-  const mod = moduleAt(frame.url, frame.lineNumber);
+  const mod = moduleAt(frame);
   if (mod) return `${fn}  ${mod.replace(/^node_modules\//, "")} (${u}:${frame.lineNumber + 1})`;
   return u ? `${fn}  ${u}:${frame.lineNumber + 1}` : fn;
 }
@@ -170,7 +160,7 @@ export function summarise(file: string, opts: { top?: number; from?: number; to?
     const seen = new Set<string>();
     for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
       const f = (byId.get(id) as ProfileNode).callFrame;
-      if (!moduleAt(f.url, f.lineNumber)?.startsWith("src/")) continue;
+      if (!moduleAt(f)?.startsWith("src/")) continue;
       const k = label(f);
       if (seen.has(k)) continue;
       seen.add(k);

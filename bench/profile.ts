@@ -13,7 +13,7 @@ import path from "node:path";
 import { renderSummary, summarise } from "./cpuprofile-summary.js";
 import { Api } from "./lib/http.js";
 import { runLoad } from "./lib/load.js";
-import { randomKey, rssMb, sleep, snapshotEmulator, spawnEmulator, tempDir } from "./lib/proc.js";
+import { copyBuild, randomKey, rssMb, sleep, spawnEmulator, tempDir } from "./lib/proc.js";
 import { BASE, createProject, postReadOnlyLoad, prepareAdvance } from "./lib/scenarios.js";
 import { countRows, seedOperations } from "./lib/seed.js";
 
@@ -68,12 +68,21 @@ async function withEmulator(
   report(name, window);
 }
 
-/** RSS, V8 heap and external memory of an idle emulator after the bench's warm-up. */
+/**
+ * RSS, V8 heap and external memory of an idle emulator after the bench's warm-up. The report
+ * comes from a preload, which node runs only without the start-up snapshot: this is the same
+ * bundle and flags started the long way, so its heap holds the same objects, laid out anew.
+ */
 async function memory() {
   const key = randomKey();
   const memArgs = [...EXTRA_ARGS, "--import", path.join(import.meta.dirname, "lib/mem-report.mjs")];
   if (process.env.PROFILE_GC) memArgs.push("--expose-gc");
-  const child = await spawnEmulator({ db: path.join(out, "memory.db"), key, nodeArgs: memArgs });
+  const child = await spawnEmulator({
+    db: path.join(out, "memory.db"),
+    key,
+    nodeArgs: memArgs,
+    withoutSnapshot: true,
+  });
   const api = new Api(child.url, key);
   const snap = async (label: string) => {
     await sleep(2000);
@@ -116,7 +125,7 @@ async function memory() {
 async function main() {
   // A private copy, so a rebuild of dist/ by someone else cannot change the code under the
   // profiler or the line numbers the summaries map back to modules.
-  log(`profiling ${path.join(out, "main.js")} (sha256 ${snapshotEmulator("main.js", out)})`);
+  log(`profiling the build copied to ${out} (sha256 ${copyBuild(out)})`);
   for (const s of scenarios) {
     log(s);
     if (s === "startup") {

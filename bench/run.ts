@@ -13,7 +13,6 @@
  * (built from `git archive` in a temp folder) instead of the working tree.
  */
 import { execFileSync } from "node:child_process";
-import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -21,16 +20,16 @@ import { Api } from "./lib/http.js";
 import { type LoadOptions, runLoad, runSeries, type SeriesResult } from "./lib/load.js";
 import {
   buildFromRef,
+  buildHash,
   type Child,
-  EMULATOR_MAIN,
+  copyBuild,
+  EMULATOR_ROOT,
   ROOT,
   randomKey,
   rssMb,
   sleep,
-  snapshotEmulator,
   spawnBaseline,
   spawnEmulator,
-  startFlags,
   tempDir,
   waitQuiet,
 } from "./lib/proc.js";
@@ -80,8 +79,7 @@ function machine() {
   let commit = "";
   if (REF) {
     commit = buildFromRef(REF);
-    const code = fs.readFileSync(EMULATOR_MAIN);
-    return { ...describe(cpus), commit, bundleSha256: sha(code) };
+    return { ...describe(cpus), commit, buildSha256: buildHash(EMULATOR_ROOT) };
   }
   try {
     commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
@@ -93,10 +91,8 @@ function machine() {
   } catch {
     // not a git checkout
   }
-  return { ...describe(cpus), commit, bundleSha256: snapshotEmulator() };
+  return { ...describe(cpus), commit, buildSha256: copyBuild() };
 }
-
-const sha = (b: Buffer) => crypto.createHash("sha256").update(b).digest("hex").slice(0, 12);
 
 function describe(cpus: os.CpuInfo[]) {
   return {
@@ -107,8 +103,12 @@ function describe(cpus: os.CpuInfo[]) {
     platform: `${os.platform()} ${os.release()}`,
     memGb: round(os.totalmem() / 2 ** 30, 1),
     loadavgAtStart: os.loadavg().map((l) => round(l, 2)),
-    /** Node flags of `npm start`, which the bench passes too. */
-    startFlags: startFlags(),
+    /** How `npm start` runs node, which the bench does too. */
+    start: (
+      JSON.parse(fs.readFileSync(path.join(EMULATOR_ROOT, "package.json"), "utf8")) as {
+        scripts: { start: string };
+      }
+    ).scripts.start,
     settings: { DURATION, RUNS, SPAWNS, SEQ, ADVANCE_REPS, BIG_OPS, CONNECTIONS },
   };
 }
@@ -545,7 +545,7 @@ function updateDoc(results: Results, table: string, notes: string) {
     begin,
     "",
     `Run ${m.date.slice(0, 16).replace("T", " ")} UTC on ${m.nproc} x ${m.cpu} (${m.memGb} GB), node ${m.node}, ${m.platform};`,
-    `code ${m.commit} (bundle sha256 ${m.bundleSha256}); ${m.settings.RUNS} x ${m.settings.DURATION} s per load figure; total ${results.totalSeconds} s.`,
+    `code ${m.commit} (build sha256 ${m.buildSha256}); ${m.settings.RUNS} x ${m.settings.DURATION} s per load figure; total ${results.totalSeconds} s.`,
     "",
     table,
     "",

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context, MiddlewareHandler } from "hono";
+import { Scalar } from "@scalar/hono-api-reference";
+import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { methodNotAllowed } from "hono/method-not-allowed";
@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import type { Ctx } from "./context.js";
 import { ApiError } from "./lib/errors.js";
 import { jsonBodyGuard } from "./lib/json-body.js";
+import { requireFromPackage } from "./lib/package-root.js";
 import { authenticate } from "./repos/api-keys.js";
 import account from "./routes/account/index.js";
 import apiKeys from "./routes/api-keys/index.js";
@@ -153,18 +154,12 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     servers: [{ url: "/" }],
   });
   // The reference page and its script are served locally, so /docs works without internet access.
-  app.get("/docs", async (c, next) => {
-    // Loaded on first use so it costs nothing at start-up.
-    const { Scalar } = await import("@scalar/hono-api-reference");
-    const handler: MiddlewareHandler<AppEnv> = Scalar({
-      url: "/openapi.json",
-      pageTitle: "neon-emulator API reference",
-      cdn: "/docs/scalar.js",
-    });
-    return handler(c, next);
-  });
+  app.get(
+    "/docs",
+    Scalar({ url: "/openapi.json", pageTitle: "neon-emulator API reference", cdn: "/docs/scalar.js" }),
+  );
   app.get("/docs/scalar.js", async (c) => {
-    const file = createRequire(import.meta.url).resolve("@scalar/api-reference/browser/standalone.js");
+    const file = requireFromPackage().resolve("@scalar/api-reference/browser/standalone.js");
     return c.body(await readFile(file), 200, {
       "content-type": "text/javascript; charset=utf-8",
       "cache-control": "public, max-age=86400",

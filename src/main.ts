@@ -1,8 +1,22 @@
-import { serve } from "@hono/node-server";
+import v8 from "node:v8";
 import { EnvError, readEnv } from "./env.js";
+import { requireFromPackage } from "./lib/package-root.js";
 import { buildRuntime } from "./runtime.js";
 
-/** Entry point: read env -> open db -> migrate -> createApp -> serve -> start worker. */
+/**
+ * Entry point: read env -> open db -> migrate -> createApp -> serve -> start worker.
+ *
+ * `npm run build` also turns this bundle into a V8 start-up snapshot (`node --build-snapshot`):
+ * every module is evaluated once at build time, and `npm start` begins from that heap instead of
+ * compiling and evaluating ~1 MB of JavaScript at every start. Hence the rules for code outside
+ * functions: nothing that depends on the run (environment, time, randomness, paths, open files)
+ * may happen at import, and what cannot live in a snapshot (better-sqlite3's native addon, the
+ * HTTP adapter with node:http) is loaded from node_modules at run time. (The builder warns that
+ * node:module and worker_threads are not verified in snapshots; `npm run build` silences that:
+ * createRequire is only called at run time, and pino imports worker_threads for transports, which
+ * the emulator does not use.) The snapshot fits only the node binary that built it: after
+ * changing Node.js, run `npm run build` again.
+ */
 function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || host.startsWith("127.");
 }
@@ -19,6 +33,7 @@ function main(): void {
     throw err;
   }
   const runtime = buildRuntime(env);
+  const { serve } = requireFromPackage()("@hono/node-server") as typeof import("@hono/node-server");
   const { logger, storage, worker, app } = runtime;
   if (runtime.generatedKeys.length) {
     // The console's "generate key" moment: shown once, never stored or logged in plain text.
@@ -68,4 +83,5 @@ function main(): void {
   process.on("SIGINT", () => shutdown("SIGINT"));
 }
 
-main();
+if (v8.startupSnapshot.isBuildingSnapshot()) v8.startupSnapshot.setDeserializeMainFunction(main);
+else main();

@@ -1,3 +1,4 @@
+import os from "node:os";
 import pino, { type Logger } from "pino";
 import { type AppOptions, createApp } from "./app.js";
 import type { Config, Ctx } from "./context.js";
@@ -9,7 +10,7 @@ import { type Clock, ManualClock, RealClock, wallNow } from "./lib/clock.js";
 import { ensureDefaultAccount } from "./repos/accounts.js";
 import { countAllKeys, createApiKey, ensureApiKey } from "./repos/api-keys.js";
 import { MANUAL_CLOCK_KEY, readState, writeState } from "./repos/emulator-state.js";
-import { applySeedFile, DEMO_SEED, type GeneratedKey } from "./seed/apply.js";
+import { applySeedFile, demoSeedFile, type GeneratedKey } from "./seed/apply.js";
 import { Worker } from "./worker/loop.js";
 
 export function configFromEnv(env: Env): Config {
@@ -34,6 +35,14 @@ function makeClock(env: Env, storage: Storage): Clock {
   return new ManualClock(start);
 }
 
+/**
+ * The JSON logger. Its `pid` and `hostname` are read here, at run time: pino reads them when it is
+ * imported, which for `npm start` is when the start-up snapshot was built (see main.ts).
+ */
+export function createLogger(env: Env): Logger {
+  return pino({ level: env.NEON_EMULATOR_LOG_LEVEL, base: { pid: process.pid, hostname: os.hostname() } });
+}
+
 export interface Runtime {
   ctx: Ctx;
   storage: Storage;
@@ -45,10 +54,7 @@ export interface Runtime {
 }
 
 /** Opens and migrates the database, makes sure the default account and keys exist, builds the app. */
-export function buildRuntime(
-  env: Env,
-  logger: Logger = pino({ level: env.NEON_EMULATOR_LOG_LEVEL }),
-): Runtime {
+export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runtime {
   const storage = openStorage(env.NEON_EMULATOR_DB);
   let worker: Worker | undefined;
   const ctx: Ctx = {
@@ -61,7 +67,7 @@ export function buildRuntime(
   worker = new Worker(ctx, logger);
   const seedFile =
     env.NEON_EMULATOR_SEED === undefined
-      ? DEMO_SEED
+      ? demoSeedFile()
       : env.NEON_EMULATOR_SEED === "none"
         ? null
         : env.NEON_EMULATOR_SEED;

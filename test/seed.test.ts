@@ -6,7 +6,7 @@ import { openStorage, type Storage } from "../src/db/client.js";
 import { IdGenerator } from "../src/domain/ids.js";
 import { DEFAULT_OPERATION_MS } from "../src/domain/operations.js";
 import { ManualClock } from "../src/lib/clock.js";
-import { applySeedFile, DEMO_SEED, SeedError } from "../src/seed/apply.js";
+import { applySeedFile, demoSeedFile, SeedError } from "../src/seed/apply.js";
 import { tempDir } from "./helpers/server.js";
 
 const storages: Storage[] = [];
@@ -55,7 +55,7 @@ function writeSeed(content: unknown): string {
 describe("seeds", () => {
   it("applies the demo seed: projects, branches with parents, active and idle endpoints, a read replica, history", () => {
     const ctx = freshCtx();
-    const keys = applySeedFile(ctx, DEMO_SEED);
+    const keys = applySeedFile(ctx, demoSeedFile());
     expect(keys?.map((k) => k.name)).toEqual(["demo key", "ci"]);
     const s = snapshot(ctx);
     expect(s.projects.map((p) => p.name)).toEqual(["storefront", "analytics-warehouse", "side-project"]);
@@ -71,16 +71,16 @@ describe("seeds", () => {
   it("yields the same ids, names and keys every time", () => {
     const a = freshCtx();
     const b = freshCtx();
-    const keysA = applySeedFile(a, DEMO_SEED);
-    const keysB = applySeedFile(b, DEMO_SEED);
+    const keysA = applySeedFile(a, demoSeedFile());
+    const keysB = applySeedFile(b, demoSeedFile());
     expect(keysA).toEqual(keysB);
     expect(snapshot(a)).toEqual(snapshot(b));
   });
 
   it("is not applied to a database that already holds data", () => {
     const ctx = freshCtx();
-    applySeedFile(ctx, DEMO_SEED);
-    expect(applySeedFile(ctx, DEMO_SEED)).toBeNull();
+    applySeedFile(ctx, demoSeedFile());
+    expect(applySeedFile(ctx, demoSeedFile())).toBeNull();
     expect(snapshot(ctx).projects).toHaveLength(3);
   });
 

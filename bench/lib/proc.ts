@@ -5,44 +5,52 @@ import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { ROOT, startArgs } from "../../test/helpers/start-command.js";
 
-export const ROOT = path.resolve(import.meta.dirname, "../..");
+export { ROOT };
 /**
- * The bench runs a private copy of the bundle (see snapshotEmulator): other people rebuild
- * dist/ while a bench runs (the test suite's global setup does), and every scenario of one
- * run must measure the same code. The copy lives in a temp folder outside the repository
- * (so no linter or git sees it) next to symlinks to migrations/ and node_modules/, so it
- * finds them exactly as dist/main.js does.
+ * The project folder whose build the bench runs: a private copy of this one (see copyBuild) or
+ * another commit's (buildFromRef). Other people rebuild dist/ while a bench runs (the test
+ * suite's global setup does), and every scenario of one run must measure the same code.
  */
-export let EMULATOR_MAIN = path.join(ROOT, "dist/main.js");
-let snapshotDir: string | undefined;
+export let EMULATOR_ROOT = ROOT;
 
 /**
- * Copies dist/main.js to a private folder and runs that from now on; returns its sha256 (12 hex).
- * The folder is `keepIn` when given (kept, e.g. beside CPU profiles that refer to its lines),
- * else a temp folder removed at exit.
+ * Copies the build (dist/: bundle and start-up snapshot) and package.json, whose start script says
+ * how to run it, to a private folder beside symlinks to migrations/ and node_modules/, and runs
+ * that from now on. Returns the sha256 (12 hex) of what dist/ holds. The folder is `keepIn` when
+ * given (kept, e.g. beside CPU profiles that refer to the bundle's lines), else a temp folder
+ * (outside the repository, so no linter or git sees it) removed at exit.
  */
-export function snapshotEmulator(name = "main.js", keepIn?: string): string {
-  const src = path.join(ROOT, "dist/main.js");
-  if (!fs.existsSync(src)) throw new Error("dist/main.js missing: run `npm run build`");
-  if (keepIn) snapshotDir = keepIn;
-  if (!snapshotDir) {
-    snapshotDir = fs.mkdtempSync(path.join(os.tmpdir(), "neon-bench-code-"));
-    const dir = snapshotDir;
-    process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+export function copyBuild(keepIn?: string): string {
+  const dist = path.join(ROOT, "dist");
+  if (!fs.existsSync(dist)) throw new Error("dist/ missing: run `npm run build`");
+  let dir = keepIn;
+  if (!dir) {
+    const temp = fs.mkdtempSync(path.join(os.tmpdir(), "neon-bench-code-"));
+    process.on("exit", () => fs.rmSync(temp, { recursive: true, force: true }));
+    dir = temp;
   }
-  // The bundle is an ES module, as package.json's "type" says where it is built; without that
-  // beside the copy, node would first try it as CommonJS and parse it twice (slower start, more memory).
-  fs.writeFileSync(path.join(snapshotDir, "package.json"), '{ "type": "module" }\n');
+  fs.cpSync(dist, path.join(dir, "dist"), { recursive: true });
+  fs.copyFileSync(path.join(ROOT, "package.json"), path.join(dir, "package.json"));
   for (const link of ["migrations", "node_modules"])
-    if (!fs.existsSync(path.join(snapshotDir, link)))
-      fs.symlinkSync(path.join(ROOT, link), path.join(snapshotDir, link), "dir");
-  const dest = path.join(snapshotDir, name);
-  const code = fs.readFileSync(src);
-  fs.writeFileSync(dest, code);
-  EMULATOR_MAIN = dest;
-  return crypto.createHash("sha256").update(code).digest("hex").slice(0, 12);
+    if (!fs.existsSync(path.join(dir, link)))
+      fs.symlinkSync(path.join(ROOT, link), path.join(dir, link), "dir");
+  EMULATOR_ROOT = dir;
+  return buildHash(dir);
 }
+
+/** sha256 (12 hex) of the files of a build's dist/. */
+export function buildHash(root: string): string {
+  const hash = crypto.createHash("sha256");
+  const dist = path.join(root, "dist");
+  for (const file of fs.readdirSync(dist, { recursive: true, encoding: "utf8" }).sort()) {
+    const full = path.join(dist, file);
+    if (fs.statSync(full).isFile()) hash.update(file).update(fs.readFileSync(full));
+  }
+  return hash.digest("hex").slice(0, 12);
+}
+
 export const BASELINE_MAIN = path.join(ROOT, "bench/baseline.mjs");
 
 export interface Child {
@@ -57,10 +65,9 @@ export interface Child {
 }
 
 export interface SpawnOptions {
-  script: string;
+  /** node's arguments: flags, then the script. */
+  args: string[];
   env?: Record<string, string>;
-  /** Node flags such as --cpu-prof. */
-  nodeArgs?: string[];
 }
 
 /** A 64-character [a-z0-9] key for NEON_EMULATOR_API_KEY. */
@@ -111,7 +118,8 @@ export async function spawnServer(opts: SpawnOptions): Promise<Child> {
   const url = `http://127.0.0.1:${port}`;
   let out = "";
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.script], {
+  const script = path.basename(opts.args.at(-1) ?? "node");
+  const proc = spawn(process.execPath, opts.args, {
     env: { ...process.env, ...opts.env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],
     cwd: ROOT,
@@ -128,11 +136,11 @@ export async function spawnServer(opts: SpawnOptions): Promise<Child> {
   });
   const health = `${url}/_emulator/health`;
   for (;;) {
-    if (exited) throw new Error(`${path.basename(opts.script)} exited during start:\n${out}`);
+    if (exited) throw new Error(`${script} exited during start:\n${out}`);
     if ((await probe(health)) === 200) break;
     if (performance.now() - t0 > 30_000) {
       proc.kill("SIGKILL");
-      throw new Error(`${path.basename(opts.script)} did not answer health within 30 s:\n${out}`);
+      throw new Error(`${script} did not answer health within 30 s:\n${out}`);
     }
     await sleep(2);
   }
@@ -162,31 +170,20 @@ export interface EmulatorOptions {
   clock?: "real" | "manual";
   nodeArgs?: string[];
   env?: Record<string, string>;
+  /**
+   * Run the bundle without its start-up snapshot (`--snapshot-blob` dropped): node then runs
+   * preloads (`--import`), which it skips when it starts from a snapshot.
+   */
+  withoutSnapshot?: boolean;
 }
 
-/**
- * Node flags of `npm start` (package.json scripts.start, e.g. "node --max-semi-space-size=1
- * dist/main.js"), so the bench runs the server the way users do.
- */
-export function startFlags(): string[] {
-  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
-    scripts?: Record<string, string>;
-  };
-  const words = (pkg.scripts?.start ?? "").split(/\s+/);
-  const node = words.indexOf("node");
-  if (node < 0) return [];
-  const flags: string[] = [];
-  for (const w of words.slice(node + 1)) {
-    if (!w.startsWith("-")) break;
-    flags.push(w);
-  }
-  return flags;
-}
-
+/** The emulator as `npm start` runs it (its start script's node flags and files), plus `nodeArgs`. */
 export function spawnEmulator(o: EmulatorOptions): Promise<Child> {
+  let args = startArgs(EMULATOR_ROOT);
+  const blob = args.indexOf("--snapshot-blob");
+  if (o.withoutSnapshot && blob >= 0) args = [...args.slice(0, blob), ...args.slice(blob + 2)];
   return spawnServer({
-    script: EMULATOR_MAIN,
-    nodeArgs: [...startFlags(), ...(o.nodeArgs ?? [])],
+    args: [...args.slice(0, -1), ...(o.nodeArgs ?? []), ...args.slice(-1)],
     env: {
       NEON_EMULATOR_DB: o.db,
       NEON_EMULATOR_SEED: "none",
@@ -200,7 +197,10 @@ export function spawnEmulator(o: EmulatorOptions): Promise<Child> {
 
 /** Bare Hono; with `plain`, a node:http server without Hono (the start-up floor). */
 export function spawnBaseline(nodeArgs?: string[], plain = false): Promise<Child> {
-  return spawnServer({ script: BASELINE_MAIN, nodeArgs, env: plain ? { BASELINE_PLAIN: "1" } : {} });
+  return spawnServer({
+    args: [...(nodeArgs ?? []), BASELINE_MAIN],
+    env: plain ? { BASELINE_PLAIN: "1" } : {},
+  });
 }
 
 /**
@@ -219,8 +219,7 @@ export function buildFromRef(ref: string): string {
   execFileSync("tar", ["-x", "-C", dir], { input: tar });
   fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"), "dir");
   execFileSync("npm", ["run", "--silent", "build"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
-  EMULATOR_MAIN = path.join(dir, "dist/main.js");
-  snapshotDir = dir;
+  EMULATOR_ROOT = dir;
   return commit;
 }
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
-import { packageRoot } from "../lib/package-root.js";
+import { packageRoot, requireFromPackage } from "../lib/package-root.js";
 import * as schema from "./schema/index.js";
 
 export type Db = BetterSQLite3Database<typeof schema>;
@@ -18,7 +18,16 @@ export interface Storage {
   close(): void;
 }
 
-export const MIGRATIONS_DIR = path.join(packageRoot(), "migrations");
+let addon: object | undefined;
+
+/**
+ * better-sqlite3's native addon, loaded on first use: the bundle holds the package's JavaScript,
+ * and the start-up snapshot cannot hold a native module, so the addon is handed over at run time.
+ */
+function nativeAddon(): object {
+  addon ??= requireFromPackage()("better-sqlite3/build/Release/better_sqlite3.node") as object;
+  return addon;
+}
 
 /**
  * Opens (creating if needed) and migrates a database. Migrations only ever add to an
@@ -26,7 +35,8 @@ export const MIGRATIONS_DIR = path.join(packageRoot(), "migrations");
  */
 export function openStorage(file: string): Storage {
   if (file !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const sqlite = new Database(file);
+  // better-sqlite3 takes the loaded addon itself as nativeBinding (its typings list only a path).
+  const sqlite = new Database(file, { nativeBinding: nativeAddon() as unknown as string });
   sqlite.pragma("journal_mode = WAL");
   // NORMAL in WAL mode: a commit survives a process crash (SIGKILL); only an OS crash may lose the last commits.
   sqlite.pragma("synchronous = NORMAL");
@@ -45,7 +55,7 @@ export function openStorage(file: string): Storage {
   const transaction = db.transaction.bind(db);
   db.transaction = ((fn, config) =>
     transaction(fn, { behavior: "immediate", ...config })) as typeof db.transaction;
-  migrate(db, { migrationsFolder: MIGRATIONS_DIR });
+  migrate(db, { migrationsFolder: path.join(packageRoot(), "migrations") });
   let timer: NodeJS.Timeout | undefined;
   return {
     db,

@@ -169,7 +169,9 @@ export interface GeneratedKey {
 }
 
 /** The demo seed shipped with the emulator. */
-export const DEMO_SEED = path.join(packageRoot(), "src", "seed", "demo.json");
+export function demoSeedFile(): string {
+  return path.join(packageRoot(), "src", "seed", "demo.json");
+}
 
 export function applySeedFile(ctx: Ctx, file: string, logger?: Logger): GeneratedKey[] | null {
   const { seed, hash } = readSeedFile(file);

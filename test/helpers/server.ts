@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 
-export const MAIN = path.resolve("dist/main.js");
+import { startArgs } from "./start-command.js";
 
 export interface RunningServer {
   url: string;
@@ -39,7 +39,7 @@ export function randomKey(): string {
  * logs that it listens. Environment defaults: no seed, info logging.
  */
 export function startServer(env: Record<string, string>): Promise<RunningServer> {
-  const proc = spawn(process.execPath, [MAIN], {
+  const proc = spawn(process.execPath, startArgs(), {
     env: { ...process.env, PORT: "0", NEON_EMULATOR_SEED: "none", NEON_EMULATOR_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

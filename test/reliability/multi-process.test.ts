@@ -135,7 +135,7 @@ describe("another process writing the same database file", () => {
       }
     };
     const loads = Array.from({ length: 8 }, (_, w) => load(w));
-    const cli = path.resolve("dist/cli/keys.js");
+    const cli = path.resolve("dist/cli/keys.cjs");
     const env = { ...process.env, NEON_EMULATOR_DB: file };
     try {
       await Promise.all(

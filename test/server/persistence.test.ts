@@ -4,6 +4,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+import { startArgs } from "../helpers/start-command.js";
 
 const run = promisify(execFile);
 const servers: RunningServer[] = [];
@@ -69,14 +70,13 @@ describe("real server", () => {
   });
 
   it("refuses bad configuration at start with a message naming the variable", async () => {
-    const main = path.resolve("dist/main.js");
     for (const [name, value] of [
       ["PORT", "99999"],
       ["NEON_EMULATOR_API_KEY", "short"],
       ["NEON_EMULATOR_CLOCK", "sundial"],
       ["NEON_EMULATOR_OPERATION_MS", "start_compute=fast"],
     ] as const) {
-      const err = await run(process.execPath, [main], {
+      const err = await run(process.execPath, startArgs(), {
         env: { ...process.env, [name]: value },
       }).catch((e) => e);
       expect(err.code, name).toBe(2);
@@ -117,7 +117,7 @@ describe("real server", () => {
 
   it("mints, lists and revokes keys against the database file with npm run keys", async () => {
     const db = path.join(tempDir(), "db.sqlite");
-    const cli = path.resolve("dist/cli/keys.js");
+    const cli = path.resolve("dist/cli/keys.cjs");
     const env = { ...process.env, NEON_EMULATOR_DB: db };
     const created = await run(process.execPath, [cli, "create", "script"], { env });
     const key = created.stdout.trim();

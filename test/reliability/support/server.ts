@@ -1,16 +1,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import http from "node:http";
-import path from "node:path";
 import Database from "better-sqlite3";
 import { tempDir as sharedTempDir } from "../../helpers/server.js";
+import { startArgs } from "../../helpers/start-command.js";
 
 /**
- * Real-server support for the reliability and security suites: a spawned `node dist/main.js`
+ * Real-server support for the reliability and security suites: the server spawned as `npm start` runs it
  * whose stdout AND stderr are kept whole (the secrets scan reads both), and an HTTP client on
  * a bounded keep-alive agent that never throws (a reset connection is an outcome to record).
  */
 
-export const MAIN = path.resolve("dist/main.js");
 export const SOAK = Boolean(process.env.SOAK);
 
 export interface Proc {
@@ -36,7 +35,7 @@ export function randomKey(): string {
 
 /** Spawns the compiled server on a free port and resolves once it logs that it listens. */
 export function spawnServer(env: Record<string, string>, timeoutMs = 30_000): Promise<Proc> {
-  const proc = spawn(process.execPath, [MAIN], {
+  const proc = spawn(process.execPath, startArgs(), {
     env: {
       ...process.env,
       PORT: "0",
