@@ -121,12 +121,12 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     });
   }
   app.use(`${API_BASE}/*`, async (c, next) => {
-    c.set("principal", authenticate(ctx, c.req.header("authorization"), clientAddress(c)));
+    c.set("principal", authenticate(ctx, c.req.header("authorization"), clientAddress(c), c.req.raw));
     await next();
   });
   app.use("/_emulator/*", async (c, next) => {
     if (c.req.path !== "/_emulator/health")
-      c.set("principal", authenticate(ctx, c.req.header("authorization"), clientAddress(c)));
+      c.set("principal", authenticate(ctx, c.req.header("authorization"), clientAddress(c), c.req.raw));
     await next();
   });
 

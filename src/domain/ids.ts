@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomFillSync, randomUUID } from "node:crypto";
+import { createHash, hash, randomBytes, randomFillSync, randomUUID } from "node:crypto";
 
 /**
  * Identifiers in the public style: projects `shiny-wind-028834`, branches `br-…`, endpoints
@@ -309,5 +309,5 @@ export class IdGenerator {
 }
 
 export function hashKey(key: string): string {
-  return createHash("sha256").update(key).digest("hex");
+  return hash("sha256", key, "hex");
 }

@@ -4,7 +4,7 @@ import type { Tx } from "../db/client.js";
 const caches = new WeakMap<object, Map<string, unknown>>();
 
 /** The better-sqlite3 connection behind a database handle or one of its transactions. */
-function connectionOf(db: Tx): object {
+export function connectionOf(db: Tx): object {
   return (db as unknown as { session: { client: object } }).session.client;
 }
 

@@ -6,6 +6,7 @@ import { hashKey } from "../domain/ids.js";
 import { iso } from "../lib/clock.js";
 import { notFound, unauthorized } from "../lib/errors.js";
 import { prepared, statement } from "../lib/prepared.js";
+import { cachedRead } from "../lib/read-cache.js";
 import { getAccount } from "./accounts.js";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -129,19 +130,29 @@ interface KeyAuthRow {
 
 /**
  * Resolves `Authorization: Bearer <key>` to its account and records the use. A revoked key
- * fails on the very next request because every request reads the key row; `last_used_*` always
- * show the latest use (its second and address), written only when either changes.
+ * fails on the very next request because every request reads the key row (or finds the database
+ * unchanged since it last did); `last_used_*` always show the latest use (its second and
+ * address), written only when either changes. `request` is an object unique to the request.
  */
-export function authenticate(ctx: Ctx, header: string | undefined, addr: string): Principal {
+export function authenticate(ctx: Ctx, header: string | undefined, addr: string, request: object): Principal {
   if (!header) throw unauthorized("missing Authorization header; send Authorization: Bearer <API key>");
   const match = BEARER.exec(header.trim());
   if (!match) throw unauthorized("malformed Authorization header; expected Authorization: Bearer <API key>");
-  const row = statement<KeyAuthRow>(
+  const hash = hashKey(match[1] as string);
+  // Cached while the database is unchanged (see cachedRead): revocation is a change, so a
+  // revoked key is refused from the next request on, by this process or another one.
+  const row = cachedRead(
     ctx.db,
-    `SELECT id, account_id AS accountId, revoked_at AS revokedAt, last_used_at AS lastUsedAt,
-            last_used_from_addr AS lastUsedFromAddr
-       FROM api_keys WHERE key_hash = @hash`,
-  ).get({ hash: hashKey(match[1] as string) });
+    `key:${hash}`,
+    () =>
+      statement<KeyAuthRow>(
+        ctx.db,
+        `SELECT id, account_id AS accountId, revoked_at AS revokedAt, last_used_at AS lastUsedAt,
+              last_used_from_addr AS lastUsedFromAddr
+         FROM api_keys WHERE key_hash = @hash`,
+      ).get({ hash }),
+    request,
+  );
   if (!row) throw unauthorized("invalid API key");
   if (row.revokedAt !== null) throw unauthorized("API key has been revoked");
   const at = lastUsedSecond(ctx.clock.now());

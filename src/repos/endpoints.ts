@@ -9,6 +9,7 @@ import { endpointHost, proxyHost } from "../domain/regions.js";
 import { badRequest, conflict, notFound, unprocessable } from "../lib/errors.js";
 import { type JsonText, jsonText } from "../lib/json-text.js";
 import { prepared, statement } from "../lib/prepared.js";
+import { cachedRead } from "../lib/read-cache.js";
 import { toEndpointJson } from "../views/endpoints.js";
 import { type AccountRow, getAccount } from "./accounts.js";
 import { type BranchRow, requireBranch } from "./branches.js";
@@ -219,9 +220,25 @@ const LIST_CACHE_PROJECTS = 1000;
  * A project's endpoints, oldest first, as the JSON body `{"endpoints":[...]}`. The serialized
  * list is cached per project and served again while the project's endpoint version (bumped by
  * triggers on every endpoint write, in the same transaction) is unchanged, so a list is never
- * staler than the last committed change. One statement checks the project and reads the version.
+ * staler than the last committed change. One statement checks the project and reads the version,
+ * and not even that runs while the database is unchanged (cachedRead; `request` is an object
+ * unique to the request).
  */
-export function listEndpointsJson(ctx: Ctx, accountId: string, projectId: string): JsonText<EndpointList> {
+export function listEndpointsJson(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  request: object,
+): JsonText<EndpointList> {
+  return cachedRead(
+    ctx.db,
+    `endpoints:${accountId}:${projectId}`,
+    () => readEndpointsJson(ctx, accountId, projectId),
+    request,
+  );
+}
+
+function readEndpointsJson(ctx: Ctx, accountId: string, projectId: string): JsonText<EndpointList> {
   const found = statement<{ version: number | null }>(
     ctx.db,
     `SELECT v.version AS version FROM projects p LEFT JOIN endpoint_versions v ON v.project_id = p.id

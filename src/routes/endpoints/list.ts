@@ -27,7 +27,7 @@ const route = createRoute({
 export default createRouter().openapi(route, (c) =>
   sendJsonText(
     c,
-    listEndpointsJson(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id),
+    listEndpointsJson(c.var.ctx, c.var.principal.accountId, c.req.valid("param").project_id, c.req.raw),
     200,
   ),
 );
