@@ -81,23 +81,29 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     }),
   );
 
-  const bodyGuard = bodyLimit({
-    maxSize: ctx.config.maxBodyBytes,
-    onError: (c) =>
-      c.json(
-        errorBody(
-          c as Context<AppEnv>,
-          "PAYLOAD_TOO_LARGE",
-          `request body exceeds the limit of ${ctx.config.maxBodyBytes} bytes`,
-        ),
-        413,
+  const tooLarge = (c: Context) =>
+    c.json(
+      errorBody(
+        c as Context<AppEnv>,
+        "PAYLOAD_TOO_LARGE",
+        `request body exceeds the limit of ${ctx.config.maxBodyBytes} bytes`,
       ),
-  });
-  for (const prefix of [`${API_BASE}/*`, "/_emulator/*"]) {
-    // GET and HEAD carry no body; guarding them would make the adapter build a body stream per request.
-    app.use(prefix, (c, next) =>
-      c.req.method === "GET" || c.req.method === "HEAD" ? next() : bodyGuard(c, next),
+      413,
     );
+  const bodyGuard = bodyLimit({ maxSize: ctx.config.maxBodyBytes, onError: tooLarge });
+  for (const prefix of [`${API_BASE}/*`, "/_emulator/*"]) {
+    app.use(prefix, (c, next) => {
+      // GET and HEAD carry no body. A body with a Content-Length (node's parser holds the body to
+      // it) is judged by that header, as bodyLimit itself would; bodyLimit looks at the body
+      // stream first, which makes the adapter build a full Request and a stream per request, so
+      // it only sees chunked bodies, which it counts as they arrive.
+      const method = c.req.method;
+      if (method === "GET" || method === "HEAD") return next();
+      const length = c.req.header("content-length");
+      if (length !== undefined && c.req.header("transfer-encoding") === undefined)
+        return Number(length) > ctx.config.maxBodyBytes ? Promise.resolve(tooLarge(c)) : next();
+      return bodyGuard(c, next);
+    });
     app.use(prefix, jsonBodyGuard);
     app.use(prefix, async (c, next) => {
       // An empty body counts as `{}`: clients send POSTs without a body (and some with a JSON

@@ -52,9 +52,16 @@ export function openStorage(file: string): Storage {
   // timeout for another process (`npm run keys`) to finish. A DEFERRED one reads first, and if
   // that process commits before its first write, SQLite refuses the upgrade with
   // SQLITE_BUSY_SNAPSHOT, which no busy timeout retries: a 500 for a valid request.
-  const transaction = db.transaction.bind(db);
-  db.transaction = ((fn, config) =>
-    transaction(fn, { behavior: "immediate", ...config })) as typeof db.transaction;
+  //
+  // The transaction is better-sqlite3's own, built once (Drizzle builds a transaction object and a
+  // better-sqlite3 wrapper, with their property descriptors, at every call), and the callback
+  // gets the database handle itself: better-sqlite3 runs every statement of the connection inside
+  // the open transaction, and turns a nested call into a savepoint.
+  const inTransaction = sqlite.transaction((fn: () => unknown) => fn());
+  db.transaction = ((
+    fn: (tx: Db) => unknown,
+    config?: { behavior?: "deferred" | "immediate" | "exclusive" },
+  ) => inTransaction[config?.behavior ?? "immediate"](() => fn(db))) as typeof db.transaction;
   migrate(db, { migrationsFolder: path.join(packageRoot(), "migrations") });
   let timer: NodeJS.Timeout | undefined;
   return {

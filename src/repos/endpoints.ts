@@ -6,7 +6,7 @@ import { computeLimitsProblem, FREE_PLAN_CU } from "../domain/compute.js";
 import { pendingStateOf } from "../domain/endpoint-state.js";
 import type { OperationAction } from "../domain/operations.js";
 import { endpointHost, proxyHost } from "../domain/regions.js";
-import { badRequest, conflict, notFound, unprocessable } from "../lib/errors.js";
+import { badRequest, conflict, locked, notFound, unprocessable } from "../lib/errors.js";
 import { type JsonText, jsonText } from "../lib/json-text.js";
 import { prepared, statement } from "../lib/prepared.js";
 import { cachedRead } from "../lib/read-cache.js";
@@ -44,7 +44,11 @@ function readWriteTaken(branchId: string): string {
 }
 
 /** Checks compute limits: allowed sizes, min <= max, and the free plan's fixed 0.25 CU. */
-function checkLimits(account: AccountRow, minCu: number, maxCu: number): { minCu: number; maxCu: number } {
+function checkLimits(
+  account: Pick<AccountRow, "plan">,
+  minCu: number,
+  maxCu: number,
+): { minCu: number; maxCu: number } {
   const problem = computeLimitsProblem(minCu, maxCu);
   if (problem) throw badRequest(problem);
   if (account.plan === "free" && (minCu !== FREE_PLAN_CU || maxCu !== FREE_PLAN_CU))
@@ -69,13 +73,19 @@ function hasReadWrite(tx: Tx, branchId: string, exceptId = ""): boolean {
   return row !== undefined;
 }
 
+/** What creating an endpoint needs to know of its project. */
+type ProjectForEndpoint = Pick<
+  ProjectRow,
+  "id" | "accountId" | "regionId" | "provisioner" | "defaultEndpointSettings"
+>;
+
 /** Creates an endpoint row and its start_compute operation inside the caller's transaction. */
 export function insertEndpoint(
   ctx: Ctx,
   tx: Tx,
-  account: AccountRow,
-  project: ProjectRow,
-  branch: BranchRow,
+  account: Pick<AccountRow, "plan">,
+  project: ProjectForEndpoint,
+  branch: Pick<BranchRow, "id">,
   input: EndpointInput,
 ): { endpoint: EndpointRow; operations: OperationRow[] } {
   if (input.type === "read_only" && account.plan === "free")
@@ -171,9 +181,28 @@ export function createEndpoint(
 ) {
   const out = ctx.db.transaction(
     (tx) => {
-      const project = requireWritableProject(tx, accountId, projectId);
-      const branch = requireBranch(tx, accountId, projectId, input.branch_id);
-      const created = insertEndpoint(ctx, tx, getAccount(tx, accountId), project, branch, input);
+      // The project, its account's plan and the branch in one statement (this is the hottest write).
+      const found = statement<
+        Omit<ProjectForEndpoint, "defaultEndpointSettings"> & {
+          defaultEndpointSettings: string;
+          locked: 0 | 1;
+          plan: AccountRow["plan"];
+          branch: 1 | null;
+        }
+      >(
+        tx,
+        `SELECT p.id AS id, p.account_id AS accountId, p.region_id AS regionId, p.provisioner AS provisioner,
+                p.default_endpoint_settings AS defaultEndpointSettings, p.locked AS locked, a.plan AS plan,
+                (SELECT 1 FROM branches b
+                  WHERE b.id = @branchId AND b.project_id = p.id AND b.account_id = p.account_id) AS branch
+           FROM projects p JOIN accounts a ON a.id = p.account_id
+          WHERE p.id = @projectId AND p.account_id = @accountId`,
+      ).get({ projectId, accountId, branchId: input.branch_id });
+      if (!found) throw notFound(`project ${projectId} not found`);
+      if (found.locked) throw locked(`project ${projectId} is locked; retry later`);
+      if (!found.branch) throw notFound(`branch ${input.branch_id} not found in project ${projectId}`);
+      const project = { ...found, defaultEndpointSettings: JSON.parse(found.defaultEndpointSettings) };
+      const created = insertEndpoint(ctx, tx, found, project, { id: input.branch_id }, input);
       return {
         endpoint: toEndpointJson(created.endpoint, { withPending: true }),
         operations: created.operations.map(toOperationJson),

@@ -4,7 +4,7 @@ import type { Tx } from "../db/client.js";
 import { SUSPEND_DUE_AT_SQL, SUSPEND_ELIGIBLE_SQL } from "../db/schema/endpoints.js";
 import { faults } from "../db/schema/index.js";
 import { UNFINISHED_OPERATION_SQL } from "../db/schema/operations.js";
-import { type EndpointState, stateAfter, targetState } from "../domain/endpoint-state.js";
+import { type EndpointState, pendingStateOf, stateAfter, targetState } from "../domain/endpoint-state.js";
 import { OPERATION_ACTIONS, type OperationAction } from "../domain/operations.js";
 import { prepared, statement } from "../lib/prepared.js";
 import { refreshPendingState } from "../repos/endpoints.js";
@@ -14,6 +14,7 @@ import {
   type OperationRow,
   startOperation,
   startUnblockedOperations,
+  unfinishedActions,
 } from "../repos/operations.js";
 
 // The worker's statements are raw SQL prepared once: a 7-day advance runs tens of thousands of
@@ -71,32 +72,30 @@ const ROW_ONLY_ACTIONS_SQL = OPERATION_ACTIONS.filter((a) => !changesResources(a
 function applyEffects(tx: Tx, op: OperationRow, outcome: "finished" | "failed", now: number): void {
   if (!changesResources(op.action)) return;
   if (op.endpointId && targetState(op.action)) {
-    const endpoint = statement<{
-      id: string;
-      currentState: EndpointState;
-      pendingState: EndpointState | null;
-    }>(
+    const endpoint = statement<{ id: string; currentState: EndpointState }>(
       tx,
-      "SELECT id, current_state AS currentState, pending_state AS pendingState FROM endpoints WHERE id = @id",
+      "SELECT id, current_state AS currentState FROM endpoints WHERE id = @id",
     ).get({ id: op.endpointId });
     if (!endpoint) return; // deleted meanwhile: nothing to move
     const next = stateAfter(endpoint.currentState, op.action, outcome);
     const started = outcome === "finished" && op.action === "start_compute";
     const suspended = outcome === "finished" && op.action === "suspend_compute";
+    // The operation is no longer unfinished: what remains decides the pending state, written in
+    // the same statement as the new current state.
+    const pending = pendingStateOf(unfinishedActions(tx, endpoint.id));
     statement(
       tx,
-      `UPDATE endpoints SET current_state = @next, updated_at = @now,
+      `UPDATE endpoints SET current_state = @next, pending_state = @pending, updated_at = @now,
          last_active = CASE WHEN @started THEN @now ELSE last_active END,
          started_at = CASE WHEN @started THEN @now ELSE started_at END,
          suspended_at = CASE WHEN @suspended THEN @now ELSE suspended_at END
        WHERE id = @id`,
-    ).run({ next, now, started: started ? 1 : 0, suspended: suspended ? 1 : 0, id: endpoint.id });
+    ).run({ next, pending, now, started: started ? 1 : 0, suspended: suspended ? 1 : 0, id: endpoint.id });
     if (started)
       statement(tx, "UPDATE projects SET compute_last_active_at = @now WHERE id = @id").run({
         now,
         id: op.projectId,
       });
-    refreshPendingState(tx, endpoint);
     return;
   }
   if (

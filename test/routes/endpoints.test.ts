@@ -1,4 +1,6 @@
+import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { projects } from "../../src/db/schema/index.js";
 import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;
@@ -157,6 +159,17 @@ describe("POST /projects/{p}/endpoints", () => {
       }),
       404,
     );
+  });
+
+  it("answers 423 on a locked project and writes nothing", async () => {
+    const before = await endpointCount();
+    t.ctx.db.update(projects).set({ locked: true }).where(eq(projects.id, projectId)).run();
+    const res = await t.api("POST", eps(), { endpoint: { branch_id: mainId, type: "read_only" } });
+    expectStatus(res, 423);
+    expect(res.body.message).toContain("locked");
+    t.ctx.db.update(projects).set({ locked: false }).where(eq(projects.id, projectId)).run();
+    expect(await endpointCount()).toBe(before);
+    expectStatus(await t.api("POST", eps(), { endpoint: { branch_id: mainId, type: "read_only" } }), 201);
   });
 });
 
