@@ -68,8 +68,17 @@ const ROW_ONLY_ACTIONS_SQL = OPERATION_ACTIONS.filter((a) => !changesResources(a
   .map((a) => `'${a}'`)
   .join(", ");
 
-/** Applies a completed operation to the resource it acts on, in the same transaction. */
-function applyEffects(tx: Tx, op: OperationRow, outcome: "finished" | "failed", now: number): void {
+/**
+ * Applies a completed operation to the resource it acts on, in the same transaction. A project
+ * whose compute started is added to `started`: the caller stamps each such project once.
+ */
+function applyEffects(
+  tx: Tx,
+  op: OperationRow,
+  outcome: "finished" | "failed",
+  now: number,
+  started: Set<string>,
+): void {
   if (!changesResources(op.action)) return;
   if (op.endpointId && targetState(op.action)) {
     const endpoint = statement<{ id: string; currentState: EndpointState }>(
@@ -78,7 +87,7 @@ function applyEffects(tx: Tx, op: OperationRow, outcome: "finished" | "failed", 
     ).get({ id: op.endpointId });
     if (!endpoint) return; // deleted meanwhile: nothing to move
     const next = stateAfter(endpoint.currentState, op.action, outcome);
-    const started = outcome === "finished" && op.action === "start_compute";
+    const didStart = outcome === "finished" && op.action === "start_compute";
     const suspended = outcome === "finished" && op.action === "suspend_compute";
     // The operation is no longer unfinished: what remains decides the pending state, written in
     // the same statement as the new current state.
@@ -90,12 +99,8 @@ function applyEffects(tx: Tx, op: OperationRow, outcome: "finished" | "failed", 
          started_at = CASE WHEN @started THEN @now ELSE started_at END,
          suspended_at = CASE WHEN @suspended THEN @now ELSE suspended_at END
        WHERE id = @id`,
-    ).run({ next, pending, now, started: started ? 1 : 0, suspended: suspended ? 1 : 0, id: endpoint.id });
-    if (started)
-      statement(tx, "UPDATE projects SET compute_last_active_at = @now WHERE id = @id").run({
-        now,
-        id: op.projectId,
-      });
+    ).run({ next, pending, now, started: didStart ? 1 : 0, suspended: suspended ? 1 : 0, id: endpoint.id });
+    if (didStart) started.add(op.projectId);
     return;
   }
   if (
@@ -139,6 +144,7 @@ export function finishDue(ctx: Ctx, tx: Tx, now: number): number {
        updated_at = @now, due_at = NULL, total_duration_ms = @duration
      WHERE id = @id AND status = 'running'`,
   );
+  const started = new Set<string>();
   for (const op of due) {
     const error = anyFault ? takeFault(ctx, tx, op) : null;
     const outcome = error ? "failed" : "finished";
@@ -151,10 +157,12 @@ export function finishDue(ctx: Ctx, tx: Tx, now: number): number {
       duration: Math.max(0, now - (op.startedAt ?? now)),
     }).changes;
     if (changed === 1) {
-      applyEffects(tx, { ...op, status: outcome }, outcome, now);
+      applyEffects(tx, { ...op, status: outcome }, outcome, now, started);
       done++;
     }
   }
+  const stamp = statement(tx, "UPDATE projects SET compute_last_active_at = @now WHERE id = @id");
+  for (const id of started) stamp.run({ now, id });
   return done;
 }
 

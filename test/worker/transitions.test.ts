@@ -43,6 +43,8 @@ describe("endpoint life on the manual clock", () => {
     // start_compute runs alongside create_timeline and takes 1000 ms.
     expect(e).toMatchObject({ current_state: "active", last_active: "2025-01-01T00:00:01Z" });
     expect(e).not.toHaveProperty("pending_state");
+    const project = (await t.api("GET", `/api/v2/projects/${projectId}`)).body.project;
+    expect(project.compute_last_active_at).toBe("2025-01-01T00:00:01Z");
     const ops = await opList();
     expect(ops.map((o) => `${o.action}:${o.status}`)).toEqual([
       "start_compute:finished",
