@@ -5,7 +5,6 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { methodNotAllowed } from "hono/method-not-allowed";
-import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
 import type { Ctx } from "./context.js";
 import { ApiError } from "./lib/errors.js";
@@ -52,17 +51,18 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
   const { logger } = options;
   const app = createRouter();
 
-  app.use(
-    requestId({
-      // An X-Request-ID the client sends is honoured when it is a plain token; otherwise one is generated.
-      generator: (c) => {
-        const given = c.req.header("x-request-id");
-        return given && REQUEST_ID.test(given) ? given : ctx.ids.uuid();
-      },
-    }),
-  );
   app.use(async (c, next) => {
+    // An X-Request-ID the client sends is honoured when it is a plain token; otherwise one is generated.
+    const given = c.req.header("x-request-id");
+    const id = given && REQUEST_ID.test(given) ? given : ctx.ids.uuid();
+    c.set("requestId", id);
     c.set("ctx", ctx);
+    // Set on node's response when there is one (as under @hono/node-server): c.header() would give
+    // every response a Headers object, which the adapter then has to take apart again.
+    const outgoing = (c.env as { outgoing?: { setHeader(name: string, value: string): void } } | undefined)
+      ?.outgoing;
+    if (outgoing) outgoing.setHeader("x-request-id", id);
+    else c.header("x-request-id", id);
     await next();
   });
   app.use(
