@@ -153,10 +153,13 @@ describe("GET /projects", () => {
     },
   );
 
-  it("serves an empty shared list", async () => {
-    const res = await t.api("GET", "/api/v2/projects/shared");
+  it("serves an empty shared list, and checks its query", async () => {
+    const res = await t.api("GET", "/api/v2/projects/shared?limit=5");
     expectStatus(res, 200);
     expect(res.body.projects).toEqual([]);
+    const bad = await t.api("GET", "/api/v2/projects/shared?limit=0");
+    expectStatus(bad, 400);
+    expect(bad.body.message).toContain("limit");
   });
 });
 

@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { getProject } from "../../repos/projects.js";
 import { createRouter, errorResponses, jsonResponse, ProjectParams, security } from "../router.js";
 import { Project } from "../schemas.js";
+import { sharedProjects } from "./list-shared.js";
 
 const route = createRoute({
   method: "get",
@@ -10,6 +11,7 @@ const route = createRoute({
   tags: ["Project"],
   summary: "Get a project",
   security,
+  middleware: [sharedProjects],
   request: { params: ProjectParams },
   responses: { 200: jsonResponse(z.object({ project: Project }), "The project"), ...errorResponses },
 });

@@ -7,7 +7,7 @@ import list from "./list.js";
 import listShared from "./list-shared.js";
 import update from "./update.js";
 
-// /projects/shared is mounted before /projects/{project_id} so it is not read as a project id.
+// GET /projects/shared is answered by GET /projects/{project_id} (see list-shared.ts).
 export default createRouter()
   .route("/", list)
   .route("/", listShared)
