@@ -4,12 +4,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/context.js";
 import { openStorage, type Storage } from "../../src/db/client.js";
 import { IdGenerator } from "../../src/domain/ids.js";
-import { DEFAULT_OPERATION_MS } from "../../src/domain/operations.js";
 import { ManualClock } from "../../src/lib/clock.js";
 import { cachedRead } from "../../src/lib/read-cache.js";
 import { ensureDefaultAccount } from "../../src/repos/accounts.js";
 import { authenticate, createApiKey } from "../../src/repos/api-keys.js";
-import { CLOCK_START } from "../helpers/app.js";
+import { CLOCK_START, testConfig } from "../helpers/app.js";
 import { tempDir } from "../helpers/server.js";
 
 // The emulator's connection and a second one on the same file, standing in for another process
@@ -26,13 +25,7 @@ beforeEach(() => {
     db: storage.db,
     clock: new ManualClock(CLOCK_START),
     ids: new IdGenerator(),
-    config: {
-      plan: "paid",
-      domain: "neon.tech",
-      maxBodyBytes: 1 << 20,
-      operationMs: { ...DEFAULT_OPERATION_MS },
-      checkIntervalSeconds: 3600,
-    },
+    config: testConfig(),
     notify: () => {},
   };
 });

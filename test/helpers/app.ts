@@ -39,6 +39,18 @@ export interface TestResponse {
   text: string;
 }
 
+/** The settings tests run with: paid plan, default operation durations, hourly checks. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    plan: "paid",
+    domain: "neon.tech",
+    maxBodyBytes: 64 * 1024,
+    operationMs: { ...DEFAULT_OPERATION_MS },
+    checkIntervalSeconds: 3600,
+    ...overrides,
+  };
+}
+
 /** A fresh app over its own `:memory:` database with migrations applied, a default account and key. */
 export function createTestApp(options: { plan?: "paid" | "free"; config?: Partial<Config> } = {}): TestApp {
   const storage = openStorage(":memory:");
@@ -48,14 +60,7 @@ export function createTestApp(options: { plan?: "paid" | "free"; config?: Partia
     db: storage.db,
     clock,
     ids: new IdGenerator(),
-    config: {
-      plan: options.plan ?? "paid",
-      domain: "neon.tech",
-      maxBodyBytes: 64 * 1024,
-      operationMs: { ...DEFAULT_OPERATION_MS },
-      checkIntervalSeconds: 3600,
-      ...options.config,
-    },
+    config: testConfig({ plan: options.plan ?? "paid", ...options.config }),
     notify: () => worker?.notify(),
   };
   worker = new Worker(ctx);

@@ -4,11 +4,11 @@ import { createApp } from "../../../src/app.js";
 import type { Ctx } from "../../../src/context.js";
 import { openStorage } from "../../../src/db/client.js";
 import { IdGenerator } from "../../../src/domain/ids.js";
-import { DEFAULT_OPERATION_MS } from "../../../src/domain/operations.js";
 import { ManualClock } from "../../../src/lib/clock.js";
 import { ensureDefaultAccount } from "../../../src/repos/accounts.js";
 import { createApiKey } from "../../../src/repos/api-keys.js";
 import { Worker } from "../../../src/worker/loop.js";
+import { testConfig } from "../../helpers/app.js";
 import type { RealKind } from "./arbitraries.js";
 
 /**
@@ -56,14 +56,11 @@ export class FuzzApp {
       db: storage.db,
       clock: new ManualClock(CLOCK_START),
       ids: new IdGenerator(),
-      config: {
-        plan: "paid",
-        domain: "neon.tech",
+      config: testConfig({
         maxBodyBytes: MAX_BODY_BYTES,
-        operationMs: { ...DEFAULT_OPERATION_MS },
         // Long enough that a long clock advance creates a handful of checks, not thousands.
         checkIntervalSeconds: 30 * 86400,
-      },
+      }),
       notify: () => worker?.notify(),
     };
     worker = new Worker(this.ctx);
