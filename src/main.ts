@@ -1,7 +1,8 @@
 import v8 from "node:v8";
-import { EnvError, readEnv } from "./env.js";
+import { type Env, EnvError, readEnv } from "./env.js";
 import { requireFromPackage } from "./lib/package-root.js";
-import { buildRuntime } from "./runtime.js";
+import { buildRuntime, type Runtime } from "./runtime.js";
+import { SeedError } from "./seed/apply.js";
 
 /**
  * Entry point: read env -> open db -> migrate -> createApp -> serve -> start worker.
@@ -21,18 +22,30 @@ function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || host.startsWith("127.");
 }
 
-function main(): void {
-  let env: ReturnType<typeof readEnv>;
+/**
+ * Reads the environment and builds the runtime. A configuration problem (a variable, a seed
+ * file) ends the process with its message and status 2; anything else with its stack and 1,
+ * printed here because node's own report of an uncaught error quotes the offending line of the
+ * minified bundle, tens of kilobytes long.
+ */
+function start(): { env: Env; runtime: Runtime } {
   try {
-    env = readEnv();
+    const env = readEnv();
+    return { env, runtime: buildRuntime(env) };
   } catch (err) {
-    if (err instanceof EnvError) {
+    if (err instanceof EnvError || err instanceof SeedError) {
       process.stderr.write(`${err.message}\n`);
       process.exit(2);
     }
-    throw err;
+    process.stderr.write(
+      `neon-emulator could not start: ${err instanceof Error ? err.stack : String(err)}\n`,
+    );
+    process.exit(1);
   }
-  const runtime = buildRuntime(env);
+}
+
+function main(): void {
+  const { env, runtime } = start();
   const { serve } = requireFromPackage()("@hono/node-server") as typeof import("@hono/node-server");
   const { logger, storage, worker, app } = runtime;
   if (runtime.generatedKeys.length) {
@@ -61,7 +74,12 @@ function main(): void {
           "revoke them (npm run keys -- list / revoke) or start with NEON_EMULATOR_SEED=none",
       );
   });
-  server.on("error", (err) => {
+  server.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EADDRINUSE")
+      process.stderr.write(
+        `port ${env.PORT} on ${env.HOST} is in use: set PORT to a free port (0 picks one)` +
+          (runtime.generatedKeys.length ? "; the keys printed above are saved and stay valid\n" : "\n"),
+      );
     logger.fatal({ err }, "server failed");
     storage.close();
     process.exit(1);

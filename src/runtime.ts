@@ -5,7 +5,7 @@ import type { Config, Ctx } from "./context.js";
 import { openStorage, type Storage } from "./db/client.js";
 import { IdGenerator } from "./domain/ids.js";
 import { DEFAULT_OPERATION_MS } from "./domain/operations.js";
-import type { Env } from "./env.js";
+import { type Env, EnvError } from "./env.js";
 import { type Clock, ManualClock, RealClock, wallNow } from "./lib/clock.js";
 import { ensureDefaultAccount } from "./repos/accounts.js";
 import { countAllKeys, createApiKey, ensureApiKey } from "./repos/api-keys.js";
@@ -74,7 +74,10 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   const generatedKeys = (seedFile && applySeedFile(ctx, seedFile, logger)) || [];
   const account = ensureDefaultAccount(ctx);
   if (env.NEON_EMULATOR_API_KEY) {
-    ensureApiKey(ctx, account.id, env.NEON_EMULATOR_API_KEY, "NEON_EMULATOR_API_KEY");
+    if (ensureApiKey(ctx, account.id, env.NEON_EMULATOR_API_KEY, "NEON_EMULATOR_API_KEY") === "revoked")
+      throw new EnvError(
+        "NEON_EMULATOR_API_KEY names a key that was revoked in this database; choose a new key",
+      );
   } else if (countAllKeys(ctx) === 0) {
     generatedKeys.push({
       account: account.email,

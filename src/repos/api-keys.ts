@@ -37,21 +37,23 @@ export function createApiKey(ctx: Ctx, accountId: string, name: string, tx: Tx =
   return { id: row.id, key, name: row.name, created_at: iso(row.createdAt), created_by: row.createdBy };
 }
 
-/** Makes sure a given secret (e.g. NEON_EMULATOR_API_KEY) exists and is active for the account. */
-export function ensureApiKey(ctx: Ctx, accountId: string, key: string, name: string): "created" | "exists" {
+/**
+ * Makes sure a given secret (e.g. NEON_EMULATOR_API_KEY) exists for the account; a key revoked
+ * in this database stays revoked (revocation cannot be undone), which the caller reports.
+ */
+export function ensureApiKey(
+  ctx: Ctx,
+  accountId: string,
+  key: string,
+  name: string,
+): "created" | "exists" | "revoked" {
   return ctx.db.transaction((tx) => {
     const existing = tx
       .select()
       .from(apiKeys)
       .where(eq(apiKeys.keyHash, hashKey(key)))
       .get();
-    if (existing) {
-      if (existing.revokedAt !== null)
-        throw new Error(
-          "NEON_EMULATOR_API_KEY names a key that was revoked in this database; choose a new key",
-        );
-      return "exists";
-    }
+    if (existing) return existing.revokedAt === null ? "exists" : "revoked";
     insertKey(ctx, tx, accountId, name, key);
     return "created";
   });

@@ -84,6 +84,37 @@ describe("real server", () => {
     }
   });
 
+  it("refuses a bad seed file or a revoked NEON_EMULATOR_API_KEY with a short message, and a taken port", async () => {
+    const dir = tempDir();
+    const seed = path.join(dir, "seed.json");
+    fs.writeFileSync(seed, JSON.stringify({ seed: 1 }));
+    const env = { ...process.env, NEON_EMULATOR_DB: path.join(dir, "a.sqlite") };
+    const bad = await run(process.execPath, startArgs(), { env: { ...env, NEON_EMULATOR_SEED: seed } }).catch(
+      (e) => e,
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(`NEON_EMULATOR_SEED: ${seed} is not a valid seed`);
+    // The message only: no uncaught-error report quoting a line of the minified bundle.
+    expect(bad.stderr.length).toBeLessThan(500);
+
+    const key = randomKey();
+    const s = await start({ NEON_EMULATOR_DB: path.join(dir, "b.sqlite"), NEON_EMULATOR_API_KEY: key });
+    const keys = await call(s, key, "GET", "/api/v2/api_keys");
+    const own = (keys.body as unknown as { id: number }[])[0]?.id;
+    expect((await call(s, key, "DELETE", `/api/v2/api_keys/${own}`)).status).toBe(200);
+    const taken = await run(process.execPath, startArgs(), {
+      env: { ...env, PORT: String(s.port), NEON_EMULATOR_SEED: "none" },
+    }).catch((e) => e);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain(`port ${s.port} on 127.0.0.1 is in use`);
+    await s.stop("SIGTERM");
+    const revoked = await run(process.execPath, startArgs(), {
+      env: { ...env, NEON_EMULATOR_DB: path.join(dir, "b.sqlite"), NEON_EMULATOR_API_KEY: key },
+    }).catch((e) => e);
+    expect(revoked.code).toBe(2);
+    expect(revoked.stderr).toContain("NEON_EMULATOR_API_KEY names a key that was revoked");
+  });
+
   it("resumes an operation in flight after SIGKILL, and the manual clock never goes backwards", async () => {
     const db = path.join(tempDir(), "db.sqlite");
     const key = randomKey();
