@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
@@ -6,9 +7,17 @@ import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import { packageRoot, requireFromPackage } from "../lib/package-root.js";
 import * as schema from "./schema/index.js";
 
-export type Db = BetterSQLite3Database<typeof schema>;
-/** A database handle or a transaction on it: functions that may run inside a transaction take this. */
-export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0] | Db;
+type TransactionBehavior = "deferred" | "immediate" | "exclusive";
+
+/**
+ * The Drizzle handle, whose `transaction` is better-sqlite3's own (see openStorage): the callback
+ * gets this same handle, and a nested call is a savepoint.
+ */
+export type Db = Omit<BetterSQLite3Database<typeof schema>, "transaction"> & {
+  transaction<T>(fn: (tx: Db) => T, config?: { behavior?: TransactionBehavior }): T;
+};
+/** The handle as a function that may run inside a transaction takes it (the same handle). */
+export type Tx = Db;
 
 export interface Storage {
   db: Db;
@@ -23,9 +32,18 @@ let addon: object | undefined;
 /**
  * better-sqlite3's native addon, loaded on first use: the bundle holds the package's JavaScript,
  * and the start-up snapshot cannot hold a native module, so the addon is handed over at run time.
+ * It is found where better-sqlite3 itself looks (build/Release, build/Debug, ...), through the
+ * `bindings` package it depends on.
  */
 function nativeAddon(): object {
-  addon ??= requireFromPackage()("better-sqlite3/build/Release/better_sqlite3.node") as object;
+  if (!addon) {
+    const manifest = requireFromPackage().resolve("better-sqlite3/package.json");
+    const bindings = createRequire(manifest)("bindings") as (options: {
+      bindings: string;
+      module_root: string;
+    }) => object;
+    addon = bindings({ bindings: "better_sqlite3.node", module_root: path.dirname(manifest) });
+  }
   return addon;
 }
 
@@ -47,7 +65,7 @@ export function openStorage(file: string): Storage {
   // by many commits is then copied once, and no request pays for a checkpoint. The automatic one
   // stays as a backstop at 10000 pages (40 MB).
   sqlite.pragma("wal_autocheckpoint = 10000");
-  const db = drizzle(sqlite, { schema });
+  const drizzleDb = drizzle(sqlite, { schema });
   // Every transaction takes the write lock as it begins (BEGIN IMMEDIATE), waiting up to the busy
   // timeout for another process (`npm run keys`) to finish. A DEFERRED one reads first, and if
   // that process commits before its first write, SQLite refuses the upgrade with
@@ -58,11 +76,10 @@ export function openStorage(file: string): Storage {
   // gets the database handle itself: better-sqlite3 runs every statement of the connection inside
   // the open transaction, and turns a nested call into a savepoint.
   const inTransaction = sqlite.transaction((fn: () => unknown) => fn());
-  db.transaction = ((
-    fn: (tx: Db) => unknown,
-    config?: { behavior?: "deferred" | "immediate" | "exclusive" },
-  ) => inTransaction[config?.behavior ?? "immediate"](() => fn(db))) as typeof db.transaction;
-  migrate(db, { migrationsFolder: path.join(packageRoot(), "migrations") });
+  const db = drizzleDb as unknown as Db;
+  db.transaction = <T>(fn: (tx: Db) => T, config?: { behavior?: TransactionBehavior }) =>
+    inTransaction[config?.behavior ?? "immediate"](() => fn(db)) as T;
+  migrate(drizzleDb, { migrationsFolder: path.join(packageRoot(), "migrations") });
   let timer: NodeJS.Timeout | undefined;
   return {
     db,
