@@ -108,13 +108,26 @@ export class Worker {
     // would hold the write lock for as long as a long advance runs.
     let next = this.nextEventAt();
     while (next !== null && next <= target) {
-      this.ctx.db.transaction(() => {
-        for (let n = 0; n < MOMENTS_PER_COMMIT && next !== null && next <= target; n++) {
-          moveTo(next);
-          this.runUntilIdle();
-          next = this.nextEventAt();
+      try {
+        this.ctx.db.transaction(() => {
+          for (let n = 0; n < MOMENTS_PER_COMMIT && next !== null && next <= target; n++) {
+            moveTo(next);
+            this.runUntilIdle();
+            next = this.nextEventAt();
+          }
+        });
+      } catch (err) {
+        // The group rolled back, its clock writes included, while the clock has moved on: persist
+        // it now, before any request stamps a row with it (or, if even that fails, at the next pass).
+        this.unsavedClock = clock.now();
+        try {
+          writeState(this.ctx.db, MANUAL_CLOCK_KEY, String(this.unsavedClock));
+          this.unsavedClock = undefined;
+        } catch {
+          // left to the next pass
         }
-      });
+        throw err;
+      }
     }
     moveTo(target);
     this.runUntilIdle();
@@ -162,7 +175,7 @@ export class Worker {
     let delay = MAX_SLEEP_MS;
     try {
       // One pass: whatever it leaves due (an operation promoted and due at once) the next tick takes.
-      if (!this.stepping) this.pass();
+      this.pass();
       const next = this.nextEventAt();
       if (next !== null) delay = Math.min(MAX_SLEEP_MS, Math.max(MIN_SLEEP_MS, next - this.clock.now()));
     } catch (err) {
