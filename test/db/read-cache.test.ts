@@ -78,7 +78,7 @@ describe("authentication through the cache", () => {
     expect(auth().keyId).toBe(id);
     const changes = storage.sqlite.prepare("SELECT total_changes()").pluck();
     const before = changes.get();
-    expect(auth().keyId).toBe(id); // same second, same address: no write, answered from the cache
+    expect(auth().keyId).toBe(id); // same second, same address: nothing written, the key row now cached
     expect(changes.get()).toBe(before);
     other.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(CLOCK_START, id);
     expect(auth).toThrow(/revoked/);

@@ -36,12 +36,17 @@ export function randomKey(): string {
 
 /**
  * Starts the compiled server as a child process on a free port (PORT=0) and resolves once it
- * logs that it listens. Environment defaults: no seed, info logging.
+ * logs that it listens. Environment defaults: no seed, info logging. `command` is node with
+ * npm start's arguments unless given (a shell running the start script, a moved build).
  */
-export function startServer(env: Record<string, string>): Promise<RunningServer> {
-  const proc = spawn(process.execPath, startArgs(), {
+export function startServer(
+  env: Record<string, string>,
+  command: { file: string; args: string[]; cwd?: string } = { file: process.execPath, args: startArgs() },
+): Promise<RunningServer> {
+  const proc = spawn(command.file, command.args, {
     env: { ...process.env, PORT: "0", NEON_EMULATOR_SEED: "none", NEON_EMULATOR_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
+    ...(command.cwd ? { cwd: command.cwd } : {}),
   });
   const stdout: string[] = [];
   let stderr = "";

@@ -1,9 +1,13 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { http, type RunningServer, startServer, tempDir } from "../helpers/server.js";
-import { startArgs } from "../helpers/start-command.js";
+import { ROOT, startArgs, startScript } from "../helpers/start-command.js";
 
+const run = promisify(execFile);
 const servers: RunningServer[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.stop("SIGKILL");
@@ -19,7 +23,7 @@ async function freshServer() {
 }
 
 // `npm start` begins from a V8 heap captured when the build ran (see src/main.ts). Everything a
-// run must own — randomness, the process id, the host — has to be read after that, never baked in.
+// run must own — randomness, the process id, the host, paths — has to be read after that.
 describe("start-up snapshot", () => {
   it("is what npm start runs", () => {
     expect(startArgs()).toContain("--snapshot-blob");
@@ -49,5 +53,44 @@ describe("start-up snapshot", () => {
       const listening = JSON.parse(s.stdout.find((l) => l.includes("neon-emulator listening")) ?? "{}");
       expect(listening).toMatchObject({ pid: s.proc.pid, hostname: os.hostname() });
     }
+  });
+
+  it("finds its files from where it runs, not from where it was built", async () => {
+    const moved = tempDir("neon-moved-");
+    fs.cpSync(path.join(ROOT, "dist"), path.join(moved, "dist"), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, "package.json"), path.join(moved, "package.json"));
+    for (const dir of ["migrations", "node_modules"])
+      fs.symlinkSync(path.join(ROOT, dir), path.join(moved, dir));
+    const s = await startServer(
+      { NEON_EMULATOR_DB: path.join(moved, "db.sqlite") },
+      { file: process.execPath, args: startArgs(moved), cwd: os.tmpdir() },
+    );
+    servers.push(s);
+    expect((await fetch(`${s.url}/_emulator/health`)).status).toBe(200);
+  });
+
+  it("npm start runs without the snapshot when node flags (NODE_OPTIONS) do not fit it", async () => {
+    const s = await startServer(
+      { NEON_EMULATOR_DB: path.join(tempDir(), "db.sqlite"), NODE_OPTIONS: "--max-old-space-size=512" },
+      { file: "/bin/sh", args: ["-c", startScript()], cwd: ROOT },
+    );
+    servers.push(s);
+    expect((await fetch(`${s.url}/_emulator/health`)).status).toBe(200);
+  });
+
+  // `npm run build` silences the snapshot builder's generic warnings (see src/main.ts): those it
+  // prints name the built-in modules evaluated at import that it has not verified. Only these two
+  // are expected; a new one means state that may not survive the snapshot.
+  it("holds no built-in module the builder warns about beyond node:module and worker_threads", async () => {
+    const blob = path.join(tempDir(), "check.blob");
+    const { stderr } = await run(process.execPath, [
+      "--max-semi-space-size=1",
+      "--snapshot-blob",
+      blob,
+      "--build-snapshot",
+      path.join(ROOT, "dist/main.cjs"),
+    ]);
+    const warned = [...stderr.matchAll(/built-in module "([^"]+)" works in user snapshot/g)].map((m) => m[1]);
+    expect(warned.sort()).toEqual(["node:module", "worker_threads"]);
   });
 });
