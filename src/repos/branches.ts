@@ -38,9 +38,12 @@ export function requireBranch(tx: Tx, accountId: string, projectId: string, bran
       )
       .prepare(),
   ).get({ branchId, projectId, accountId });
-  if (!row) throw notFound(`branch ${branchId} not found in project ${projectId}`);
+  if (!row) throw branchNotFound(projectId, branchId);
   return row;
 }
+
+export const branchNotFound = (projectId: string, branchId: string) =>
+  notFound(`branch ${branchId} not found in project ${projectId}`);
 
 export function insertBranch(
   ctx: Ctx,

@@ -6,17 +6,19 @@ import { computeLimitsProblem, FREE_PLAN_CU } from "../domain/compute.js";
 import { pendingStateOf } from "../domain/endpoint-state.js";
 import type { OperationAction } from "../domain/operations.js";
 import { endpointHost, proxyHost } from "../domain/regions.js";
-import { badRequest, conflict, locked, notFound, unprocessable } from "../lib/errors.js";
+import { badRequest, conflict, notFound, unprocessable } from "../lib/errors.js";
 import { type JsonText, jsonText } from "../lib/json-text.js";
 import { prepared, statement } from "../lib/prepared.js";
 import { cachedRead } from "../lib/read-cache.js";
 import { toEndpointJson } from "../views/endpoints.js";
 import { type AccountRow, getAccount } from "./accounts.js";
-import { type BranchRow, requireBranch } from "./branches.js";
+import { type BranchRow, branchNotFound, requireBranch } from "./branches.js";
 import { type OperationRow, startOperation, toOperationJson, unfinishedActions } from "./operations.js";
 import {
   type DefaultEndpointSettings,
   type ProjectRow,
+  projectLocked,
+  projectNotFound,
   requireProject,
   requireWritableProject,
 } from "./projects.js";
@@ -198,9 +200,10 @@ export function createEndpoint(
            FROM projects p JOIN accounts a ON a.id = p.account_id
           WHERE p.id = @projectId AND p.account_id = @accountId`,
       ).get({ projectId, accountId, branchId: input.branch_id });
-      if (!found) throw notFound(`project ${projectId} not found`);
-      if (found.locked) throw locked(`project ${projectId} is locked; retry later`);
-      if (!found.branch) throw notFound(`branch ${input.branch_id} not found in project ${projectId}`);
+      // The same answers, in the same order, as requireWritableProject and requireBranch.
+      if (!found) throw projectNotFound(projectId);
+      if (found.locked) throw projectLocked(projectId);
+      if (!found.branch) throw branchNotFound(projectId, input.branch_id);
       const project = { ...found, defaultEndpointSettings: JSON.parse(found.defaultEndpointSettings) };
       const created = insertEndpoint(ctx, tx, found, project, { id: input.branch_id }, input);
       return {
@@ -273,7 +276,7 @@ function readEndpointsJson(ctx: Ctx, accountId: string, projectId: string): Json
     `SELECT v.version AS version FROM projects p LEFT JOIN endpoint_versions v ON v.project_id = p.id
       WHERE p.id = @projectId AND p.account_id = @accountId`,
   ).get({ projectId, accountId });
-  if (!found) throw notFound(`project ${projectId} not found`);
+  if (!found) throw projectNotFound(projectId);
   const version = found.version ?? 0;
   let cache = listCache.get(ctx.db);
   if (!cache) {

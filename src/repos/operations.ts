@@ -8,7 +8,7 @@ import { iso, isoMicros, parseIsoMicros } from "../lib/clock.js";
 import { badRequest, notFound } from "../lib/errors.js";
 import type { JsonText } from "../lib/json-text.js";
 import { statement } from "../lib/prepared.js";
-import { requireProject } from "./projects.js";
+import { projectNotFound, requireProject } from "./projects.js";
 
 export type OperationRow = typeof operations.$inferSelect;
 
@@ -184,7 +184,7 @@ export function listOperations(
               WHERE project_id = @projectId AND created_us < @before
               ORDER BY created_us DESC LIMIT @limit)`,
   ).get({ projectId, accountId, before, limit });
-  if (!page?.found) throw notFound(`project ${projectId} not found`);
+  if (!page?.found) throw projectNotFound(projectId);
   // Without a row, the cursor sent stays the cursor: the end of the list.
   const cursor = page.lastUs !== null ? isoMicros(page.lastUs) : query.cursor;
   return `{"operations":[${page.items ?? ""}]${

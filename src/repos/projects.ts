@@ -35,17 +35,22 @@ export function findProject(tx: Tx, accountId: string, projectId: string): Proje
   ).get({ projectId, accountId });
 }
 
-/** The project, if it exists and belongs to the account; another account's project is a 404, never a 403. */
+/** 404 for a project that does not exist or belongs to another account (never a 403). */
+export const projectNotFound = (projectId: string) => notFound(`project ${projectId} not found`);
+/** 423 for a change to a locked project, which clients retry. */
+export const projectLocked = (projectId: string) => locked(`project ${projectId} is locked; retry later`);
+
+/** The project, if it exists and belongs to the account. */
 export function requireProject(tx: Tx, accountId: string, projectId: string): ProjectRow {
   const row = findProject(tx, accountId, projectId);
-  if (!row) throw notFound(`project ${projectId} not found`);
+  if (!row) throw projectNotFound(projectId);
   return row;
 }
 
-/** As requireProject, for changes: a locked project answers 423, which clients retry. */
+/** As requireProject, for changes: a locked project answers 423. */
 export function requireWritableProject(tx: Tx, accountId: string, projectId: string): ProjectRow {
   const row = requireProject(tx, accountId, projectId);
-  if (row.locked) throw locked(`project ${projectId} is locked; retry later`);
+  if (row.locked) throw projectLocked(projectId);
   return row;
 }
 
