@@ -121,6 +121,16 @@ describe("HTTP-level abuse on a real server", () => {
       for (const s of statusLines(out)) expect(s, `${what}: ${out.slice(0, 300)}`).toBeLessThan(500);
     }
     must(await c.request("GET", "/_emulator/health"), 200);
+    // A body with a Content-Length above the limit is refused by that header alone (src/app.ts).
+    const big = await c.request("POST", "/api/v2/api_keys", {
+      key,
+      body: { key_name: "x".repeat(5000) },
+    });
+    expect(big.status).toBe(413);
+    expect(big.body).toMatchObject({
+      code: "PAYLOAD_TOO_LARGE",
+      message: expect.stringContaining("4096 bytes"),
+    });
     const keys = must(await c.request("GET", "/api/v2/api_keys", { key }), 200);
     expect(keys.body.map((k: { name: string }) => k.name)).toEqual(["NEON_EMULATOR_API_KEY"]);
     expect(
