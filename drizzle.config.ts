@@ -2,6 +2,7 @@ import { defineConfig } from "drizzle-kit";
 
 export default defineConfig({
   dialect: "sqlite",
-  schema: "./src/db/schema/index.ts",
+  // Each resource keeps its tables beside its store.
+  schema: ["./src/control-plane/*/table.ts", "./src/emulator/table.ts"],
   out: "./migrations",
 });

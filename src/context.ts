@@ -1,23 +1,22 @@
-import type { Db } from "./db/client.js";
-import type { IdGenerator } from "./domain/ids.js";
-import type { OperationAction } from "./domain/operations.js";
-import type { Clock } from "./lib/clock.js";
+import type { OperationAction } from "./control-plane/operations/rules.js";
+import type { PlanName } from "./plans.js";
+import type { Clock } from "./platform/clock.js";
+import type { Db } from "./platform/db.js";
+import type { IdGenerator } from "./platform/ids.js";
 
-/** Settings the repositories and worker read; built from the environment by main.ts, or by tests. */
+/** Settings the services and the worker read; built from the environment by runtime.ts, or by tests. */
 export interface Config {
-  plan: "paid" | "free";
+  plan: PlanName;
   domain: string;
   maxBodyBytes: number;
   operationMs: Record<OperationAction, number>;
   checkIntervalSeconds: number;
 }
 
-/** What every repository function receives: storage, time, ids, settings, and a wake-up call for the worker. */
+/** What every service receives: storage, time, ids and settings. */
 export interface Ctx {
   db: Db;
   clock: Clock;
   ids: IdGenerator;
   config: Config;
-  /** Called after a transaction that created or changed operations, so a real-time worker looks again. */
-  notify(): void;
 }

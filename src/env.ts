@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { OPERATION_ACTIONS, type OperationAction } from "./domain/operations.js";
+import { OPERATION_ACTIONS, type OperationAction } from "./control-plane/operations/rules.js";
 
 /**
  * The only reader of process.env. Every variable is validated here, so a bad value stops

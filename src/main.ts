@@ -1,6 +1,6 @@
 import v8 from "node:v8";
 import { type Env, EnvError, readEnv } from "./env.js";
-import { requireFromPackage } from "./lib/package-root.js";
+import { requireFromPackage } from "./platform/package-root.js";
 import { buildRuntime, type Runtime } from "./runtime.js";
 import { SeedError } from "./seed/apply.js";
 
@@ -47,7 +47,7 @@ function start(): { env: Env; runtime: Runtime } {
 function main(): void {
   const { env, runtime } = start();
   const { serve } = requireFromPackage()("@hono/node-server") as typeof import("@hono/node-server");
-  const { logger, storage, worker, app } = runtime;
+  const { logger, storage, driver, worker, app } = runtime;
   if (runtime.generatedKeys.length) {
     // The console's "generate key" moment: shown once, never stored or logged in plain text.
     const lines = runtime.generatedKeys.map((k) => `  ${k.key}   (${k.account}, "${k.name}")`);
@@ -90,7 +90,10 @@ function main(): void {
     stopping = true;
     logger.info({ signal }, "shutting down");
     worker.stop();
-    server.close(() => {
+    server.close(async () => {
+      // Effects under way finish and are recorded before the driver and the database close.
+      await worker.drain();
+      await driver.close();
       storage.close();
       process.exit(0);
     });

@@ -1,15 +1,17 @@
 import os from "node:os";
 import pino, { type Logger } from "pino";
-import { type AppOptions, createApp } from "./app.js";
+import { createApp } from "./app.js";
+import type { ComputeDriver } from "./compute/driver.js";
+import { noneDriver } from "./compute/none.js";
 import type { Config, Ctx } from "./context.js";
-import { openStorage, type Storage } from "./db/client.js";
-import { IdGenerator } from "./domain/ids.js";
-import { DEFAULT_OPERATION_MS } from "./domain/operations.js";
+import { ensureDefaultAccount } from "./control-plane/accounts/service.js";
+import { countKeys, createApiKey, ensureApiKey } from "./control-plane/api-keys/service.js";
+import { DEFAULT_OPERATION_MS } from "./control-plane/operations/rules.js";
+import { MANUAL_CLOCK_KEY, readState, writeState } from "./emulator/state-store.js";
 import { type Env, EnvError } from "./env.js";
-import { type Clock, ManualClock, RealClock, wallNow } from "./lib/clock.js";
-import { ensureDefaultAccount } from "./repos/accounts.js";
-import { countAllKeys, createApiKey, ensureApiKey } from "./repos/api-keys.js";
-import { MANUAL_CLOCK_KEY, readState, writeState } from "./repos/emulator-state.js";
+import { type Clock, ManualClock, RealClock, wallNow } from "./platform/clock.js";
+import { openStorage, type Storage } from "./platform/db.js";
+import { IdGenerator } from "./platform/ids.js";
 import { applySeedFile, demoSeedFile, type GeneratedKey } from "./seed/apply.js";
 import { Worker } from "./worker/loop.js";
 
@@ -46,6 +48,7 @@ export function createLogger(env: Env): Logger {
 export interface Runtime {
   ctx: Ctx;
   storage: Storage;
+  driver: ComputeDriver;
   worker: Worker;
   app: ReturnType<typeof createApp>;
   logger: Logger;
@@ -56,15 +59,16 @@ export interface Runtime {
 /** Opens and migrates the database, makes sure the default account and keys exist, builds the app. */
 export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runtime {
   const storage = openStorage(env.NEON_EMULATOR_DB);
-  let worker: Worker | undefined;
   const ctx: Ctx = {
     db: storage.db,
     clock: makeClock(env, storage),
     ids: new IdGenerator(),
     config: configFromEnv(env),
-    notify: () => worker?.notify(),
   };
-  worker = new Worker(ctx, logger);
+  const driver = noneDriver;
+  const worker = new Worker(ctx, { driver, logger });
+  // Effects a previous process left half-done (it stopped mid-effect) are performed again.
+  worker.releaseStaleClaims();
   const seedFile =
     env.NEON_EMULATOR_SEED === undefined
       ? demoSeedFile()
@@ -78,14 +82,13 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
       throw new EnvError(
         "NEON_EMULATOR_API_KEY names a key that was revoked in this database; choose a new key",
       );
-  } else if (countAllKeys(ctx) === 0) {
+  } else if (countKeys(ctx) === 0) {
     generatedKeys.push({
       account: account.email,
       name: "first key",
       key: createApiKey(ctx, account.id, "first key").key,
     });
   }
-  const hooks: AppOptions["emulator"] = { advanceClock: (seconds) => (worker as Worker).advance(seconds) };
-  const app = createApp(ctx, { logger, emulator: hooks });
-  return { ctx, storage, worker, app, logger, generatedKeys };
+  const app = createApp(ctx, { logger, worker });
+  return { ctx, storage, driver, worker, app, logger, generatedKeys };
 }

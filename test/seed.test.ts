@@ -2,10 +2,17 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Ctx } from "../src/context.js";
-import { openStorage, type Storage } from "../src/db/client.js";
-import { IdGenerator } from "../src/domain/ids.js";
-import { DEFAULT_OPERATION_MS } from "../src/domain/operations.js";
-import { ManualClock } from "../src/lib/clock.js";
+import { accounts } from "../src/control-plane/accounts/table.js";
+import { apiKeys } from "../src/control-plane/api-keys/table.js";
+import { branches } from "../src/control-plane/branches/table.js";
+import { endpoints } from "../src/control-plane/endpoints/table.js";
+import { DEFAULT_OPERATION_MS } from "../src/control-plane/operations/rules.js";
+import { operations } from "../src/control-plane/operations/table.js";
+import { projects } from "../src/control-plane/projects/table.js";
+import { roles } from "../src/control-plane/roles-databases/table.js";
+import { ManualClock } from "../src/platform/clock.js";
+import { openStorage, type Storage } from "../src/platform/db.js";
+import { IdGenerator } from "../src/platform/ids.js";
 import { applySeedFile, demoSeedFile, SeedError } from "../src/seed/apply.js";
 import { tempDir } from "./helpers/server.js";
 
@@ -28,21 +35,32 @@ function freshCtx(): Ctx {
       operationMs: DEFAULT_OPERATION_MS,
       checkIntervalSeconds: 3600,
     },
-    notify: () => {},
   };
 }
 
 function snapshot(ctx: Ctx) {
-  const q = ctx.db.query;
+  const db = ctx.db;
   return {
-    accounts: q.accounts.findMany({ columns: { id: true, orgId: true, name: true } }).sync(),
-    keys: q.apiKeys.findMany({ columns: { name: true, keyHash: true } }).sync(),
-    projects: q.projects.findMany({ columns: { id: true, name: true } }).sync(),
-    branches: q.branches.findMany({ columns: { id: true, name: true, parentId: true } }).sync(),
-    endpoints: q.endpoints
-      .findMany({ columns: { id: true, host: true, currentState: true, type: true } })
-      .sync(),
-    roles: q.roles.findMany({ columns: { name: true, password: true, branchId: true } }).sync(),
+    accounts: db.select({ id: accounts.id, orgId: accounts.orgId, name: accounts.name }).from(accounts).all(),
+    keys: db.select({ name: apiKeys.name, keyHash: apiKeys.keyHash }).from(apiKeys).all(),
+    projects: db.select({ id: projects.id, name: projects.name }).from(projects).all(),
+    branches: db
+      .select({ id: branches.id, name: branches.name, parentId: branches.parentId })
+      .from(branches)
+      .all(),
+    endpoints: db
+      .select({
+        id: endpoints.id,
+        host: endpoints.host,
+        currentState: endpoints.currentState,
+        type: endpoints.type,
+      })
+      .from(endpoints)
+      .all(),
+    roles: db
+      .select({ name: roles.name, password: roles.password, branchId: roles.branchId })
+      .from(roles)
+      .all(),
   };
 }
 
@@ -63,7 +81,7 @@ describe("seeds", () => {
     const states = new Set(s.endpoints.map((e) => e.currentState));
     expect(states).toEqual(new Set(["active", "idle"]));
     expect(s.endpoints.some((e) => e.type === "read_only")).toBe(true);
-    const ops = ctx.db.query.operations.findMany().sync();
+    const ops = ctx.db.select().from(operations).all();
     expect(ops.length).toBeGreaterThan(5);
     expect(ops.every((o) => o.status === "finished")).toBe(true);
   });

@@ -1,10 +1,11 @@
 import { parseArgs } from "node:util";
-import { openStorage } from "../db/client.js";
-import { IdGenerator } from "../domain/ids.js";
+import type { Ctx } from "../context.js";
+import { ensureDefaultAccount } from "../control-plane/accounts/service.js";
+import { createApiKey, listApiKeys, revokeApiKey } from "../control-plane/api-keys/service.js";
 import { EnvError, readEnv } from "../env.js";
-import { RealClock } from "../lib/clock.js";
-import { ensureDefaultAccount } from "../repos/accounts.js";
-import { createApiKey, listApiKeys, revokeApiKey } from "../repos/api-keys.js";
+import { RealClock } from "../platform/clock.js";
+import { openStorage } from "../platform/db.js";
+import { IdGenerator } from "../platform/ids.js";
 import { configFromEnv } from "../runtime.js";
 
 const USAGE = `Usage: npm run keys -- <command>
@@ -30,12 +31,11 @@ function main(): number {
   const env = readEnv();
   const storage = openStorage(env.NEON_EMULATOR_DB);
   try {
-    const ctx = {
+    const ctx: Ctx = {
       db: storage.db,
       clock: new RealClock(),
       ids: new IdGenerator(),
       config: configFromEnv(env),
-      notify: () => {},
     };
     const account = ensureDefaultAccount(ctx);
     switch (command) {

@@ -1,19 +1,23 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { eq, sql } from "drizzle-orm";
 import type { Logger } from "pino";
 import type { Ctx } from "../context.js";
-import type { Tx } from "../db/client.js";
-import { apiKeys, branches, endpoints, operations, projects } from "../db/schema/index.js";
-import { hashKey, IdGenerator, seededRandom } from "../domain/ids.js";
-import { DEFAULT_REGION, proxyHost } from "../domain/regions.js";
-import { packageRoot } from "../lib/package-root.js";
-import { insertAccount } from "../repos/accounts.js";
-import { type BranchRow, insertBranch } from "../repos/branches.js";
-import { insertEndpoint } from "../repos/endpoints.js";
-import type { ProjectRow } from "../repos/projects.js";
-import { insertDatabase, insertRole } from "../repos/roles-databases.js";
+import type { BranchRow } from "../control-plane/access.js";
+import { addAccount } from "../control-plane/accounts/service.js";
+import { addApiKey, countKeys } from "../control-plane/api-keys/service.js";
+import { addBranch } from "../control-plane/branches/service.js";
+import { markReady } from "../control-plane/branches/store.js";
+import { addEndpoint } from "../control-plane/endpoints/service.js";
+import { recordState } from "../control-plane/endpoints/store.js";
+import { settleProjectOperations } from "../control-plane/operations/store.js";
+import { newProjectRow } from "../control-plane/projects/rules.js";
+import { countProjects, insertProject, setLocked } from "../control-plane/projects/store.js";
+import { addDatabase, addRole } from "../control-plane/roles-databases/service.js";
+import type { PlanName } from "../plans.js";
+import type { Tx } from "../platform/db.js";
+import { IdGenerator, seededRandom } from "../platform/ids.js";
+import { packageRoot } from "../platform/package-root.js";
 import { SeedFile, type SeedProject } from "./schema.js";
 
 export class SeedError extends Error {}
@@ -41,60 +45,41 @@ export function readSeedFile(file: string): { seed: SeedFile; hash: string } {
 }
 
 function isEmpty(ctx: Ctx): boolean {
-  const n = (t: typeof projects | typeof apiKeys) =>
-    ctx.db.select({ n: sql<number>`count(*)` }).from(t).get()?.n ?? 0;
-  return n(projects) === 0 && n(apiKeys) === 0;
+  return countProjects(ctx.db) === 0 && countKeys(ctx) === 0;
 }
 
-/** Marks the operations a seeded project's creation started as finished long ago, and settles states. */
-function settle(tx: Tx, projectId: string, keepHistory: boolean, pastMs: number): void {
-  if (!keepHistory) {
-    tx.delete(operations).where(eq(operations.projectId, projectId)).run();
-    return;
-  }
-  tx.update(operations)
-    .set({ status: "finished", dueAt: null, totalDurationMs: 1200, updatedAt: pastMs })
-    .where(eq(operations.projectId, projectId))
-    .run();
-}
-
+/**
+ * A seeded project through the services' own building blocks: the project row as a project
+ * create makes it, branches, roles, databases and endpoints (with the seed's ids where given),
+ * then endpoint states and the operation history settled as the seed describes them.
+ */
 function seedProject(
   ctx: Ctx,
   tx: Tx,
   accountId: string,
-  plan: "paid" | "free",
+  plan: PlanName,
   p: SeedProject,
   where: string,
 ): void {
   const now = ctx.clock.now();
-  const regionId = p.region_id ?? DEFAULT_REGION;
-  const project: ProjectRow = {
+  const project = newProjectRow({
     id: p.id ?? ctx.ids.projectId(),
     accountId,
-    name: p.name,
-    regionId,
-    pgVersion: p.pg_version ?? 17,
-    platformId: regionId.split("-")[0] as string,
-    provisioner: "k8s-neonvm",
-    proxyHost: proxyHost(regionId, ctx.config.domain),
-    cpuUsedSec: 0,
-    branchLogicalSizeLimit: plan === "free" ? 512 : 5_242_880,
-    historyRetentionSeconds: p.history_retention_seconds ?? 86_400,
-    storePasswords: true,
-    locked: false,
-    creationSource: "console",
-    defaultEndpointSettings: {},
-    settings: {},
-    computeLastActiveAt: null,
-    createdAt: now,
-    updatedAt: now,
-  };
-  tx.insert(projects).values(project).run();
+    plan,
+    domain: ctx.config.domain,
+    now,
+    input: {
+      name: p.name,
+      region_id: p.region_id,
+      pg_version: p.pg_version,
+      history_retention_seconds: p.history_retention_seconds,
+    },
+  });
+  insertProject(tx, project);
   const defaults = p.branches.filter((b) => b.default);
   if (defaults.length > 1) throw new SeedError(`${where}: more than one branch is marked default`);
   const defaultName = (defaults[0] ?? p.branches[0])?.name;
   const byName = new Map<string, BranchRow>();
-  const account = { id: accountId, plan } as Parameters<typeof insertEndpoint>[2];
   p.branches.forEach((b, i) => {
     const at = `${where}.branches.${i}`;
     const parent = b.parent ? byName.get(b.parent) : undefined;
@@ -104,7 +89,7 @@ function seedProject(
     if (b.name !== defaultName && !b.parent)
       throw new SeedError(`${at}.parent: required for a non-default branch`);
     if (byName.has(b.name)) throw new SeedError(`${at}.name: duplicate branch name "${b.name}"`);
-    const branch = insertBranch(ctx, tx, project, {
+    const branch = addBranch(ctx, tx, project, {
       ...(b.id ? { id: b.id } : {}),
       name: b.name,
       parentId: parent?.id ?? null,
@@ -113,49 +98,40 @@ function seedProject(
       annotations: b.annotations,
     });
     byName.set(b.name, branch);
-    tx.update(branches)
-      .set({ currentState: "ready", pendingState: null })
-      .where(eq(branches.id, branch.id))
-      .run();
-    for (const r of b.roles)
-      insertRole(ctx, tx, branch, { name: r.name, ...(r.password ? { password: r.password } : {}) });
+    markReady(tx, branch.id, now);
+    for (const r of b.roles) addRole(ctx, tx, branch, { name: r.name, password: r.password });
     b.databases.forEach((d, j) => {
       if (!b.roles.some((r) => r.name === d.owner))
         throw new SeedError(`${at}.databases.${j}.owner: no role named "${d.owner}" on this branch`);
-      insertDatabase(ctx, tx, branch, { name: d.name, ownerName: d.owner });
+      addDatabase(ctx, tx, branch, { name: d.name, ownerName: d.owner });
     });
     for (const e of b.endpoints) {
-      const created = insertEndpoint(ctx, tx, account, project, branch, {
-        type: e.type,
-        autoscaling_limit_min_cu: e.min_cu,
-        autoscaling_limit_max_cu: e.max_cu,
-        suspend_timeout_seconds: e.suspend_timeout_seconds,
-        disabled: e.disabled,
-        pooler_enabled: e.pooler_enabled,
-        name: e.name,
-      });
-      const id = e.id ?? created.endpoint.id;
-      const active = e.state === "active" && !e.disabled;
-      tx.update(endpoints)
-        .set({
-          id,
-          host: created.endpoint.host.replace(created.endpoint.id, id),
-          currentState: active ? "active" : "idle",
-          pendingState: null,
-          lastActive: now,
-          startedAt: now,
-          suspendedAt: active ? null : now,
-        })
-        .where(eq(endpoints.id, created.endpoint.id))
-        .run();
-      tx.update(operations)
-        .set({ endpointId: id })
-        .where(eq(operations.endpointId, created.endpoint.id))
-        .run();
+      const { endpoint } = addEndpoint(
+        ctx,
+        tx,
+        plan,
+        project,
+        branch.id,
+        {
+          type: e.type,
+          autoscaling_limit_min_cu: e.min_cu,
+          autoscaling_limit_max_cu: e.max_cu,
+          suspend_timeout_seconds: e.suspend_timeout_seconds,
+          disabled: e.disabled,
+          pooler_enabled: e.pooler_enabled,
+          name: e.name,
+        },
+        e.id,
+      );
+      // Settled as the seed says: started at `now`, and suspended at once when it is to be idle.
+      const settle = { id: endpoint.id, pending: null, now } as const;
+      recordState(tx, { ...settle, next: "active", started: true, suspended: false });
+      if (e.state !== "active" || e.disabled)
+        recordState(tx, { ...settle, next: "idle", started: false, suspended: true });
     }
   });
-  settle(tx, project.id, p.history, now);
-  if (p.locked) tx.update(projects).set({ locked: true }).where(eq(projects.id, project.id)).run();
+  settleProjectOperations(tx, project.id, p.history, now);
+  if (p.locked) setLocked(tx, project.id, true);
 }
 
 /**
@@ -186,7 +162,7 @@ export function applySeedFile(ctx: Ctx, file: string, logger?: Logger): Generate
   if (defaults.length > 1) throw new SeedError("NEON_EMULATOR_SEED: more than one account is marked default");
   ctx.db.transaction((tx) => {
     seed.accounts.forEach((a, i) => {
-      const account = insertAccount(seeded, tx, {
+      const account = addAccount(seeded, tx, {
         ...(a.id ? { id: a.id } : {}),
         name: a.name,
         email: a.email,
@@ -194,17 +170,8 @@ export function applySeedFile(ctx: Ctx, file: string, logger?: Logger): Generate
         isDefault: a.default ?? (defaults.length === 0 && i === 0),
       });
       for (const k of a.keys) {
-        const key = k.key ?? seeded.ids.apiKey();
+        const { key } = addApiKey(seeded, tx, account.id, k.name, k.key);
         if (!k.key) generated.push({ account: a.email, name: k.name, key });
-        tx.insert(apiKeys)
-          .values({
-            accountId: account.id,
-            name: k.name,
-            keyHash: hashKey(key),
-            createdAt: ctx.clock.now(),
-            createdBy: account.id,
-          })
-          .run();
       }
       a.projects.forEach((p, j) => {
         seedProject(seeded, tx, account.id, account.plan, p, `accounts.${i}.projects.${j}`);

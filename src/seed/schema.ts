@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { COMPUTE_SIZES_TEXT, isComputeSize, SUSPEND_TIMEOUT_MAX } from "../domain/compute.js";
-import { REGION_IDS } from "../domain/regions.js";
+import { COMPUTE_SIZES_TEXT, isComputeSize, SUSPEND_TIMEOUT_MAX } from "../control-plane/endpoints/rules.js";
+import { REGION_IDS } from "../control-plane/regions/rules.js";
 
 /**
  * The declarative seed file (NEON_EMULATOR_SEED). Ids and keys left out are derived from `seed`,

@@ -1,9 +1,21 @@
 import type { Logger } from "pino";
+import type { ComputeDriver } from "../compute/driver.js";
+import { noneDriver } from "../compute/none.js";
 import type { Ctx } from "../context.js";
-import { type Clock, ManualClock } from "../lib/clock.js";
-import { ApiError } from "../lib/errors.js";
-import { MANUAL_CLOCK_KEY, writeState } from "../repos/emulator-state.js";
-import { autoSuspend, finishDue, nextEventAt, promoteScheduled, scheduleChecks } from "./steps.js";
+import { nextSuspendAt } from "../control-plane/endpoints/store.js";
+import { MANUAL_CLOCK_KEY, writeState } from "../emulator/state-store.js";
+import { clockNotManual } from "../errors.js";
+import { type Clock, ManualClock } from "../platform/clock.js";
+import { autoSuspend } from "./auto-suspend.js";
+import { nextCheckAt, scheduleChecks } from "./availability-checks.js";
+import {
+  type Claimed,
+  finalizeClaimed,
+  finishDue,
+  nextOperationDueAt,
+  promoteScheduled,
+  releaseClaims,
+} from "./finish-operations.js";
 
 /** How many stops of a manual-clock advance share one commit. */
 const MOMENTS_PER_COMMIT = 32;
@@ -18,10 +30,18 @@ const MAX_SLEEP_MS = 1000;
  */
 const MIN_SLEEP_MS = 20;
 
+let workersCreated = 0;
+
+export interface WorkerOptions {
+  driver?: ComputeDriver;
+  logger?: Logger;
+}
+
 /**
- * Advances operations and endpoint states. Each step runs in its own immediate transaction
- * and re-checks the rows it claims, so a crash between steps loses nothing and repeats nothing:
- * on restart, whatever was due simply becomes due again.
+ * Advances operations and endpoint states. Each pass runs in one immediate transaction and
+ * re-checks the rows it claims, so a crash between passes loses nothing and repeats nothing: on
+ * restart, whatever was due simply becomes due again. Effects go through the compute driver:
+ * claim -> perform -> finalize only if the claim still holds (finish-operations.ts).
  */
 export class Worker {
   private timer: NodeJS.Timeout | undefined;
@@ -29,14 +49,23 @@ export class Worker {
   private timerAt = Number.POSITIVE_INFINITY;
   private running = false;
   private stepping = false;
-
   private readonly shortestOperationMs: number;
+  private readonly driver: ComputeDriver;
+  private readonly logger: Logger | undefined;
+  /** Effects being performed outside a transaction. */
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly claimPrefix: string;
+  private claims = 0;
 
   constructor(
     private readonly ctx: Ctx,
-    private readonly logger?: Logger,
+    options: WorkerOptions = {},
   ) {
+    this.driver = options.driver ?? noneDriver;
+    this.logger = options.logger;
     this.shortestOperationMs = Math.min(...Object.values(ctx.config.operationMs));
+    // Unique among the workers alive on one database: a process id and this worker's number in it.
+    this.claimPrefix = `${process.pid}.${++workersCreated}`;
   }
 
   private get clock(): Clock {
@@ -49,21 +78,57 @@ export class Worker {
   /** One pass at the current time: complete, promote, suspend, check. Returns how many rows moved. */
   private pass(): number {
     const now = this.clock.now();
-    return this.ctx.db.transaction(
+    const { moved, claimed } = this.ctx.db.transaction(
       (tx) => {
         // Persisted with the rows stamped with it, atomically: a crash can never leave rows later
         // than the clock a restart resumes from.
         if (this.unsavedClock !== undefined) writeState(tx, MANUAL_CLOCK_KEY, String(this.unsavedClock));
+        const finished = finishDue(tx, this.driver, now, () => `${this.claimPrefix}:${++this.claims}`);
         const moved =
-          finishDue(this.ctx, tx, now) +
+          finished.moved +
           promoteScheduled(this.ctx, tx, now) +
           autoSuspend(this.ctx, tx, now) +
           scheduleChecks(this.ctx, tx, now);
         this.unsavedClock = undefined;
-        return moved;
+        return { moved, claimed: finished.claimed };
       },
       { behavior: "immediate" },
     );
+    for (const c of claimed) this.perform(c);
+    return moved;
+  }
+
+  /** Performs a claimed operation's effect outside any transaction, then finalizes it. */
+  private perform(claimed: Claimed): void {
+    const settle = (outcome: "finished" | "failed", error: string | null) => {
+      try {
+        this.ctx.db.transaction((tx) => finalizeClaimed(tx, claimed, outcome, error, this.clock.now()));
+      } catch (err) {
+        // The claim stays: the operation is retried after a restart releases it.
+        this.logger?.error({ err, operation: claimed.op.id }, "could not record an operation's outcome");
+      }
+      this.notify();
+    };
+    const done = (async () => {
+      try {
+        await this.driver.perform(claimed.effect);
+        settle("finished", null);
+      } catch (err) {
+        settle("failed", err instanceof Error ? err.message : String(err));
+      }
+    })();
+    this.inflight.add(done);
+    void done.finally(() => this.inflight.delete(done));
+  }
+
+  /** Resolves once every effect under way has been performed and finalized. */
+  async drain(): Promise<void> {
+    while (this.inflight.size) await Promise.all(this.inflight);
+  }
+
+  /** At start: claims a previous process left behind (it stopped mid-effect) are released, so they run again. */
+  releaseStaleClaims(): number {
+    return this.ctx.db.transaction((tx) => releaseClaims(tx));
   }
 
   /** Runs everything due at the current time until nothing more moves. */
@@ -79,8 +144,14 @@ export class Worker {
     }
   }
 
+  /** The earliest time at which anything becomes due, or null when nothing ever will. */
   nextEventAt(): number | null {
-    return nextEventAt(this.ctx);
+    const db = this.ctx.db;
+    const times = [nextOperationDueAt(db), nextSuspendAt(db), nextCheckAt(this.ctx, db)].filter(
+      (t): t is number => t !== null,
+    );
+    // Waiting (scheduling) operations move only when another completes, a time already counted.
+    return times.length ? Math.min(...times) : null;
   }
 
   /**
@@ -89,12 +160,7 @@ export class Worker {
    */
   advance(seconds: number): number {
     const clock = this.clock;
-    if (!(clock instanceof ManualClock))
-      throw new ApiError(
-        409,
-        "CLOCK_NOT_MANUAL",
-        "the clock is real; start the emulator with NEON_EMULATOR_CLOCK=manual to advance it",
-      );
+    if (!(clock instanceof ManualClock)) throw clockNotManual();
     const target = clock.now() + Math.round(seconds * 1000);
     // Each new time is persisted by the pass that runs at it, in the same transaction as the rows
     // it stamps (see pass()).
@@ -149,10 +215,11 @@ export class Worker {
   }
 
   /**
-   * A write created work. Nothing a write starts is due before the shortest operation takes, so
-   * the loop is woken for that moment unless it already runs sooner: a burst of writes costs one
-   * pass, not one each. (A write that makes an auto-suspend due at once, e.g. a shorter
-   * suspend_timeout_seconds, is seen at that moment too, within the shortest operation's time.)
+   * Something changed that may give the worker work. Nothing a write starts is due before the
+   * shortest operation takes, so the loop is woken for that moment unless it already runs sooner:
+   * a burst of writes costs one pass, not one each. (A write that makes an auto-suspend due at
+   * once, e.g. a shorter suspend_timeout_seconds, is seen at that moment too, within the shortest
+   * operation's time.)
    */
   notify(): void {
     if (!this.running) return;

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
-import { endpoints } from "../../src/db/schema/index.js";
+import { endpoints } from "../../src/control-plane/endpoints/table.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;

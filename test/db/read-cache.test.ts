@@ -2,12 +2,12 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/context.js";
-import { openStorage, type Storage } from "../../src/db/client.js";
-import { IdGenerator } from "../../src/domain/ids.js";
-import { ManualClock } from "../../src/lib/clock.js";
-import { cachedRead } from "../../src/lib/read-cache.js";
-import { ensureDefaultAccount } from "../../src/repos/accounts.js";
-import { authenticate, createApiKey } from "../../src/repos/api-keys.js";
+import { ensureDefaultAccount } from "../../src/control-plane/accounts/service.js";
+import { authenticate, createApiKey } from "../../src/control-plane/api-keys/service.js";
+import { ManualClock } from "../../src/platform/clock.js";
+import { openStorage, type Storage } from "../../src/platform/db.js";
+import { IdGenerator } from "../../src/platform/ids.js";
+import { cachedRead } from "../../src/platform/read-cache.js";
 import { CLOCK_START, testConfig } from "../helpers/app.js";
 import { tempDir } from "../helpers/server.js";
 
@@ -26,7 +26,6 @@ beforeEach(() => {
     clock: new ManualClock(CLOCK_START),
     ids: new IdGenerator(),
     config: testConfig(),
-    notify: () => {},
   };
 });
 afterEach(() => {

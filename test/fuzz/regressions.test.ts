@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { jsonTextProblem, MAX_JSON_DEPTH } from "../../src/lib/json-body.js";
+import { jsonTextProblem, MAX_JSON_DEPTH } from "../../src/http/json-body.js";
 import { changedTables, FuzzApp } from "./support/harness.js";
 
 /** Regressions for what the fuzzer found, each pinned to the smallest request that showed it. */

@@ -1,12 +1,12 @@
 import pino from "pino";
 import { createApp } from "../../src/app.js";
 import type { Config, Ctx } from "../../src/context.js";
-import { openStorage } from "../../src/db/client.js";
-import { IdGenerator } from "../../src/domain/ids.js";
-import { DEFAULT_OPERATION_MS } from "../../src/domain/operations.js";
-import { ManualClock } from "../../src/lib/clock.js";
-import { ensureDefaultAccount } from "../../src/repos/accounts.js";
-import { createApiKey } from "../../src/repos/api-keys.js";
+import { ensureDefaultAccount } from "../../src/control-plane/accounts/service.js";
+import { createApiKey } from "../../src/control-plane/api-keys/service.js";
+import { DEFAULT_OPERATION_MS } from "../../src/control-plane/operations/rules.js";
+import { ManualClock } from "../../src/platform/clock.js";
+import { openStorage } from "../../src/platform/db.js";
+import { IdGenerator } from "../../src/platform/ids.js";
 import { Worker } from "../../src/worker/loop.js";
 
 export const CLOCK_START = Date.parse("2025-01-01T00:00:00Z");
@@ -55,21 +55,16 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 export function createTestApp(options: { plan?: "paid" | "free"; config?: Partial<Config> } = {}): TestApp {
   const storage = openStorage(":memory:");
   const clock = new ManualClock(CLOCK_START);
-  let worker: Worker | undefined;
   const ctx: Ctx = {
     db: storage.db,
     clock,
     ids: new IdGenerator(),
     config: testConfig({ plan: options.plan ?? "paid", ...options.config }),
-    notify: () => worker?.notify(),
   };
-  worker = new Worker(ctx);
+  const worker = new Worker(ctx);
   const account = ensureDefaultAccount(ctx);
   const key = createApiKey(ctx, account.id, "test").key;
-  const app = createApp(ctx, {
-    logger: pino({ level: "silent" }),
-    emulator: { advanceClock: (s) => (worker as Worker).advance(s) },
-  });
+  const app = createApp(ctx, { logger: pino({ level: "silent" }), worker });
   const env = { incoming: { socket: { remoteAddress: "::ffff:127.0.0.1" } } };
   const request = async (
     method: string,

@@ -6,12 +6,13 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.js";
 import type { Ctx } from "../../src/context.js";
-import { openStorage, type Storage } from "../../src/db/client.js";
-import { IdGenerator } from "../../src/domain/ids.js";
-import { DEFAULT_OPERATION_MS } from "../../src/domain/operations.js";
-import { ManualClock } from "../../src/lib/clock.js";
-import { ensureDefaultAccount } from "../../src/repos/accounts.js";
-import { createApiKey } from "../../src/repos/api-keys.js";
+import { ensureDefaultAccount } from "../../src/control-plane/accounts/service.js";
+import { createApiKey } from "../../src/control-plane/api-keys/service.js";
+import { DEFAULT_OPERATION_MS } from "../../src/control-plane/operations/rules.js";
+import { ManualClock } from "../../src/platform/clock.js";
+import { openStorage, type Storage } from "../../src/platform/db.js";
+import { IdGenerator } from "../../src/platform/ids.js";
+import { Worker } from "../../src/worker/loop.js";
 import {
   Client,
   must,
@@ -86,10 +87,9 @@ describe("another process writing the same database file", () => {
         operationMs: { ...DEFAULT_OPERATION_MS },
         checkIntervalSeconds: 3600,
       },
-      notify: () => {},
     };
     const key = createApiKey(ctx, ensureDefaultAccount(ctx).id, "k").key;
-    const app = createApp(ctx, { logger: pino({ level: "silent" }) });
+    const app = createApp(ctx, { logger: pino({ level: "silent" }), worker: new Worker(ctx) });
     const send = async (method: string, url: string, body?: unknown) => {
       const res = await app.request(url, {
         method,

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { apiKeys } from "../../src/db/schema/index.js";
-import { hashKey } from "../../src/domain/ids.js";
+import { apiKeys } from "../../src/control-plane/api-keys/table.js";
+import { hashKey } from "../../src/platform/ids.js";
 import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;

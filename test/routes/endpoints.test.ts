@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { projects } from "../../src/db/schema/index.js";
+import { projects } from "../../src/control-plane/projects/table.js";
 import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { operations } from "../../src/db/schema/index.js";
+import { operations } from "../../src/control-plane/operations/table.js";
 import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;

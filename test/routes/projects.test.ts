@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { operations } from "../../src/control-plane/operations/table.js";
 import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;
@@ -206,10 +207,10 @@ describe("GET, PATCH, DELETE /projects/{id}", () => {
     expectStatus(await t.api("GET", `/api/v2/projects/${id}/endpoints/${created.endpoints[0].id}`), 404);
     expectStatus(await t.api("GET", `/api/v2/projects/${id}/operations`), 404);
     expectStatus(await t.api("DELETE", `/api/v2/projects/${id}`), 404);
-    const ops = t.ctx.db.query.operations.findMany().sync();
+    const ops = t.ctx.db.select().from(operations).all();
     expect(ops.map((o) => o.action)).toEqual(["delete_tenant"]);
     t.advance(5);
-    expect(t.ctx.db.query.operations.findMany().sync()[0]?.status).toBe("finished");
+    expect(t.ctx.db.select().from(operations).all()[0]?.status).toBe("finished");
   });
 });
 

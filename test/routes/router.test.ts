@@ -11,7 +11,7 @@ afterEach(() => t.close());
 // every request goes through TrieRouter, measured ~20 us slower per GET over HTTP.
 it("every route fits Hono's RegExpRouter", async () => {
   t = createTestApp();
-  const app = createApp(t.ctx, { logger: pino({ level: "silent" }) });
+  const app = createApp(t.ctx, { logger: pino({ level: "silent" }), worker: t.worker });
   expect((await app.request("/_emulator/health")).status).toBe(200);
   const router = app.router as unknown as { activeRouter: { name: string } };
   expect(router.activeRouter.name).toBe("RegExpRouter");

@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from "vitest";
-import { MANUAL_CLOCK_KEY, readState } from "../../src/repos/emulator-state.js";
+import { MANUAL_CLOCK_KEY, readState } from "../../src/emulator/state-store.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;

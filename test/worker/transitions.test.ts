@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { iso } from "../../src/lib/clock.js";
+import { iso } from "../../src/platform/clock.js";
 import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;

@@ -2,11 +2,11 @@ import type Database from "better-sqlite3";
 import pino from "pino";
 import { createApp } from "../../../src/app.js";
 import type { Ctx } from "../../../src/context.js";
-import { openStorage } from "../../../src/db/client.js";
-import { IdGenerator } from "../../../src/domain/ids.js";
-import { ManualClock } from "../../../src/lib/clock.js";
-import { ensureDefaultAccount } from "../../../src/repos/accounts.js";
-import { createApiKey } from "../../../src/repos/api-keys.js";
+import { ensureDefaultAccount } from "../../../src/control-plane/accounts/service.js";
+import { createApiKey } from "../../../src/control-plane/api-keys/service.js";
+import { ManualClock } from "../../../src/platform/clock.js";
+import { openStorage } from "../../../src/platform/db.js";
+import { IdGenerator } from "../../../src/platform/ids.js";
 import { Worker } from "../../../src/worker/loop.js";
 import { testConfig } from "../../helpers/app.js";
 import type { RealKind } from "./arbitraries.js";
@@ -51,7 +51,6 @@ export class FuzzApp {
   constructor() {
     const storage = openStorage(":memory:");
     this.sqlite = storage.sqlite;
-    let worker: Worker | undefined;
     this.ctx = {
       db: storage.db,
       clock: new ManualClock(CLOCK_START),
@@ -61,14 +60,10 @@ export class FuzzApp {
         // Long enough that a long clock advance creates a handful of checks, not thousands.
         checkIntervalSeconds: 30 * 86400,
       }),
-      notify: () => worker?.notify(),
     };
-    worker = new Worker(this.ctx);
+    const worker = new Worker(this.ctx);
     this.worker = worker;
-    this.app = createApp(this.ctx, {
-      logger: pino({ level: "silent" }),
-      emulator: { advanceClock: (s) => (worker as Worker).advance(s) },
-    });
+    this.app = createApp(this.ctx, { logger: pino({ level: "silent" }), worker });
   }
 
   static async create(): Promise<FuzzApp> {

@@ -1,0 +1,21 @@
+import type { ComputeEffect } from "../control-plane/operations/rules.js";
+
+/**
+ * What performs an operation's effect on real resources (Postgres processes, data folders). The
+ * worker claims a due operation, has the driver perform its effect, then finalizes the operation
+ * and the resource states only if its claim still holds (worker/finish-operations.ts).
+ */
+export interface ComputeDriver {
+  readonly name: string;
+  /**
+   * True when effects complete at once and touch nothing outside the database: the worker then
+   * performs and finalizes them inside the transaction that claims them, so a manual-clock advance
+   * stays deterministic. False for a driver whose effects take real time (processes): they run
+   * outside any SQLite transaction, and the operation is finalized when the effect settles.
+   */
+  readonly inline: boolean;
+  /** Performs the effect; a rejection (or throw) fails the operation with its message. */
+  perform(effect: ComputeEffect): Promise<void> | void;
+  /** Ends whatever the driver holds (processes, sockets); called once at shutdown. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,110 @@
+/**
+ * The lookups every request makes on its way down account -> project -> branch -> endpoint, with
+ * their answers: 404 for an unknown id or another account's (never 403), 423 for a change to a
+ * locked project. One place for each message.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import { locked, notFound } from "../errors.js";
+import type { Tx } from "../platform/db.js";
+import { prepared } from "../platform/statements.js";
+import { branches } from "./branches/table.js";
+import { endpoints } from "./endpoints/table.js";
+import { projects } from "./projects/table.js";
+
+export type ProjectRow = typeof projects.$inferSelect;
+export type BranchRow = typeof branches.$inferSelect;
+export type EndpointRow = typeof endpoints.$inferSelect;
+
+export const projectNotFound = (projectId: string) => notFound(`project ${projectId} not found`);
+/** Clients retry a 423. */
+export const projectLocked = (projectId: string) => locked(`project ${projectId} is locked; retry later`);
+export const branchNotFound = (projectId: string, branchId: string) =>
+  notFound(`branch ${branchId} not found in project ${projectId}`);
+export const endpointNotFound = (projectId: string, endpointId: string) =>
+  notFound(`endpoint ${endpointId} not found in project ${projectId}`);
+
+export function findProject(tx: Tx, accountId: string, projectId: string): ProjectRow | undefined {
+  return prepared(tx, "access.project", () =>
+    tx
+      .select()
+      .from(projects)
+      .where(
+        and(
+          eq(projects.id, sql.placeholder("projectId")),
+          eq(projects.accountId, sql.placeholder("accountId")),
+        ),
+      )
+      .prepare(),
+  ).get({ projectId, accountId });
+}
+
+/** The project, if it exists and belongs to the account. */
+export function requireProject(tx: Tx, accountId: string, projectId: string): ProjectRow {
+  const row = findProject(tx, accountId, projectId);
+  if (!row) throw projectNotFound(projectId);
+  return row;
+}
+
+/** As requireProject, for changes: a locked project answers 423. */
+export function requireWritableProject(tx: Tx, accountId: string, projectId: string): ProjectRow {
+  const row = requireProject(tx, accountId, projectId);
+  if (row.locked) throw projectLocked(projectId);
+  return row;
+}
+
+/** The branch, if it belongs to the project and the account (the project itself is not checked). */
+export function requireBranch(tx: Tx, accountId: string, projectId: string, branchId: string): BranchRow {
+  const row = prepared(tx, "access.branch", () =>
+    tx
+      .select()
+      .from(branches)
+      .where(
+        and(
+          eq(branches.id, sql.placeholder("branchId")),
+          eq(branches.projectId, sql.placeholder("projectId")),
+          eq(branches.accountId, sql.placeholder("accountId")),
+        ),
+      )
+      .prepare(),
+  ).get({ branchId, projectId, accountId });
+  if (!row) throw branchNotFound(projectId, branchId);
+  return row;
+}
+
+/** A read of a branch: its project first (404 for the project before the branch). */
+export function readBranch(tx: Tx, accountId: string, projectId: string, branchId: string): BranchRow {
+  requireProject(tx, accountId, projectId);
+  return requireBranch(tx, accountId, projectId, branchId);
+}
+
+export function findEndpoint(
+  tx: Tx,
+  accountId: string,
+  projectId: string,
+  endpointId: string,
+): EndpointRow | undefined {
+  return prepared(tx, "access.endpoint", () =>
+    tx
+      .select()
+      .from(endpoints)
+      .where(
+        and(
+          eq(endpoints.id, sql.placeholder("endpointId")),
+          eq(endpoints.projectId, sql.placeholder("projectId")),
+          eq(endpoints.accountId, sql.placeholder("accountId")),
+        ),
+      )
+      .prepare(),
+  ).get({ endpointId, projectId, accountId });
+}
+
+export function requireEndpoint(
+  tx: Tx,
+  accountId: string,
+  projectId: string,
+  endpointId: string,
+): EndpointRow {
+  const row = findEndpoint(tx, accountId, projectId, endpointId);
+  if (!row) throw endpointNotFound(projectId, endpointId);
+  return row;
+}

@@ -1,0 +1,35 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { createRouter, errorResponses, jsonResponse, security } from "../../../http/router.js";
+import { currentOrganizations } from "../service.js";
+
+const route = createRoute({
+  tags: ["Users"],
+  security,
+  method: "get",
+  path: "/users/me/organizations",
+  operationId: "getCurrentUserOrganizations",
+  summary: "The organizations of the current user (one per emulated account)",
+  responses: {
+    200: jsonResponse(
+      z.object({
+        organizations: z.array(
+          z.object({
+            id: z.string(),
+            name: z.string(),
+            handle: z.string(),
+            plan: z.string(),
+            created_at: z.string(),
+            managed_by: z.string(),
+            updated_at: z.string(),
+          }),
+        ),
+      }),
+      "Organizations",
+    ),
+    ...errorResponses,
+  },
+});
+
+export default createRouter().openapi(route, (c) =>
+  c.json(currentOrganizations(c.var.ctx, c.var.principal.accountId), 200),
+);

@@ -1,0 +1,6 @@
+import { createRouter } from "../../../http/router.js";
+import auth from "./get-auth-details.js";
+import me from "./get-current-user-info.js";
+import orgs from "./get-current-user-organizations.js";
+
+export default createRouter().route("/", me).route("/", orgs).route("/", auth);

@@ -1,0 +1,45 @@
+import { z } from "@hono/zod-openapi";
+import { Timestamp } from "../schema.js";
+
+export const ApiKeyCreateRequest = z
+  .object({ key_name: z.string().min(1, "must not be empty").max(64, "must be at most 64 characters") })
+  .openapi("ApiKeyCreateRequest");
+export const ApiKeyCreateResponse = z
+  .object({
+    id: z.number().int(),
+    key: z.string(),
+    name: z.string(),
+    created_at: Timestamp,
+    created_by: z.string(),
+  })
+  .openapi("ApiKeyCreateResponse");
+export const ApiKeysListResponseItem = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    created_at: Timestamp,
+    created_by: z.object({ id: z.string(), name: z.string(), image: z.string() }),
+    last_used_at: Timestamp.nullable(),
+    last_used_from_addr: z.string(),
+  })
+  .openapi("ApiKeysListResponseItem");
+export const ApiKeyRevokeResponse = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    created_at: Timestamp,
+    created_by: z.string(),
+    last_used_at: Timestamp.nullable(),
+    last_used_from_addr: z.string(),
+    revoked: z.boolean(),
+  })
+  .openapi("ApiKeyRevokeResponse");
+
+export const KeyIdParams = z.object({
+  key_id: z.coerce
+    .number({ message: "must be an integer key id" })
+    .int("must be an integer key id")
+    .positive("must be a positive key id")
+    .max(Number.MAX_SAFE_INTEGER)
+    .openapi({ param: { name: "key_id", in: "path" }, type: "integer" }),
+});

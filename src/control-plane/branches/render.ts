@@ -1,0 +1,40 @@
+import { iso } from "../../platform/clock.js";
+import type { BranchRow } from "../access.js";
+
+export function toBranchJson(row: BranchRow) {
+  return {
+    id: row.id,
+    project_id: row.projectId,
+    ...(row.parentId ? { parent_id: row.parentId } : {}),
+    ...(row.parentLsn ? { parent_lsn: row.parentLsn } : {}),
+    ...(row.parentTimestamp !== null ? { parent_timestamp: iso(row.parentTimestamp) } : {}),
+    name: row.name,
+    current_state: row.currentState,
+    ...(row.pendingState ? { pending_state: row.pendingState } : {}),
+    state_changed_at: iso(row.stateChangedAt),
+    logical_size: row.logicalSize,
+    creation_source: row.creationSource,
+    primary: row.isDefault,
+    default: row.isDefault,
+    protected: row.protected,
+    cpu_used_sec: 0,
+    compute_time_seconds: 0,
+    active_time_seconds: 0,
+    written_data_bytes: 0,
+    data_transfer_bytes: 0,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+    ...(row.expiresAt !== null ? { expires_at: iso(row.expiresAt) } : {}),
+    init_source: "parent-data",
+    created_by: { name: "Emulator User", image: "" },
+  };
+}
+
+export function toAnnotationJson(row: BranchRow) {
+  return {
+    object: { type: "console/branch", id: row.id },
+    value: row.annotations ?? {},
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * Branches: a new branch's state, the paging cursor of the branch list, and what may be deleted.
+ * Pure.
+ */
+import { badRequest, conflict } from "../../errors.js";
+import type { BranchRow } from "../access.js";
+
+export type SortBy = "name" | "created_at" | "updated_at";
+
+/** A new branch: `init` until its create_timeline/create_branch operation finishes. */
+export function newBranchRow(args: {
+  id: string;
+  accountId: string;
+  projectId: string;
+  now: number;
+  name?: string | undefined;
+  parentId: string | null;
+  isDefault?: boolean | undefined;
+  protected?: boolean | undefined;
+  annotations?: Record<string, string> | undefined;
+  expiresAt?: number | null | undefined;
+}): BranchRow {
+  const { id, now } = args;
+  return {
+    id,
+    accountId: args.accountId,
+    projectId: args.projectId,
+    parentId: args.parentId,
+    name: args.name ?? id,
+    isDefault: args.isDefault ?? false,
+    protected: args.protected ?? false,
+    currentState: "init",
+    pendingState: "ready",
+    stateChangedAt: now,
+    creationSource: "console",
+    parentLsn: args.parentId ? "0/1F2E3D4" : null,
+    parentTimestamp: args.parentId ? now : null,
+    logicalSize: 0,
+    expiresAt: args.expiresAt ?? null,
+    annotations: args.annotations && Object.keys(args.annotations).length ? args.annotations : null,
+    lastCheckAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** `expires_at` of a create or update: a time in the future, or null for none. */
+export function expiryOf(text: string | null | undefined, now: number): number | null {
+  if (text === null || text === undefined) return null;
+  const at = Date.parse(text);
+  if (at <= now) throw badRequest("branch.expires_at must be in the future");
+  return at;
+}
+
+export function nameTaken(name: string, projectId: string): string {
+  return `a branch named "${name}" already exists in project ${projectId}`;
+}
+
+/** The default branch, a protected branch and a branch with children cannot be deleted. */
+export function checkDeletable(branch: BranchRow, childId: string | undefined): void {
+  if (branch.isDefault)
+    throw conflict(
+      `branch ${branch.id} is the project's default branch and cannot be deleted; set another branch as default first`,
+    );
+  if (branch.protected) throw conflict(`branch ${branch.id} is protected; unprotect it before deleting it`);
+  if (childId) throw conflict(`branch ${branch.id} has child branches (e.g. ${childId}); delete them first`);
+}
+
+/** The value a branch is sorted by. */
+export function sortValue(row: BranchRow, sortBy: SortBy): string | number {
+  return sortBy === "name" ? row.name : sortBy === "created_at" ? row.createdAt : row.updatedAt;
+}
+
+export function encodeCursor(value: string | number, id: string): string {
+  return Buffer.from(JSON.stringify([value, id])).toString("base64url");
+}
+
+export function decodeCursor(cursor: string, sortBy: SortBy): [string | number, string] {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (
+      Array.isArray(parsed) &&
+      parsed.length === 2 &&
+      typeof parsed[1] === "string" &&
+      (sortBy === "name" ? typeof parsed[0] === "string" : Number.isInteger(parsed[0]))
+    )
+      return parsed as [string | number, string];
+  } catch {
+    // fall through to the error below
+  }
+  throw badRequest("cursor is not a pagination.next value of this listing (same sort_by and sort_order)");
+}

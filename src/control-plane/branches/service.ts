@@ -1,0 +1,170 @@
+import type { Ctx } from "../../context.js";
+import { notFound } from "../../errors.js";
+import type { Tx } from "../../platform/db.js";
+import { operationsStarted } from "../../platform/events.js";
+import {
+  type BranchRow,
+  type ProjectRow,
+  readBranch,
+  requireBranch,
+  requireProject,
+  requireWritableProject,
+} from "../access.js";
+import { getAccount } from "../accounts/store.js";
+import { connectionDetails } from "../connection/render.js";
+import { toEndpointJson } from "../endpoints/render.js";
+import { addEndpoint } from "../endpoints/service.js";
+import { toOperationJson } from "../operations/render.js";
+import { startOperation } from "../operations/service.js";
+import type { OperationRow } from "../operations/store.js";
+import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
+import { copyDatabases, copyRoles } from "../roles-databases/store.js";
+import { toAnnotationJson, toBranchJson } from "./render.js";
+import { checkDeletable, decodeCursor, encodeCursor, expiryOf, newBranchRow, sortValue } from "./rules.js";
+import type { BranchCreateInput, BranchListInput, BranchUpdateInput } from "./schema.js";
+import {
+  deleteBranchRow,
+  findChild,
+  findDefaultBranch,
+  insertBranch,
+  listBranchRows,
+  setDefault,
+  updateBranchRow,
+} from "./store.js";
+
+/** Adds a branch row inside the caller's transaction (a project create, a branch create, the seed). */
+export function addBranch(
+  ctx: Ctx,
+  tx: Tx,
+  project: Pick<ProjectRow, "id" | "accountId">,
+  input: Omit<Parameters<typeof newBranchRow>[0], "id" | "accountId" | "projectId" | "now"> & { id?: string },
+): BranchRow {
+  const row = newBranchRow({
+    ...input,
+    id: input.id ?? ctx.ids.branchId(),
+    accountId: project.accountId,
+    projectId: project.id,
+    now: ctx.clock.now(),
+  });
+  insertBranch(tx, row);
+  return row;
+}
+
+export function listBranches(ctx: Ctx, accountId: string, projectId: string, q: BranchListInput) {
+  requireProject(ctx.db, accountId, projectId);
+  const sortBy = q.sort_by ?? "updated_at";
+  const order = q.sort_order ?? "desc";
+  const limit = q.limit ?? 10_000;
+  const rows = listBranchRows(ctx.db, projectId, {
+    search: q.search,
+    sortBy,
+    order,
+    after: q.cursor ? decodeCursor(q.cursor, sortBy) : undefined,
+    limit,
+  });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  const annotations: Record<string, ReturnType<typeof toAnnotationJson>> = {};
+  for (const b of page) if (b.annotations) annotations[b.id] = toAnnotationJson(b);
+  const next = last && rows.length > limit ? encodeCursor(sortValue(last, sortBy), last.id) : undefined;
+  return {
+    branches: page.map(toBranchJson),
+    annotations,
+    pagination: { ...(next ? { next } : {}), sort_by: sortBy, sort_order: order },
+  };
+}
+
+export function createBranch(ctx: Ctx, accountId: string, projectId: string, input: BranchCreateInput) {
+  const { body, ops } = ctx.db.transaction((tx) => {
+    const project = requireWritableProject(tx, accountId, projectId);
+    const plan = getAccount(tx, accountId).plan;
+    const parent = input.branch?.parent_id
+      ? requireBranch(tx, accountId, projectId, input.branch.parent_id)
+      : findDefaultBranch(tx, projectId);
+    if (!parent) throw notFound(`project ${projectId} has no default branch to branch from`);
+    const expiresAt = expiryOf(input.branch?.expires_at, ctx.clock.now());
+    const branch = addBranch(ctx, tx, project, {
+      name: input.branch?.name,
+      parentId: parent.id,
+      protected: input.branch?.protected,
+      annotations: input.annotation_value,
+      expiresAt,
+    });
+    // A new branch starts as a copy of its parent's roles and databases.
+    const now = ctx.clock.now();
+    const roles = copyRoles(tx, parent.id, branch.id, now);
+    const databases = copyDatabases(tx, parent.id, branch.id, now);
+    const ops: OperationRow[] = [
+      startOperation(ctx, tx, { accountId, projectId, branchId: branch.id, action: "create_branch" }),
+    ];
+    const created = (input.endpoints ?? []).map((e) => addEndpoint(ctx, tx, plan, project, branch.id, e));
+    for (const c of created) ops.push(...c.operations);
+    const rw = created.find((c) => c.endpoint.type === "read_write")?.endpoint ?? created[0]?.endpoint;
+    const owner = roles[0];
+    const firstDb = databases[0];
+    const connection_uris = rw && owner && firstDb ? [connectionDetails(owner, rw, firstDb.name)] : undefined;
+    const body = {
+      branch: toBranchJson(branch),
+      endpoints: created.map((c) => toEndpointJson(c.endpoint, { withPending: true })),
+      operations: ops.map(toOperationJson),
+      roles: roles.map((r) => toRoleJson(r)),
+      databases: databases.map(toDatabaseJson),
+      ...(connection_uris ? { connection_uris } : {}),
+    };
+    return { body, ops };
+  });
+  return { body, events: operationsStarted(ops) };
+}
+
+export function getBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
+  const branch = readBranch(ctx.db, accountId, projectId, branchId);
+  // The public schema requires `annotation`; a branch without annotations shows an empty value.
+  return { branch: toBranchJson(branch), annotation: toAnnotationJson(branch) };
+}
+
+export function updateBranch(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  input: BranchUpdateInput,
+) {
+  const next = ctx.db.transaction((tx) => {
+    requireWritableProject(tx, accountId, projectId);
+    const branch = requireBranch(tx, accountId, projectId, branchId);
+    const expiresAt =
+      input.expires_at === undefined ? branch.expiresAt : expiryOf(input.expires_at, ctx.clock.now());
+    const next: BranchRow = {
+      ...branch,
+      name: input.name ?? branch.name,
+      protected: input.protected ?? branch.protected,
+      expiresAt,
+      updatedAt: ctx.clock.now(),
+    };
+    updateBranchRow(tx, next);
+    return next;
+  });
+  return { body: { branch: toBranchJson(next), operations: [] }, events: [] };
+}
+
+export function deleteBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
+  const branch = ctx.db.transaction((tx) => {
+    requireWritableProject(tx, accountId, projectId);
+    const branch = requireBranch(tx, accountId, projectId, branchId);
+    checkDeletable(branch, findChild(tx, branchId));
+    deleteBranchRow(tx, branchId);
+    return branch;
+  });
+  return { body: { branch: toBranchJson(branch), operations: [] }, events: [] };
+}
+
+export function setDefaultBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
+  const next = ctx.db.transaction((tx) => {
+    requireWritableProject(tx, accountId, projectId);
+    const branch = requireBranch(tx, accountId, projectId, branchId);
+    const now = ctx.clock.now();
+    setDefault(tx, projectId, branchId, now);
+    return { ...branch, isDefault: true, updatedAt: now };
+  });
+  return { body: { branch: toBranchJson(next), operations: [] }, events: [] };
+}

@@ -1,0 +1,92 @@
+import { and, asc, desc, eq, gt, lt, or } from "drizzle-orm";
+import type { Tx } from "../../platform/db.js";
+import { contains, uniqueOrConflict } from "../../platform/sql.js";
+import { statement } from "../../platform/statements.js";
+import type { BranchRow } from "../access.js";
+import { nameTaken, type SortBy } from "./rules.js";
+import { branches } from "./table.js";
+
+export function findDefaultBranch(tx: Tx, projectId: string): BranchRow | undefined {
+  return tx
+    .select()
+    .from(branches)
+    .where(and(eq(branches.projectId, projectId), eq(branches.isDefault, true)))
+    .get();
+}
+
+/** Inserts a branch; a name already used in the project answers 409. */
+export function insertBranch(tx: Tx, row: BranchRow): void {
+  uniqueOrConflict(
+    () => tx.insert(branches).values(row).run(),
+    () => nameTaken(row.name, row.projectId),
+  );
+}
+
+export function updateBranchRow(tx: Tx, row: BranchRow): void {
+  uniqueOrConflict(
+    () => tx.update(branches).set(row).where(eq(branches.id, row.id)).run(),
+    () => nameTaken(row.name, row.projectId),
+  );
+}
+
+/** Deletes a branch; its endpoints, roles and databases go with it (foreign keys cascade). */
+export function deleteBranchRow(tx: Tx, branchId: string): void {
+  tx.delete(branches).where(eq(branches.id, branchId)).run();
+}
+
+export function findChild(tx: Tx, branchId: string): string | undefined {
+  return tx.select({ id: branches.id }).from(branches).where(eq(branches.parentId, branchId)).limit(1).get()
+    ?.id;
+}
+
+/** Makes `branchId` the project's only default branch. */
+export function setDefault(tx: Tx, projectId: string, branchId: string, now: number): void {
+  tx.update(branches)
+    .set({ isDefault: false, updatedAt: now })
+    .where(and(eq(branches.projectId, projectId), eq(branches.isDefault, true)))
+    .run();
+  tx.update(branches).set({ isDefault: true, updatedAt: now }).where(eq(branches.id, branchId)).run();
+}
+
+/** A branch's data is ready (its create_timeline/create_branch operation finished). */
+export function markReady(tx: Tx, branchId: string, now: number): void {
+  statement(
+    tx,
+    "UPDATE branches SET current_state = 'ready', pending_state = NULL, state_changed_at = @now WHERE id = @id",
+  ).run({ now, id: branchId });
+}
+
+const SORT_COLUMNS = { name: branches.name, created_at: branches.createdAt, updated_at: branches.updatedAt };
+
+/** A page of a project's branches in the given order after `after` ([sort value, id]); limit + 1 rows. */
+export function listBranchRows(
+  tx: Tx,
+  projectId: string,
+  opts: {
+    search?: string | undefined;
+    sortBy: SortBy;
+    order: "asc" | "desc";
+    after?: [string | number, string] | undefined;
+    limit: number;
+  },
+): BranchRow[] {
+  const { search, after, order } = opts;
+  const column = SORT_COLUMNS[opts.sortBy];
+  const cmp = order === "asc" ? gt : lt;
+  return tx
+    .select()
+    .from(branches)
+    .where(
+      and(
+        eq(branches.projectId, projectId),
+        search ? or(contains(branches.name, search), contains(branches.id, search)) : undefined,
+        after ? or(cmp(column, after[0]), and(eq(column, after[0]), cmp(branches.id, after[1]))) : undefined,
+      ),
+    )
+    .orderBy(
+      order === "asc" ? asc(column) : desc(column),
+      order === "asc" ? asc(branches.id) : desc(branches.id),
+    )
+    .limit(opts.limit + 1)
+    .all();
+}

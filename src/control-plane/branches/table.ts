@@ -1,0 +1,37 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { projects } from "../projects/table.js";
+
+export const branches = sqliteTable(
+  "branches",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    /** No foreign key: children are refused deletion in code, and a project delete removes all at once. */
+    parentId: text("parent_id"),
+    name: text("name").notNull(),
+    isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
+    protected: integer("protected", { mode: "boolean" }).notNull().default(false),
+    currentState: text("current_state").notNull(),
+    pendingState: text("pending_state"),
+    stateChangedAt: integer("state_changed_at").notNull(),
+    creationSource: text("creation_source").notNull(),
+    parentLsn: text("parent_lsn"),
+    parentTimestamp: integer("parent_timestamp"),
+    logicalSize: integer("logical_size").notNull().default(0),
+    expiresAt: integer("expires_at"),
+    /** JSON map of string annotations (console/branch annotations). */
+    annotations: text("annotations", { mode: "json" }).$type<Record<string, string>>(),
+    /** When the last periodic check_availability operation was created for this branch. */
+    lastCheckAt: integer("last_check_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("branches_project_name_uq").on(t.projectId, t.name),
+    index("branches_project_order_idx").on(t.projectId, t.createdAt, t.id),
+    index("branches_parent_idx").on(t.parentId),
+  ],
+);

@@ -1,0 +1,331 @@
+import type { Ctx } from "../../context.js";
+import { badRequest, conflict } from "../../errors.js";
+import { FREE_PLAN_CU, type PlanName } from "../../plans.js";
+import type { Tx } from "../../platform/db.js";
+import { type DomainEvent, type Outcome, operationsStarted } from "../../platform/events.js";
+import { type JsonText, jsonText } from "../../platform/json-text.js";
+import { cachedRead } from "../../platform/read-cache.js";
+import { connectionOf } from "../../platform/statements.js";
+import { VersionedCache } from "../../platform/versioned-cache.js";
+import {
+  branchNotFound,
+  type EndpointRow,
+  projectLocked,
+  projectNotFound,
+  readBranch,
+  requireBranch,
+  requireEndpoint,
+  requireProject,
+  requireWritableProject,
+} from "../access.js";
+import { getAccount } from "../accounts/store.js";
+import { toOperationJson } from "../operations/render.js";
+import type { OperationAction } from "../operations/rules.js";
+import { startOperation } from "../operations/service.js";
+import type { OperationRow } from "../operations/store.js";
+import { stampComputeActive } from "../projects/store.js";
+import { endpointHost, proxyHost } from "../regions/rules.js";
+import { toEndpointJson } from "./render.js";
+import {
+  checkEndpointType,
+  checkLimits,
+  heading,
+  initialState,
+  readWriteTaken,
+  updateActions,
+  VERB_ACTIONS,
+  type Verb,
+} from "./rules.js";
+import type { EndpointCreateInput, EndpointOptions, EndpointUpdateInput } from "./schema.js";
+import {
+  deleteEndpointRow,
+  hasReadWrite,
+  insertEndpoint,
+  listBranchEndpointRows,
+  listProjectEndpointRows,
+  type ProjectForEndpoint,
+  readCreateContext,
+  readEndpointVersion,
+  recordActivity,
+  refreshPendingState,
+  updateEndpointRow,
+} from "./store.js";
+
+/** What an endpoint create may set: the branch-create options plus the endpoint attributes. */
+type NewEndpointInput = EndpointOptions & Partial<Omit<EndpointCreateInput, "branch_id" | "type">>;
+
+function startEndpointOps(ctx: Ctx, tx: Tx, row: EndpointRow, actions: readonly OperationAction[]) {
+  return actions.map((action) =>
+    startOperation(ctx, tx, {
+      accountId: row.accountId,
+      projectId: row.projectId,
+      branchId: row.branchId,
+      endpointId: row.id,
+      action,
+    }),
+  );
+}
+
+/**
+ * Adds an endpoint and its start_compute operation inside the caller's transaction (a project or
+ * branch create, the seed): the plan's rules, the project's defaults, structural rule 1.
+ */
+export function addEndpoint(
+  ctx: Ctx,
+  tx: Tx,
+  plan: PlanName,
+  project: ProjectForEndpoint,
+  branchId: string,
+  input: NewEndpointInput,
+  id = ctx.ids.endpointId(),
+): { endpoint: EndpointRow; operations: OperationRow[] } {
+  checkEndpointType(plan, input.type);
+  if (input.region_id !== undefined && input.region_id !== project.regionId)
+    throw badRequest(`region_id must be the project's region ${project.regionId} (got ${input.region_id})`);
+  const defaults = project.defaultEndpointSettings as {
+    autoscaling_limit_min_cu?: number;
+    autoscaling_limit_max_cu?: number;
+    suspend_timeout_seconds?: number;
+    pg_settings?: Record<string, string>;
+  };
+  const min = input.autoscaling_limit_min_cu ?? defaults.autoscaling_limit_min_cu ?? FREE_PLAN_CU;
+  const defaultMax = defaults.autoscaling_limit_max_cu ?? min;
+  const { minCu, maxCu } = checkLimits(
+    plan,
+    min,
+    input.autoscaling_limit_max_cu ?? Math.max(min, defaultMax),
+  );
+  // Structural rule 1, checked here for a clear message; the partial unique index enforces it regardless.
+  if (input.type === "read_write" && hasReadWrite(tx, branchId)) throw conflict(readWriteTaken(branchId));
+  const now = ctx.clock.now();
+  const disabled = input.disabled ?? false;
+  const settings: Record<string, unknown> = { ...(input.settings ?? {}) };
+  if (!settings.pg_settings && defaults.pg_settings) settings.pg_settings = defaults.pg_settings;
+  if (!settings.pg_settings) settings.pg_settings = {};
+  const start = initialState(disabled);
+  const row: EndpointRow = {
+    id,
+    accountId: project.accountId,
+    projectId: project.id,
+    branchId,
+    type: input.type,
+    name: input.name ?? null,
+    host: endpointHost(id, project.regionId, ctx.config.domain),
+    proxyHost: proxyHost(project.regionId, ctx.config.domain),
+    regionId: project.regionId,
+    provisioner: input.provisioner ?? project.provisioner,
+    creationSource: "console",
+    minCu,
+    maxCu,
+    suspendTimeoutSeconds: input.suspend_timeout_seconds ?? defaults.suspend_timeout_seconds ?? 0,
+    currentState: start.currentState,
+    pendingState: start.pendingState,
+    settings,
+    poolerEnabled: input.pooler_enabled ?? false,
+    poolerMode: input.pooler_mode ?? "transaction",
+    disabled,
+    passwordlessAccess: input.passwordless_access ?? false,
+    lastActive: null,
+    startedAt: null,
+    suspendedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  insertEndpoint(tx, row);
+  return { endpoint: row, operations: startEndpointOps(ctx, tx, row, start.actions) };
+}
+
+export function createEndpoint(ctx: Ctx, accountId: string, projectId: string, input: EndpointCreateInput) {
+  const created = ctx.db.transaction((tx) => {
+    const found = readCreateContext(tx, accountId, projectId, input.branch_id);
+    // The same answers, in the same order, as requireWritableProject and requireBranch.
+    if (!found) throw projectNotFound(projectId);
+    if (found.locked) throw projectLocked(projectId);
+    if (!found.branchFound) throw branchNotFound(projectId, input.branch_id);
+    return addEndpoint(ctx, tx, found.plan, found, input.branch_id, input);
+  });
+  return {
+    body: {
+      endpoint: toEndpointJson(created.endpoint, { withPending: true }),
+      operations: created.operations.map(toOperationJson),
+    },
+    events: operationsStarted(created.operations),
+  };
+}
+
+type EndpointList = { endpoints: ReturnType<typeof toEndpointJson>[] };
+const listCache = new VersionedCache<JsonText<EndpointList>>(1000);
+
+/**
+ * A project's endpoints, oldest first, as the JSON text of `{"endpoints":[...]}`: kept per
+ * project while its endpoint version is unchanged (VersionedCache), and not even that version is
+ * read while the database is unchanged (cachedRead; `request` is an object unique to the request).
+ */
+export function listEndpointsJson(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  request: object,
+): JsonText<EndpointList> {
+  return cachedRead(
+    ctx.db,
+    `endpoints:${accountId}:${projectId}`,
+    () => {
+      const found = readEndpointVersion(ctx.db, accountId, projectId);
+      if (!found) throw projectNotFound(projectId);
+      return listCache.get(connectionOf(ctx.db), projectId, found.version, () =>
+        jsonText({
+          endpoints: listProjectEndpointRows(ctx.db, projectId).map((r) =>
+            toEndpointJson(r, { withPending: false }),
+          ),
+        }),
+      );
+    },
+    request,
+  );
+}
+
+export function listBranchEndpoints(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
+  readBranch(ctx.db, accountId, projectId, branchId);
+  return {
+    endpoints: listBranchEndpointRows(ctx.db, branchId).map((r) => toEndpointJson(r, { withPending: false })),
+  };
+}
+
+export function getEndpoint(ctx: Ctx, accountId: string, projectId: string, endpointId: string) {
+  requireProject(ctx.db, accountId, projectId);
+  return {
+    endpoint: toEndpointJson(requireEndpoint(ctx.db, accountId, projectId, endpointId), {
+      withPending: true,
+    }),
+  };
+}
+
+/** The endpoint as a change left it, with the operations the change started. */
+function changed(endpoint: EndpointRow, ops: OperationRow[], extra: DomainEvent[] = []) {
+  return {
+    body: { endpoint: toEndpointJson(endpoint, { withPending: true }), operations: ops.map(toOperationJson) },
+    events: [...operationsStarted(ops), ...extra],
+  };
+}
+
+export function updateEndpoint(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  endpointId: string,
+  input: EndpointUpdateInput,
+) {
+  const { endpoint, ops } = ctx.db.transaction((tx) => {
+    requireWritableProject(tx, accountId, projectId);
+    const row = requireEndpoint(tx, accountId, projectId, endpointId);
+    const plan = getAccount(tx, accountId).plan;
+    if (input.region_id !== undefined && input.region_id !== row.regionId)
+      throw badRequest(`region_id cannot be changed (endpoint is in ${row.regionId})`);
+    const limitsChanged =
+      (input.autoscaling_limit_min_cu !== undefined && input.autoscaling_limit_min_cu !== row.minCu) ||
+      (input.autoscaling_limit_max_cu !== undefined && input.autoscaling_limit_max_cu !== row.maxCu);
+    const { minCu, maxCu } = checkLimits(
+      plan,
+      input.autoscaling_limit_min_cu ?? row.minCu,
+      input.autoscaling_limit_max_cu ?? row.maxCu,
+    );
+    const branchChanged = input.branch_id !== undefined && input.branch_id !== row.branchId;
+    if (branchChanged) {
+      // Structural rule 3: the target branch must not already have an endpoint of this kind.
+      requireBranch(tx, accountId, projectId, input.branch_id as string);
+      if (row.type === "read_write" && hasReadWrite(tx, input.branch_id as string, row.id))
+        throw conflict(readWriteTaken(input.branch_id as string));
+    }
+    const next: EndpointRow = {
+      ...row,
+      branchId: input.branch_id ?? row.branchId,
+      minCu,
+      maxCu,
+      suspendTimeoutSeconds: input.suspend_timeout_seconds ?? row.suspendTimeoutSeconds,
+      poolerEnabled: input.pooler_enabled ?? row.poolerEnabled,
+      poolerMode: input.pooler_mode ?? row.poolerMode,
+      disabled: input.disabled ?? row.disabled,
+      passwordlessAccess: input.passwordless_access ?? row.passwordlessAccess,
+      provisioner: input.provisioner ?? row.provisioner,
+      name: input.name ?? row.name,
+      settings: input.settings ? { ...row.settings, ...input.settings } : row.settings,
+      updatedAt: ctx.clock.now(),
+    };
+    updateEndpointRow(tx, next);
+    const ops = startEndpointOps(
+      ctx,
+      tx,
+      next,
+      updateActions({
+        branchChanged,
+        disabledNow: next.disabled && !row.disabled,
+        limitsChanged,
+        running: heading(row) !== "idle",
+      }),
+    );
+    return { endpoint: refreshPendingState(tx, next), ops };
+  });
+  return changed(endpoint, ops);
+}
+
+/** Spec: the response carries the endpoint as it was and an empty operations array. */
+export function deleteEndpoint(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  endpointId: string,
+): Outcome<{ endpoint: ReturnType<typeof toEndpointJson>; operations: never[] }> {
+  const row = ctx.db.transaction((tx) => {
+    requireWritableProject(tx, accountId, projectId);
+    const row = requireEndpoint(tx, accountId, projectId, endpointId);
+    deleteEndpointRow(tx, endpointId);
+    return row;
+  });
+  return { body: { endpoint: toEndpointJson(row, { withPending: true }), operations: [] }, events: [] };
+}
+
+/** start, suspend and restart. */
+export function changeEndpointState(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  endpointId: string,
+  verb: Verb,
+) {
+  const { endpoint, ops } = ctx.db.transaction((tx) => {
+    requireWritableProject(tx, accountId, projectId);
+    const row = requireEndpoint(tx, accountId, projectId, endpointId);
+    if (row.disabled && verb !== "suspend")
+      throw conflict(
+        `endpoint ${endpointId} is disabled; enable it (PATCH disabled: false) before you ${verb} it`,
+      );
+    const ops = startEndpointOps(ctx, tx, row, VERB_ACTIONS[verb]);
+    return { endpoint: refreshPendingState(tx, row), ops };
+  });
+  return changed(endpoint, ops);
+}
+
+/**
+ * A client connection: an endpoint heading for idle is woken through start_compute; an active
+ * one has its activity recorded; a disabled one refuses.
+ */
+export function connectEndpoint(ctx: Ctx, accountId: string, projectId: string, endpointId: string) {
+  const { endpoint, ops } = ctx.db.transaction((tx) => {
+    requireProject(tx, accountId, projectId);
+    const row = requireEndpoint(tx, accountId, projectId, endpointId);
+    if (row.disabled) throw conflict(`endpoint ${endpointId} is disabled; connections are refused`);
+    const now = ctx.clock.now();
+    if (heading(row) === "idle") {
+      const ops = startEndpointOps(ctx, tx, row, ["start_compute"]);
+      return { endpoint: refreshPendingState(tx, row), ops };
+    }
+    if (row.currentState === "active") {
+      recordActivity(tx, row.id, now);
+      stampComputeActive(tx, projectId, now);
+      return { endpoint: { ...row, lastActive: now }, ops: [] };
+    }
+    return { endpoint: row, ops: [] };
+  });
+  return changed(endpoint, ops, [{ type: "endpoint_activity", endpointId }]);
+}

@@ -1,0 +1,243 @@
+import { and, asc, eq, ne, sql } from "drizzle-orm";
+import type { PlanName } from "../../plans.js";
+import type { Tx } from "../../platform/db.js";
+import { insertRow, uniqueOrConflict } from "../../platform/sql.js";
+import { prepared, statement } from "../../platform/statements.js";
+import type { EndpointRow } from "../access.js";
+import { unfinishedActions } from "../operations/store.js";
+import {
+  type EndpointState,
+  pendingStateOf,
+  readWriteTaken,
+  SUSPEND_DUE_AT_SQL,
+  SUSPEND_ELIGIBLE_SQL,
+} from "./rules.js";
+import { endpoints } from "./table.js";
+
+/** Inserts an endpoint; the partial unique index answers a second read_write on the branch with 409. */
+export function insertEndpoint(tx: Tx, row: EndpointRow): void {
+  uniqueOrConflict(
+    () => insertRow(tx, endpoints, row),
+    () => readWriteTaken(row.branchId),
+  );
+}
+
+export function updateEndpointRow(tx: Tx, row: EndpointRow): void {
+  uniqueOrConflict(
+    () => tx.update(endpoints).set(row).where(eq(endpoints.id, row.id)).run(),
+    () => readWriteTaken(row.branchId),
+  );
+}
+
+export function deleteEndpointRow(tx: Tx, endpointId: string): void {
+  tx.delete(endpoints).where(eq(endpoints.id, endpointId)).run();
+}
+
+export function hasReadWrite(tx: Tx, branchId: string, exceptId = ""): boolean {
+  const row = prepared(tx, "endpoints.readWriteOnBranch", () =>
+    tx
+      .select({ id: endpoints.id })
+      .from(endpoints)
+      .where(
+        and(
+          eq(endpoints.branchId, sql.placeholder("branchId")),
+          eq(endpoints.type, "read_write"),
+          ne(endpoints.id, sql.placeholder("exceptId")),
+        ),
+      )
+      .prepare(),
+  ).get({ branchId, exceptId });
+  return row !== undefined;
+}
+
+/** What creating an endpoint needs to know of its project. */
+export interface ProjectForEndpoint {
+  id: string;
+  accountId: string;
+  regionId: string;
+  provisioner: string;
+  defaultEndpointSettings: Record<string, unknown>;
+}
+
+/**
+ * Everything an endpoint create checks, in one statement: the project (with its lock), the
+ * account's plan and whether the branch belongs to the project. What it buys: the create is the
+ * hottest write, and three lookups cost three statements.
+ */
+export function readCreateContext(
+  tx: Tx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+): (ProjectForEndpoint & { locked: boolean; plan: PlanName; branchFound: boolean }) | undefined {
+  const found = statement<
+    Omit<ProjectForEndpoint, "defaultEndpointSettings"> & {
+      defaultEndpointSettings: string;
+      locked: 0 | 1;
+      plan: PlanName;
+      branch: 1 | null;
+    }
+  >(
+    tx,
+    `SELECT p.id AS id, p.account_id AS accountId, p.region_id AS regionId, p.provisioner AS provisioner,
+            p.default_endpoint_settings AS defaultEndpointSettings, p.locked AS locked, a.plan AS plan,
+            (SELECT 1 FROM branches b
+              WHERE b.id = @branchId AND b.project_id = p.id AND b.account_id = p.account_id) AS branch
+       FROM projects p JOIN accounts a ON a.id = p.account_id
+      WHERE p.id = @projectId AND p.account_id = @accountId`,
+  ).get({ projectId, accountId, branchId });
+  if (!found) return undefined;
+  const { branch, locked, defaultEndpointSettings, ...project } = found;
+  return {
+    ...project,
+    defaultEndpointSettings: JSON.parse(defaultEndpointSettings),
+    locked: locked === 1,
+    branchFound: branch === 1,
+  };
+}
+
+/** The project's endpoint version (bumped by triggers on every endpoint write), and whether the project is the account's. */
+export function readEndpointVersion(
+  tx: Tx,
+  accountId: string,
+  projectId: string,
+): { version: number } | undefined {
+  const found = statement<{ version: number | null }>(
+    tx,
+    `SELECT v.version AS version FROM projects p LEFT JOIN endpoint_versions v ON v.project_id = p.id
+      WHERE p.id = @projectId AND p.account_id = @accountId`,
+  ).get({ projectId, accountId });
+  return found && { version: found.version ?? 0 };
+}
+
+/** A project's endpoints, oldest first. */
+export function listProjectEndpointRows(tx: Tx, projectId: string): EndpointRow[] {
+  return prepared(tx, "endpoints.list", () =>
+    tx
+      .select()
+      .from(endpoints)
+      .where(eq(endpoints.projectId, sql.placeholder("projectId")))
+      .orderBy(asc(endpoints.createdAt), asc(endpoints.id))
+      .prepare(),
+  ).all({ projectId });
+}
+
+/** A branch's endpoints, oldest first. */
+export function listBranchEndpointRows(tx: Tx, branchId: string): EndpointRow[] {
+  return tx
+    .select()
+    .from(endpoints)
+    .where(eq(endpoints.branchId, branchId))
+    .orderBy(asc(endpoints.createdAt), asc(endpoints.id))
+    .all();
+}
+
+export function findProjectEndpoint(tx: Tx, projectId: string, endpointId: string): EndpointRow | undefined {
+  return tx
+    .select()
+    .from(endpoints)
+    .where(and(eq(endpoints.id, endpointId), eq(endpoints.projectId, projectId)))
+    .get();
+}
+
+export function findBranchReadWrite(tx: Tx, branchId: string): EndpointRow | undefined {
+  return tx
+    .select()
+    .from(endpoints)
+    .where(and(eq(endpoints.branchId, branchId), eq(endpoints.type, "read_write")))
+    .get();
+}
+
+/** Writes the endpoint's pending_state from its unfinished operations; returns the updated row. */
+export function refreshPendingState<R extends { id: string; pendingState: EndpointState | null }>(
+  tx: Tx,
+  row: R,
+): R {
+  const pendingState = pendingStateOf(unfinishedActions(tx, row.id));
+  if (pendingState !== row.pendingState)
+    statement(tx, "UPDATE endpoints SET pending_state = @pendingState WHERE id = @id").run({
+      pendingState,
+      id: row.id,
+    });
+  return { ...row, pendingState };
+}
+
+export function readState(
+  tx: Tx,
+  endpointId: string,
+): { id: string; currentState: EndpointState } | undefined {
+  return statement<{ id: string; currentState: EndpointState }>(
+    tx,
+    "SELECT id, current_state AS currentState FROM endpoints WHERE id = @id",
+  ).get({ id: endpointId });
+}
+
+/**
+ * What a state change of a compute records, in one statement: the new current and pending
+ * states, and the moment it started (`last_active` and `started_at`) or was suspended
+ * (`suspended_at`). The one writer of these columns besides client activity (recordActivity).
+ */
+export function recordState(
+  tx: Tx,
+  change: {
+    id: string;
+    next: EndpointState;
+    pending: EndpointState | null;
+    now: number;
+    started: boolean;
+    suspended: boolean;
+  },
+): void {
+  statement(
+    tx,
+    `UPDATE endpoints SET current_state = @next, pending_state = @pending, updated_at = @now,
+       last_active = CASE WHEN @started THEN @now ELSE last_active END,
+       started_at = CASE WHEN @started THEN @now ELSE started_at END,
+       suspended_at = CASE WHEN @suspended THEN @now ELSE suspended_at END
+     WHERE id = @id`,
+  ).run({ ...change, started: change.started ? 1 : 0, suspended: change.suspended ? 1 : 0 });
+}
+
+/** A client was active on the endpoint at `now`: its auto-suspend delay counts from here. */
+export function recordActivity(tx: Tx, endpointId: string, now: number): void {
+  statement(tx, "UPDATE endpoints SET last_active = @now WHERE id = @id").run({ now, id: endpointId });
+}
+
+/** Active endpoints whose auto-suspend delay has passed (rules.ts: the auto-suspend rule). */
+export function suspendDue(
+  tx: Tx,
+  now: number,
+  limit: number,
+): {
+  id: string;
+  accountId: string;
+  projectId: string;
+  branchId: string;
+  pendingState: EndpointState | null;
+}[] {
+  return statement<{
+    id: string;
+    accountId: string;
+    projectId: string;
+    branchId: string;
+    pendingState: EndpointState | null;
+  }>(
+    tx,
+    `SELECT id, account_id AS accountId, project_id AS projectId, branch_id AS branchId,
+            pending_state AS pendingState
+       FROM endpoints INDEXED BY endpoints_suspend_due_idx
+      WHERE ${SUSPEND_ELIGIBLE_SQL} AND ${SUSPEND_DUE_AT_SQL} <= @now
+      LIMIT @limit`,
+  ).all({ now, limit });
+}
+
+/** The earliest moment an endpoint becomes due for auto-suspend, or null. */
+export function nextSuspendAt(tx: Tx): number | null {
+  return (
+    statement<{ t: number | null }>(
+      tx,
+      `SELECT MIN(${SUSPEND_DUE_AT_SQL}) AS t FROM endpoints INDEXED BY endpoints_suspend_due_idx
+        WHERE ${SUSPEND_ELIGIBLE_SQL}`,
+    ).get()?.t ?? null
+  );
+}

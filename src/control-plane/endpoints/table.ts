@@ -1,0 +1,61 @@
+import { sql } from "drizzle-orm";
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { branches } from "../branches/table.js";
+import { projects } from "../projects/table.js";
+import { SUSPEND_DUE_AT_SQL, SUSPEND_ELIGIBLE_SQL } from "./rules.js";
+
+export const endpoints = sqliteTable(
+  "endpoints",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    branchId: text("branch_id")
+      .notNull()
+      .references(() => branches.id, { onDelete: "cascade" }),
+    type: text("type", { enum: ["read_write", "read_only"] }).notNull(),
+    name: text("name"),
+    host: text("host").notNull(),
+    proxyHost: text("proxy_host").notNull(),
+    regionId: text("region_id").notNull(),
+    provisioner: text("provisioner").notNull(),
+    creationSource: text("creation_source").notNull(),
+    minCu: real("autoscaling_limit_min_cu").notNull(),
+    maxCu: real("autoscaling_limit_max_cu").notNull(),
+    suspendTimeoutSeconds: integer("suspend_timeout_seconds").notNull(),
+    currentState: text("current_state", { enum: ["init", "active", "idle"] }).notNull(),
+    pendingState: text("pending_state", { enum: ["init", "active", "idle"] }),
+    settings: text("settings", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    poolerEnabled: integer("pooler_enabled", { mode: "boolean" }).notNull(),
+    poolerMode: text("pooler_mode").notNull(),
+    disabled: integer("disabled", { mode: "boolean" }).notNull(),
+    passwordlessAccess: integer("passwordless_access", { mode: "boolean" }).notNull(),
+    lastActive: integer("last_active"),
+    startedAt: integer("started_at"),
+    suspendedAt: integer("suspended_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    // Structural rule 1: at most one read_write endpoint per branch, even under concurrent requests.
+    uniqueIndex("endpoints_one_read_write_per_branch").on(t.branchId).where(sql`type = 'read_write'`),
+    index("endpoints_project_idx").on(t.projectId, t.createdAt, t.id),
+    index("endpoints_branch_idx").on(t.branchId),
+    // The next endpoints to auto-suspend, without scanning every active one (the rule: rules.ts).
+    index("endpoints_suspend_due_idx")
+      .on(sql.raw(`(${SUSPEND_DUE_AT_SQL})`))
+      .where(sql.raw(SUSPEND_ELIGIBLE_SQL)),
+  ],
+);
+
+/**
+ * A counter per project, bumped by triggers (migration 0002) on every insert, update or delete
+ * of its endpoints, cascades included: a cached endpoint list is current while the counter is
+ * unchanged. No foreign key: the row outlives a deleted project harmlessly.
+ */
+export const endpointVersions = sqliteTable("endpoint_versions", {
+  projectId: text("project_id").primaryKey(),
+  version: integer("version").notNull(),
+});

@@ -1,0 +1,65 @@
+import { PLANS } from "../../plans.js";
+import { iso } from "../../platform/clock.js";
+import type { ProjectRow } from "../access.js";
+import type { AccountRow } from "../accounts/store.js";
+
+const MIB = 1024 * 1024;
+
+function common(row: ProjectRow) {
+  return {
+    id: row.id,
+    platform_id: row.platformId,
+    region_id: row.regionId,
+    name: row.name,
+    provisioner: row.provisioner,
+    default_endpoint_settings: row.defaultEndpointSettings,
+    settings: row.settings,
+    pg_version: row.pgVersion,
+    proxy_host: row.proxyHost,
+    branch_logical_size_limit: row.branchLogicalSizeLimit,
+    branch_logical_size_limit_bytes: row.branchLogicalSizeLimit * MIB,
+    store_passwords: row.storePasswords,
+    cpu_used_sec: row.cpuUsedSec,
+    locked: row.locked,
+    creation_source: row.creationSource,
+    history_retention_seconds: row.historyRetentionSeconds,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+    ...(row.computeLastActiveAt ? { compute_last_active_at: iso(row.computeLastActiveAt) } : {}),
+    owner_id: row.accountId,
+  };
+}
+
+/** A project as the project list shows it. */
+export function toProjectListItem(row: ProjectRow, account: AccountRow) {
+  return { ...common(row), active_time: 0, org_id: account.orgId, org_name: account.name };
+}
+
+function monthStart(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+/** A project as GET/POST/PATCH/DELETE /projects/{id} show it. */
+export function toProjectJson(row: ProjectRow, account: AccountRow, now: number) {
+  const start = monthStart(now);
+  const end = new Date(start);
+  end.setUTCMonth(end.getUTCMonth() + 1);
+  return {
+    ...common(row),
+    data_storage_bytes_hour: 0,
+    data_transfer_bytes: 0,
+    written_data_bytes: 0,
+    compute_time_seconds: 0,
+    active_time_seconds: 0,
+    consumption_period_start: iso(start),
+    consumption_period_end: iso(end.getTime()),
+    owner: {
+      email: account.email,
+      name: account.name,
+      branches_limit: PLANS[account.plan].branchesLimit,
+      subscription_type: PLANS[account.plan].subscriptionType,
+    },
+    org_id: account.orgId,
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * Projects: what a new project holds by default and how its compute defaults are checked. Pure.
+ */
+import { badRequest } from "../../errors.js";
+import { PLANS, type PlanName } from "../../plans.js";
+import type { ProjectRow } from "../access.js";
+import { checkDefaultLimits } from "../endpoints/rules.js";
+import { DEFAULT_REGION, proxyHost, REGION_IDS } from "../regions/rules.js";
+import type { DefaultEndpointSettingsInput, ProjectCreateInput } from "./schema.js";
+
+export const DEFAULT_PG_VERSION = 17;
+export const DEFAULT_HISTORY_RETENTION_SECONDS = 86_400;
+/** A new project's default branch, owner role and database (as Neon names them). */
+export const DEFAULT_BRANCH_NAME = "main";
+export const DEFAULT_ROLE_NAME = "neondb_owner";
+export const DEFAULT_DATABASE_NAME = "neondb";
+
+/** Compute defaults are checked against the allowed sizes and the plan (as an endpoint's limits are). */
+export function checkDefaults(plan: PlanName, settings: DefaultEndpointSettingsInput): void {
+  checkDefaultLimits(plan, settings.autoscaling_limit_min_cu, settings.autoscaling_limit_max_cu);
+}
+
+/** A new project's row; the top-level compute limits of the request fold into its defaults. */
+export function newProjectRow(args: {
+  id: string;
+  accountId: string;
+  plan: PlanName;
+  domain: string;
+  now: number;
+  input: ProjectCreateInput;
+}): ProjectRow {
+  const { input, plan } = args;
+  const regionId = input.region_id ?? DEFAULT_REGION;
+  if (!REGION_IDS.includes(regionId))
+    throw badRequest(`region_id "${regionId}" is not a known region; allowed: ${REGION_IDS.join(", ")}`);
+  const defaults: DefaultEndpointSettingsInput = { ...(input.default_endpoint_settings ?? {}) };
+  if (input.autoscaling_limit_min_cu !== undefined)
+    defaults.autoscaling_limit_min_cu = input.autoscaling_limit_min_cu;
+  if (input.autoscaling_limit_max_cu !== undefined)
+    defaults.autoscaling_limit_max_cu = input.autoscaling_limit_max_cu;
+  checkDefaults(plan, defaults);
+  return {
+    id: args.id,
+    accountId: args.accountId,
+    name: input.name ?? args.id,
+    regionId,
+    pgVersion: input.pg_version ?? DEFAULT_PG_VERSION,
+    platformId: regionId.split("-")[0] as string,
+    provisioner: input.provisioner ?? "k8s-neonvm",
+    proxyHost: proxyHost(regionId, args.domain),
+    cpuUsedSec: 0,
+    branchLogicalSizeLimit: PLANS[plan].branchLogicalSizeLimitMib,
+    historyRetentionSeconds: input.history_retention_seconds ?? DEFAULT_HISTORY_RETENTION_SECONDS,
+    storePasswords: input.store_passwords ?? true,
+    locked: false,
+    creationSource: "console",
+    defaultEndpointSettings: defaults,
+    settings: input.settings ?? {},
+    computeLastActiveAt: null,
+    createdAt: args.now,
+    updatedAt: args.now,
+  };
+}

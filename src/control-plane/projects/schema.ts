@@ -1,0 +1,127 @@
+import { z } from "@hono/zod-openapi";
+import { ComputeUnit, SuspendTimeoutSeconds } from "../endpoints/schema.js";
+import { intQuery, PgName, ResourceId, StringMap, Timestamp } from "../schema.js";
+
+export const PgVersion = z
+  .number()
+  .int()
+  .min(14, "must be 14 to 18")
+  .max(18, "must be 14 to 18")
+  .openapi("PgVersion");
+
+export const DefaultEndpointSettings = z
+  .object({
+    pg_settings: StringMap.optional(),
+    pgbouncer_settings: StringMap.optional(),
+    autoscaling_limit_min_cu: ComputeUnit.optional(),
+    autoscaling_limit_max_cu: ComputeUnit.optional(),
+    suspend_timeout_seconds: SuspendTimeoutSeconds.optional(),
+  })
+  .openapi("DefaultEndpointSettings");
+
+const ProjectSettings = z.record(z.string(), z.unknown()).openapi("ProjectSettingsData");
+const HistoryRetention = z.number().int().min(0).max(2_592_000, "must be at most 2592000 seconds (30 days)");
+
+const projectCommon = {
+  id: z.string(),
+  platform_id: z.string(),
+  region_id: z.string(),
+  name: z.string(),
+  provisioner: z.string(),
+  default_endpoint_settings: z.record(z.string(), z.unknown()),
+  settings: z.record(z.string(), z.unknown()),
+  pg_version: z.number().int(),
+  proxy_host: z.string(),
+  branch_logical_size_limit: z.number().int(),
+  branch_logical_size_limit_bytes: z.number().int(),
+  store_passwords: z.boolean(),
+  cpu_used_sec: z.number().int(),
+  locked: z.boolean(),
+  creation_source: z.string(),
+  history_retention_seconds: z.number().int(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  compute_last_active_at: Timestamp.optional(),
+  owner_id: z.string(),
+  org_id: z.string(),
+};
+
+export const ProjectListItem = z
+  .object({ ...projectCommon, active_time: z.number().int(), org_name: z.string() })
+  .openapi("ProjectListItem");
+
+export const Project = z
+  .object({
+    ...projectCommon,
+    data_storage_bytes_hour: z.number().int(),
+    data_transfer_bytes: z.number().int(),
+    written_data_bytes: z.number().int(),
+    compute_time_seconds: z.number().int(),
+    active_time_seconds: z.number().int(),
+    consumption_period_start: Timestamp,
+    consumption_period_end: Timestamp,
+    owner: z.object({
+      email: z.string(),
+      name: z.string(),
+      branches_limit: z.number().int(),
+      subscription_type: z.string(),
+    }),
+  })
+  .openapi("Project");
+
+export const ProjectCreateRequest = z
+  .object({
+    project: z.object({
+      name: z.string().max(256, "must be at most 256 characters").optional(),
+      region_id: z.string().optional(),
+      pg_version: PgVersion.optional(),
+      provisioner: z.string().optional(),
+      store_passwords: z.boolean().optional(),
+      history_retention_seconds: HistoryRetention.optional(),
+      autoscaling_limit_min_cu: ComputeUnit.optional(),
+      autoscaling_limit_max_cu: ComputeUnit.optional(),
+      default_endpoint_settings: DefaultEndpointSettings.optional(),
+      settings: ProjectSettings.optional(),
+      org_id: ResourceId.optional(),
+      branch: z
+        .object({
+          name: z.string().min(1).max(256).optional(),
+          role_name: PgName.optional(),
+          database_name: PgName.optional(),
+          annotations: StringMap.optional(),
+        })
+        .optional(),
+    }),
+  })
+  .openapi("ProjectCreateRequest");
+
+export const ProjectUpdateRequest = z
+  .object({
+    project: z.object({
+      name: z.string().min(1).max(256, "must be at most 256 characters").optional(),
+      settings: ProjectSettings.optional(),
+      default_endpoint_settings: DefaultEndpointSettings.optional(),
+      history_retention_seconds: HistoryRetention.optional(),
+    }),
+  })
+  .openapi("ProjectUpdateRequest");
+
+export const ProjectListQuery = z.object({
+  limit: intQuery(1, 400).optional(),
+  cursor: z.string().min(1).optional(),
+  search: z.string().max(256).optional(),
+  org_id: ResourceId.optional(),
+  timeout: z.string().optional(),
+});
+
+export const SharedProjectListQuery = z.object({
+  limit: intQuery(1, 400).optional(),
+  cursor: z.string().optional(),
+  search: z.string().max(256).optional(),
+  timeout: z.string().optional(),
+});
+
+export type DefaultEndpointSettingsInput = z.infer<typeof DefaultEndpointSettings>;
+export type ProjectCreateInput = z.infer<typeof ProjectCreateRequest>["project"];
+export type ProjectUpdateInput = z.infer<typeof ProjectUpdateRequest>["project"];
+export type ProjectListInput = z.infer<typeof ProjectListQuery>;

@@ -1,0 +1,161 @@
+import type { Ctx } from "../../context.js";
+import { badRequest, notFound } from "../../errors.js";
+import { operationsStarted } from "../../platform/events.js";
+import { findProject, type ProjectRow, requireProject, requireWritableProject } from "../access.js";
+import { getAccount } from "../accounts/store.js";
+import { toBranchJson } from "../branches/render.js";
+import { addBranch } from "../branches/service.js";
+import { findDefaultBranch } from "../branches/store.js";
+import { connectionDetails } from "../connection/render.js";
+import { toEndpointJson } from "../endpoints/render.js";
+import { addEndpoint } from "../endpoints/service.js";
+import { toOperationJson } from "../operations/render.js";
+import { startOperation } from "../operations/service.js";
+import { deleteProjectOperations, type OperationRow } from "../operations/store.js";
+import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
+import { addDatabase, addRole } from "../roles-databases/service.js";
+import { toProjectJson, toProjectListItem } from "./render.js";
+import {
+  checkDefaults,
+  DEFAULT_BRANCH_NAME,
+  DEFAULT_DATABASE_NAME,
+  DEFAULT_ROLE_NAME,
+  newProjectRow,
+} from "./rules.js";
+import type {
+  DefaultEndpointSettingsInput,
+  ProjectCreateInput,
+  ProjectListInput,
+  ProjectUpdateInput,
+} from "./schema.js";
+import { deleteProjectRow, insertProject, listProjectRows, updateProjectRow } from "./store.js";
+
+/**
+ * POST /projects: the project with its default branch (create_timeline), the owner role, its
+ * database and a read_write endpoint (start_compute), in one transaction.
+ */
+export function createProject(ctx: Ctx, accountId: string, input: ProjectCreateInput) {
+  const created = ctx.db.transaction((tx) => {
+    const account = getAccount(tx, accountId);
+    if (input.org_id !== undefined && input.org_id !== account.orgId)
+      throw notFound(`organization ${input.org_id} not found`);
+    const project = newProjectRow({
+      id: ctx.ids.projectId(),
+      accountId,
+      plan: account.plan,
+      domain: ctx.config.domain,
+      now: ctx.clock.now(),
+      input,
+    });
+    insertProject(tx, project);
+    const branch = addBranch(ctx, tx, project, {
+      name: input.branch?.name ?? DEFAULT_BRANCH_NAME,
+      parentId: null,
+      isDefault: true,
+      annotations: input.branch?.annotations,
+    });
+    const timeline = startOperation(ctx, tx, {
+      accountId,
+      projectId: project.id,
+      branchId: branch.id,
+      action: "create_timeline",
+    });
+    const role = addRole(ctx, tx, branch, { name: input.branch?.role_name ?? DEFAULT_ROLE_NAME });
+    const database = addDatabase(ctx, tx, branch, {
+      name: input.branch?.database_name ?? DEFAULT_DATABASE_NAME,
+      ownerName: role.name,
+    });
+    const started = addEndpoint(ctx, tx, account.plan, project, branch.id, { type: "read_write" });
+    return { account, project, branch, role, database, started, ops: [timeline, ...started.operations] };
+  });
+  const { account, project, branch, role, database, started, ops } = created;
+  return {
+    body: {
+      project: toProjectJson(project, account, ctx.clock.now()),
+      connection_uris: [connectionDetails(role, started.endpoint, database.name)],
+      roles: [toRoleJson(role, { withPassword: true })],
+      databases: [toDatabaseJson(database)],
+      operations: ops.map(toOperationJson),
+      branch: toBranchJson(branch),
+      endpoints: [toEndpointJson(started.endpoint, { withPending: true })],
+    },
+    events: operationsStarted(ops),
+  };
+}
+
+export function listProjects(ctx: Ctx, accountId: string, query: ProjectListInput) {
+  const account = getAccount(ctx.db, accountId);
+  const limit = query.limit ?? 10;
+  if (query.org_id !== undefined && query.org_id !== account.orgId)
+    return { projects: [], applications: {}, integrations: {} };
+  let after: ProjectRow | undefined;
+  if (query.cursor !== undefined) {
+    after = findProject(ctx.db, accountId, query.cursor);
+    if (!after)
+      throw badRequest(`cursor "${query.cursor}" is not a project of this account (use pagination.cursor)`);
+  }
+  const rows = listProjectRows(ctx.db, accountId, { search: query.search, after, limit });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    projects: page.map((p) => toProjectListItem(p, account)),
+    ...(last && rows.length > limit ? { pagination: { cursor: last.id } } : {}),
+    applications: {},
+    integrations: {},
+  };
+}
+
+export function getProject(ctx: Ctx, accountId: string, projectId: string) {
+  const project = requireProject(ctx.db, accountId, projectId);
+  return { project: toProjectJson(project, getAccount(ctx.db, accountId), ctx.clock.now()) };
+}
+
+export function updateProject(ctx: Ctx, accountId: string, projectId: string, input: ProjectUpdateInput) {
+  const { body, ops } = ctx.db.transaction((tx) => {
+    const project = requireWritableProject(tx, accountId, projectId);
+    const account = getAccount(tx, accountId);
+    const defaults = input.default_endpoint_settings
+      ? { ...project.defaultEndpointSettings, ...input.default_endpoint_settings }
+      : project.defaultEndpointSettings;
+    checkDefaults(account.plan, defaults as DefaultEndpointSettingsInput);
+    const now = ctx.clock.now();
+    const next: ProjectRow = {
+      ...project,
+      name: input.name ?? project.name,
+      settings: input.settings ? { ...project.settings, ...input.settings } : project.settings,
+      defaultEndpointSettings: defaults,
+      historyRetentionSeconds: input.history_retention_seconds ?? project.historyRetentionSeconds,
+      updatedAt: now,
+    };
+    updateProjectRow(tx, next);
+    const ops: OperationRow[] = [];
+    // Only a change of the history retention period touches storage configuration.
+    if (next.historyRetentionSeconds !== project.historyRetentionSeconds)
+      ops.push(
+        startOperation(ctx, tx, {
+          accountId,
+          projectId,
+          branchId: findDefaultBranch(tx, projectId)?.id ?? null,
+          action: "apply_storage_config",
+        }),
+      );
+    return {
+      body: { project: toProjectJson(next, account, now), operations: ops.map(toOperationJson) },
+      ops,
+    };
+  });
+  return { body, events: operationsStarted(ops) };
+}
+
+/** Deletes the project and everything in it; the stored data goes through a delete_tenant operation. */
+export function deleteProject(ctx: Ctx, accountId: string, projectId: string) {
+  const { body, op } = ctx.db.transaction((tx) => {
+    const project = requireWritableProject(tx, accountId, projectId);
+    const account = getAccount(tx, accountId);
+    const op = startOperation(ctx, tx, { accountId, projectId, branchId: null, action: "delete_tenant" });
+    deleteProjectOperations(tx, projectId, op.id);
+    deleteProjectRow(tx, projectId);
+    return { body: { project: toProjectJson(project, account, ctx.clock.now()) }, op };
+  });
+  return { body, events: operationsStarted([op]) };
+}

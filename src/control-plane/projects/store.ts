@@ -1,0 +1,63 @@
+import { and, asc, eq, gt, or, sql } from "drizzle-orm";
+import type { Tx } from "../../platform/db.js";
+import { contains } from "../../platform/sql.js";
+import { statement } from "../../platform/statements.js";
+import type { ProjectRow } from "../access.js";
+import { projects } from "./table.js";
+
+export function insertProject(tx: Tx, row: ProjectRow): void {
+  tx.insert(projects).values(row).run();
+}
+
+export function updateProjectRow(tx: Tx, row: ProjectRow): void {
+  tx.update(projects).set(row).where(eq(projects.id, row.id)).run();
+}
+
+export function setLocked(tx: Tx, projectId: string, locked: boolean): void {
+  tx.update(projects).set({ locked }).where(eq(projects.id, projectId)).run();
+}
+
+/** Deletes the project; its branches, endpoints, roles and databases go with it (foreign keys cascade). */
+export function deleteProjectRow(tx: Tx, projectId: string): void {
+  tx.delete(projects).where(eq(projects.id, projectId)).run();
+}
+
+export function deleteAccountProjects(tx: Tx, accountId: string): number {
+  return tx.delete(projects).where(eq(projects.accountId, accountId)).run().changes;
+}
+
+/** A page of the account's projects, oldest first, after `after`; one more than `limit` tells whether more remain. */
+export function listProjectRows(
+  tx: Tx,
+  accountId: string,
+  opts: { search?: string | undefined; after?: ProjectRow | undefined; limit: number },
+): ProjectRow[] {
+  const { search, after } = opts;
+  return tx
+    .select()
+    .from(projects)
+    .where(
+      and(
+        eq(projects.accountId, accountId),
+        search ? or(contains(projects.name, search), contains(projects.id, search)) : undefined,
+        after
+          ? or(
+              gt(projects.createdAt, after.createdAt),
+              and(eq(projects.createdAt, after.createdAt), gt(projects.id, after.id)),
+            )
+          : undefined,
+      ),
+    )
+    .orderBy(asc(projects.createdAt), asc(projects.id))
+    .limit(opts.limit + 1)
+    .all();
+}
+
+/** Stamps the time a compute of the project was last active. */
+export function stampComputeActive(tx: Tx, projectId: string, at: number): void {
+  statement(tx, "UPDATE projects SET compute_last_active_at = @at WHERE id = @id").run({ at, id: projectId });
+}
+
+export function countProjects(tx: Tx): number {
+  return tx.select({ n: sql<number>`count(*)` }).from(projects).get()?.n ?? 0;
+}

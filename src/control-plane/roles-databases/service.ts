@@ -1,0 +1,222 @@
+import type { Ctx } from "../../context.js";
+import { conflict, notFound } from "../../errors.js";
+import type { Tx } from "../../platform/db.js";
+import { type Outcome, operationsStarted } from "../../platform/events.js";
+import { type BranchRow, readBranch, requireBranch, requireWritableProject } from "../access.js";
+import { toOperationJson } from "../operations/render.js";
+import { startOperation } from "../operations/service.js";
+import { toDatabaseJson, toRoleJson } from "./render.js";
+import type { DatabaseCreateInput, DatabaseUpdateInput, RoleCreateInput } from "./schema.js";
+import {
+  type DatabaseRow,
+  deleteDatabaseRow,
+  deleteRoleRow,
+  findDatabase,
+  findOwnedDatabase,
+  findRole,
+  insertDatabase,
+  insertRole,
+  listDatabaseRows,
+  listRoleRows,
+  type RoleRow,
+  setRolePassword,
+  updateDatabaseRow,
+} from "./store.js";
+
+function requireRole(tx: Tx, branchId: string, name: string): RoleRow {
+  const row = findRole(tx, branchId, name);
+  if (!row) throw notFound(`role "${name}" not found on branch ${branchId}`);
+  return row;
+}
+
+function requireDatabase(tx: Tx, branchId: string, name: string): DatabaseRow {
+  const row = findDatabase(tx, branchId, name);
+  if (!row) throw notFound(`database "${name}" not found on branch ${branchId}`);
+  return row;
+}
+
+/** Adds a role inside the caller's transaction; its password is generated unless given. */
+export function addRole(
+  ctx: Ctx,
+  tx: Tx,
+  branch: BranchRow,
+  input: { name: string; noLogin?: boolean; password?: string | undefined },
+): RoleRow {
+  const now = ctx.clock.now();
+  const row: RoleRow = {
+    accountId: branch.accountId,
+    projectId: branch.projectId,
+    branchId: branch.id,
+    name: input.name,
+    password: input.password ?? ctx.ids.password(),
+    protected: false,
+    noLogin: input.noLogin ?? false,
+    createdAt: now,
+    updatedAt: now,
+  };
+  insertRole(tx, row);
+  return row;
+}
+
+/** Adds a database inside the caller's transaction; its owner must exist on the branch. */
+export function addDatabase(
+  ctx: Ctx,
+  tx: Tx,
+  branch: BranchRow,
+  input: { name: string; ownerName: string },
+): DatabaseRow {
+  requireRole(tx, branch.id, input.ownerName);
+  const now = ctx.clock.now();
+  return insertDatabase(tx, {
+    accountId: branch.accountId,
+    projectId: branch.projectId,
+    branchId: branch.id,
+    name: input.name,
+    ownerName: input.ownerName,
+    createdAt: now,
+    updatedAt: now,
+  });
+}
+
+/** A change to roles or databases of a branch, with its apply_config operation, in one transaction. */
+function withApplyConfig<T extends object>(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  change: (tx: Tx, branch: BranchRow) => T,
+) {
+  const { body, op } = ctx.db.transaction((tx) => {
+    requireWritableProject(tx, accountId, projectId);
+    const branch = requireBranch(tx, accountId, projectId, branchId);
+    const result = change(tx, branch);
+    const op = startOperation(ctx, tx, { accountId, projectId, branchId, action: "apply_config" });
+    return { body: { ...result, operations: [toOperationJson(op)] }, op };
+  });
+  return { body, events: operationsStarted([op]) } satisfies Outcome<typeof body>;
+}
+
+// Roles
+
+export function listRoles(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
+  readBranch(ctx.db, accountId, projectId, branchId);
+  return { roles: listRoleRows(ctx.db, branchId).map((r) => toRoleJson(r)) };
+}
+
+export function getRole(ctx: Ctx, accountId: string, projectId: string, branchId: string, name: string) {
+  readBranch(ctx.db, accountId, projectId, branchId);
+  return { role: toRoleJson(requireRole(ctx.db, branchId, name)) };
+}
+
+export function createRole(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  input: RoleCreateInput,
+) {
+  return withApplyConfig(ctx, accountId, projectId, branchId, (tx, branch) => ({
+    role: toRoleJson(addRole(ctx, tx, branch, { name: input.name, noLogin: input.no_login ?? false }), {
+      withPassword: true,
+    }),
+  }));
+}
+
+export function deleteRole(ctx: Ctx, accountId: string, projectId: string, branchId: string, name: string) {
+  return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
+    const role = requireRole(tx, branchId, name);
+    const owned = findOwnedDatabase(tx, branchId, name);
+    if (owned !== undefined)
+      throw conflict(
+        `role "${name}" owns database "${owned}"; delete the database or change its owner first`,
+      );
+    deleteRoleRow(tx, branchId, name);
+    return { role: toRoleJson(role) };
+  });
+}
+
+export function revealRolePassword(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  name: string,
+) {
+  readBranch(ctx.db, accountId, projectId, branchId);
+  return { password: requireRole(ctx.db, branchId, name).password };
+}
+
+export function resetRolePassword(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  name: string,
+) {
+  return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
+    const role = requireRole(tx, branchId, name);
+    const next = { ...role, password: ctx.ids.password(), updatedAt: ctx.clock.now() };
+    setRolePassword(tx, branchId, name, next.password, next.updatedAt);
+    return { role: toRoleJson(next, { withPassword: true }) };
+  });
+}
+
+// Databases
+
+export function listDatabases(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
+  readBranch(ctx.db, accountId, projectId, branchId);
+  return { databases: listDatabaseRows(ctx.db, branchId).map(toDatabaseJson) };
+}
+
+export function getDatabase(ctx: Ctx, accountId: string, projectId: string, branchId: string, name: string) {
+  readBranch(ctx.db, accountId, projectId, branchId);
+  return { database: toDatabaseJson(requireDatabase(ctx.db, branchId, name)) };
+}
+
+export function createDatabase(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  input: DatabaseCreateInput,
+) {
+  return withApplyConfig(ctx, accountId, projectId, branchId, (tx, branch) => ({
+    database: toDatabaseJson(addDatabase(ctx, tx, branch, { name: input.name, ownerName: input.owner_name })),
+  }));
+}
+
+export function updateDatabase(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  name: string,
+  input: DatabaseUpdateInput,
+) {
+  return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
+    const row = requireDatabase(tx, branchId, name);
+    if (input.owner_name !== undefined) requireRole(tx, branchId, input.owner_name);
+    const next = {
+      ...row,
+      name: input.name ?? row.name,
+      ownerName: input.owner_name ?? row.ownerName,
+      updatedAt: ctx.clock.now(),
+    };
+    updateDatabaseRow(tx, next);
+    return { database: toDatabaseJson(next) };
+  });
+}
+
+export function deleteDatabase(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  name: string,
+) {
+  return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
+    const row = requireDatabase(tx, branchId, name);
+    deleteDatabaseRow(tx, row.id);
+    return { database: toDatabaseJson(row) };
+  });
+}

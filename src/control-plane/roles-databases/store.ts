@@ -1,0 +1,111 @@
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { Tx } from "../../platform/db.js";
+import { uniqueOrConflict } from "../../platform/sql.js";
+import { databases, roles } from "./table.js";
+
+export type RoleRow = typeof roles.$inferSelect;
+export type DatabaseRow = typeof databases.$inferSelect;
+
+export function insertRole(tx: Tx, row: RoleRow): void {
+  uniqueOrConflict(
+    () => tx.insert(roles).values(row).run(),
+    () => `role "${row.name}" already exists on branch ${row.branchId}`,
+  );
+}
+
+export function findRole(tx: Tx, branchId: string, name: string): RoleRow | undefined {
+  return tx
+    .select()
+    .from(roles)
+    .where(and(eq(roles.branchId, branchId), eq(roles.name, name)))
+    .get();
+}
+
+export function listRoleRows(tx: Tx, branchId: string): RoleRow[] {
+  return tx
+    .select()
+    .from(roles)
+    .where(eq(roles.branchId, branchId))
+    .orderBy(asc(roles.createdAt), sql`rowid`)
+    .all();
+}
+
+export function setRolePassword(tx: Tx, branchId: string, name: string, password: string, now: number): void {
+  tx.update(roles)
+    .set({ password, updatedAt: now })
+    .where(and(eq(roles.branchId, branchId), eq(roles.name, name)))
+    .run();
+}
+
+export function deleteRoleRow(tx: Tx, branchId: string, name: string): void {
+  tx.delete(roles)
+    .where(and(eq(roles.branchId, branchId), eq(roles.name, name)))
+    .run();
+}
+
+/** Copies a branch's roles to another branch, dated `now`; returns the copies. */
+export function copyRoles(tx: Tx, fromBranchId: string, toBranchId: string, now: number): RoleRow[] {
+  const copies = tx
+    .select()
+    .from(roles)
+    .where(eq(roles.branchId, fromBranchId))
+    .all()
+    .map((r) => ({ ...r, branchId: toBranchId, createdAt: now, updatedAt: now }));
+  if (copies.length) tx.insert(roles).values(copies).run();
+  return copies;
+}
+
+export function insertDatabase(tx: Tx, values: Omit<DatabaseRow, "id">): DatabaseRow {
+  return uniqueOrConflict(
+    () => tx.insert(databases).values(values).returning().get(),
+    () => `database "${values.name}" already exists on branch ${values.branchId}`,
+  );
+}
+
+export function findDatabase(tx: Tx, branchId: string, name: string): DatabaseRow | undefined {
+  return tx
+    .select()
+    .from(databases)
+    .where(and(eq(databases.branchId, branchId), eq(databases.name, name)))
+    .get();
+}
+
+export function listDatabaseRows(tx: Tx, branchId: string): DatabaseRow[] {
+  return tx.select().from(databases).where(eq(databases.branchId, branchId)).orderBy(asc(databases.id)).all();
+}
+
+/** A database the role owns on the branch, if any. */
+export function findOwnedDatabase(tx: Tx, branchId: string, owner: string): string | undefined {
+  return tx
+    .select({ name: databases.name })
+    .from(databases)
+    .where(and(eq(databases.branchId, branchId), eq(databases.ownerName, owner)))
+    .get()?.name;
+}
+
+export function updateDatabaseRow(tx: Tx, row: DatabaseRow): void {
+  uniqueOrConflict(
+    () =>
+      tx
+        .update(databases)
+        .set({ name: row.name, ownerName: row.ownerName, updatedAt: row.updatedAt })
+        .where(eq(databases.id, row.id))
+        .run(),
+    () => `database "${row.name}" already exists on branch ${row.branchId}`,
+  );
+}
+
+export function deleteDatabaseRow(tx: Tx, id: number): void {
+  tx.delete(databases).where(eq(databases.id, id)).run();
+}
+
+/** Copies a branch's databases to another branch, dated `now`; returns the copies. */
+export function copyDatabases(tx: Tx, fromBranchId: string, toBranchId: string, now: number): DatabaseRow[] {
+  const copies = tx
+    .select()
+    .from(databases)
+    .where(eq(databases.branchId, fromBranchId))
+    .all()
+    .map(({ id: _id, ...d }) => ({ ...d, branchId: toBranchId, createdAt: now, updatedAt: now }));
+  return copies.length ? tx.insert(databases).values(copies).returning().all() : [];
+}

@@ -1,0 +1,51 @@
+import {
+  foreignKey,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
+import { branches } from "../branches/table.js";
+
+export const roles = sqliteTable(
+  "roles",
+  {
+    accountId: text("account_id").notNull(),
+    projectId: text("project_id").notNull(),
+    branchId: text("branch_id")
+      .notNull()
+      .references(() => branches.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    password: text("password").notNull(),
+    protected: integer("protected", { mode: "boolean" }).notNull().default(false),
+    noLogin: integer("no_login", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.branchId, t.name] })],
+);
+
+export const databases = sqliteTable(
+  "databases",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    accountId: text("account_id").notNull(),
+    projectId: text("project_id").notNull(),
+    branchId: text("branch_id")
+      .notNull()
+      .references(() => branches.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    ownerName: text("owner_name").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("databases_branch_name_uq").on(t.branchId, t.name),
+    index("databases_owner_idx").on(t.branchId, t.ownerName),
+    // A database's owner must exist on its branch (checked at statement end, so a branch
+    // delete that cascades to both tables is allowed).
+    foreignKey({ columns: [t.branchId, t.ownerName], foreignColumns: [roles.branchId, roles.name] }),
+  ],
+);

@@ -1,0 +1,42 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * Zod primitives shared by the resources' schemas. Each resource's schema.ts holds its request and
+ * response schemas; the same objects validate requests, type the services' inputs (z.infer) and
+ * generate the served OpenAPI document, so none of the three can drift from the others. Names and
+ * shapes follow the public Neon v2 OpenAPI document.
+ */
+
+export const ResourceId = z.string().regex(/^[a-z0-9-]{1,60}$/, "must be 1-60 characters of a-z, 0-9 and -");
+export const Timestamp = z.string().openapi({ format: "date-time", example: "2025-01-01T00:00:00Z" });
+export const StringMap = z.record(z.string(), z.string());
+
+/** A Postgres identifier (role and database names). */
+export const PgName = z
+  .string()
+  .min(1, "must not be empty")
+  .max(63, "must be at most 63 characters (a Postgres identifier)")
+  .refine((s) => !s.includes("\u0000"), "must not contain NUL characters");
+
+/** Integer query parameter within [min, max], with a message naming the bounds. */
+export function intQuery(min: number, max: number) {
+  return z.coerce
+    .number({ message: "must be an integer" })
+    .int("must be an integer")
+    .min(min, `must be between ${min} and ${max}`)
+    .max(max, `must be between ${min} and ${max}`);
+}
+
+export const BoolQuery = z.enum(["true", "false"]).transform((v) => v === "true");
+
+// Path parameters
+
+export const ProjectParams = z.object({
+  project_id: z.string().openapi({ param: { name: "project_id", in: "path" } }),
+});
+export const BranchParams = ProjectParams.extend({
+  branch_id: z.string().openapi({ param: { name: "branch_id", in: "path" } }),
+});
+export const EndpointParams = ProjectParams.extend({
+  endpoint_id: z.string().openapi({ param: { name: "endpoint_id", in: "path" } }),
+});

@@ -1,0 +1,21 @@
+import { createRoute } from "@hono/zod-openapi";
+import { createRouter, errorResponses, jsonBody, jsonResponse, security } from "../../http/router.js";
+import { iso } from "../../platform/clock.js";
+import { Clock, ClockAdvanceRequest } from "../schema.js";
+
+const route = createRoute({
+  tags: ["Emulator"],
+  security,
+  method: "post",
+  path: "/clock/advance",
+  summary: "Manual clock: move time forward and run everything that becomes due",
+  request: {
+    body: jsonBody(ClockAdvanceRequest),
+  },
+  responses: { 200: jsonResponse(Clock, "The new time"), ...errorResponses },
+});
+
+export default createRouter().openapi(route, (c) => {
+  const now = c.var.advanceClock(c.req.valid("json").seconds);
+  return c.json({ mode: c.var.ctx.clock.mode, now: iso(now) }, 200);
+});

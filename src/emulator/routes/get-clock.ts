@@ -1,0 +1,17 @@
+import { createRoute } from "@hono/zod-openapi";
+import { createRouter, errorResponses, jsonResponse, security } from "../../http/router.js";
+import { iso } from "../../platform/clock.js";
+import { Clock } from "../schema.js";
+
+const route = createRoute({
+  tags: ["Emulator"],
+  security,
+  method: "get",
+  path: "/clock",
+  summary: "The emulator's clock mode and current time",
+  responses: { 200: jsonResponse(Clock, "The clock"), ...errorResponses },
+});
+
+export default createRouter().openapi(route, (c) =>
+  c.json({ mode: c.var.ctx.clock.mode, now: iso(c.var.ctx.clock.now()) }, 200),
+);

@@ -1,0 +1,69 @@
+import type { Ctx } from "../context.js";
+import { requireEndpoint, requireProject } from "../control-plane/access.js";
+import { toAccountJson } from "../control-plane/accounts/render.js";
+import { addAccount } from "../control-plane/accounts/service.js";
+import { addApiKey } from "../control-plane/api-keys/service.js";
+import { revokeOtherKeys } from "../control-plane/api-keys/store.js";
+import { deleteAccountOperations } from "../control-plane/operations/store.js";
+import { deleteAccountProjects } from "../control-plane/projects/store.js";
+import { badRequest } from "../errors.js";
+import { deleteAccountFaults, insertFault, listAccountFaults } from "./faults-store.js";
+import { toFaultJson } from "./render.js";
+import type { AccountCreateInput, FaultInput, ResetInput } from "./schema.js";
+
+/** Arms a fault: the next `count` operations of `action` (optionally in one project or endpoint) fail. */
+export function armFault(ctx: Ctx, accountId: string, input: FaultInput) {
+  return ctx.db.transaction((tx) => {
+    if (input.project_id) requireProject(tx, accountId, input.project_id);
+    if (input.endpoint_id) {
+      if (!input.project_id) throw badRequest("endpoint_id needs project_id too");
+      requireEndpoint(tx, accountId, input.project_id, input.endpoint_id);
+    }
+    const row = insertFault(tx, {
+      accountId,
+      action: input.action,
+      projectId: input.project_id ?? null,
+      endpointId: input.endpoint_id ?? null,
+      remaining: input.count ?? 1,
+      message: input.message ?? `injected failure of ${input.action}`,
+      createdAt: ctx.clock.now(),
+    });
+    return { fault: toFaultJson(row) };
+  });
+}
+
+export function listFaults(ctx: Ctx, accountId: string) {
+  return { faults: listAccountFaults(ctx.db, accountId).map(toFaultJson) };
+}
+
+export function clearFaults(ctx: Ctx, accountId: string) {
+  return { cleared: deleteAccountFaults(ctx.db, accountId) };
+}
+
+/**
+ * Empties the caller's account: every project with all it holds, its operations and armed
+ * faults. Other keys of the account stay unless `revoke_other_keys` is set; the caller's key always stays.
+ */
+export function resetAccount(ctx: Ctx, accountId: string, callerKeyId: number, opts: ResetInput) {
+  return ctx.db.transaction((tx) => {
+    const deletedProjects = deleteAccountProjects(tx, accountId);
+    deleteAccountOperations(tx, accountId);
+    deleteAccountFaults(tx, accountId);
+    const revokedKeys = opts.revoke_other_keys
+      ? revokeOtherKeys(tx, accountId, callerKeyId, ctx.clock.now())
+      : 0;
+    return { deleted_projects: deletedProjects, revoked_keys: revokedKeys };
+  });
+}
+
+/** A new, empty account with its first key (shown once), for isolating test files on one server. */
+export function createIsolatedAccount(ctx: Ctx, input: AccountCreateInput) {
+  return ctx.db.transaction((tx) => {
+    const account = addAccount(ctx, tx, {
+      name: input.name ?? "Test Account",
+      email: input.email ?? "test@example.com",
+      ...(input.plan ? { plan: input.plan } : {}),
+    });
+    return { account: toAccountJson(account), key: addApiKey(ctx, tx, account.id, "first key") };
+  });
+}

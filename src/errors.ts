@@ -1,0 +1,42 @@
+/**
+ * The closed list of error codes the emulator answers with, and the one error type every layer
+ * throws. Nothing here knows HTTP: `http/errors.ts` maps each code to its status in one table, so a
+ * code cannot be invented where it is thrown, and the worker or the seed can throw without
+ * speaking HTTP.
+ */
+export const ERROR_CODES = [
+  "INVALID_REQUEST", // malformed or invalid input; the message names the field
+  "REQUEST_ABORTED", // the client hung up before its body arrived
+  "UNAUTHORIZED", // missing, malformed, unknown or revoked API key
+  "NOT_FOUND", // unknown id, another account's id, or no such route
+  "METHOD_NOT_ALLOWED",
+  "CONFLICT", // e.g. a second read_write endpoint on a branch
+  "CLOCK_NOT_MANUAL", // a clock advance while the clock is real
+  "PAYLOAD_TOO_LARGE",
+  "UNSUPPORTED_MEDIA_TYPE",
+  "UNPROCESSABLE", // not allowed on the account's plan
+  "LOCKED", // a change to a locked project
+  "INTERNAL_ERROR",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class EmulatorError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string) => new EmulatorError("INVALID_REQUEST", message);
+export const unauthorized = (message: string) => new EmulatorError("UNAUTHORIZED", message);
+export const notFound = (message: string) => new EmulatorError("NOT_FOUND", message);
+export const conflict = (message: string) => new EmulatorError("CONFLICT", message);
+export const unprocessable = (message: string) => new EmulatorError("UNPROCESSABLE", message);
+export const locked = (message: string) => new EmulatorError("LOCKED", message);
+export const clockNotManual = () =>
+  new EmulatorError(
+    "CLOCK_NOT_MANUAL",
+    "the clock is real; start the emulator with NEON_EMULATOR_CLOCK=manual to advance it",
+  );

@@ -1,0 +1,48 @@
+/**
+ * Every difference between the free and the paid plan, once. The rest of the code asks the plan
+ * (`PLANS[account.plan]`) instead of comparing plan names.
+ */
+export type PlanName = "paid" | "free";
+
+export interface Plan {
+  /** The subscription name the public API shows (`/users/me`, `project.owner`, organizations). */
+  subscriptionType: string;
+  /** A fixed compute size every endpoint must have, or null when any allowed size may be chosen. */
+  fixedComputeCu: number | null;
+  /** The largest compute size an endpoint may scale to. */
+  maxAutoscalingCu: number;
+  /** Read replicas (`read_only` endpoints) are a paid-plan feature (specification, rule 2). */
+  readReplicas: boolean;
+  /** `branch_logical_size_limit` of a new project, in MiB. */
+  branchLogicalSizeLimitMib: number;
+  projectsLimit: number;
+  branchesLimit: number;
+  /** Compute active time allowed per month, in seconds; 0 means unlimited. */
+  activeSecondsLimit: number;
+}
+
+/** The free tier's compute: fixed 0.25 CU (specification, Limits). */
+export const FREE_PLAN_CU = 0.25;
+
+export const PLANS: Record<PlanName, Plan> = {
+  free: {
+    subscriptionType: "free_v3",
+    fixedComputeCu: FREE_PLAN_CU,
+    maxAutoscalingCu: FREE_PLAN_CU,
+    readReplicas: false,
+    branchLogicalSizeLimitMib: 512,
+    projectsLimit: 1,
+    branchesLimit: 10,
+    activeSecondsLimit: 360_000,
+  },
+  paid: {
+    subscriptionType: "scale_v3",
+    fixedComputeCu: null,
+    maxAutoscalingCu: 7,
+    readReplicas: true,
+    branchLogicalSizeLimitMib: 5_242_880,
+    projectsLimit: 1000,
+    branchesLimit: 5000,
+    activeSecondsLimit: 0,
+  },
+};
