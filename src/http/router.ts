@@ -2,8 +2,6 @@ import { OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { Context, TypedResponse } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JSONParsed } from "hono/utils/types";
-import type { Ctx } from "../context.js";
-import type { Principal } from "../control-plane/api-keys/service.js";
 import { badRequest, type EmulatorError } from "../errors.js";
 import type { Outcome } from "../platform/events.js";
 import type { JsonText } from "../platform/json-text.js";

@@ -1,7 +1,10 @@
+import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { endpoints } from "../../src/control-plane/endpoints/table.js";
+import { openStorage } from "../../src/platform/db.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
+import { tempDir } from "../helpers/server.js";
 
 let t: TestApp;
 afterEach(() => t.close());
@@ -30,10 +33,15 @@ describe("database constraints", () => {
   });
 
   it("runs with WAL, foreign keys and a busy timeout", () => {
-    t = createTestApp();
-    const sqlite = (t.ctx.db as unknown as { $client: import("better-sqlite3").Database }).$client;
-    expect(sqlite.pragma("foreign_keys", { simple: true })).toBe(1);
-    expect(sqlite.pragma("busy_timeout", { simple: true })).toBe(5000);
+    // A file database, as the server opens it (an in-memory one cannot journal to a WAL).
+    const storage = openStorage(path.join(tempDir(), "wal.db"));
+    try {
+      expect(storage.sqlite.pragma("journal_mode", { simple: true })).toBe("wal");
+      expect(storage.sqlite.pragma("foreign_keys", { simple: true })).toBe(1);
+      expect(storage.sqlite.pragma("busy_timeout", { simple: true })).toBe(5000);
+    } finally {
+      storage.close();
+    }
   });
 
   it("finds an endpoint's unfinished operations through a partial index, not its whole history", () => {

@@ -1,5 +1,6 @@
 import pino from "pino";
 import { createApp } from "../../src/app.js";
+import type { ComputeDriver } from "../../src/compute/driver.js";
 import type { Config, Ctx } from "../../src/context.js";
 import { ensureDefaultAccount } from "../../src/control-plane/accounts/service.js";
 import { createApiKey } from "../../src/control-plane/api-keys/service.js";
@@ -52,7 +53,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 }
 
 /** A fresh app over its own `:memory:` database with migrations applied, a default account and key. */
-export function createTestApp(options: { plan?: "paid" | "free"; config?: Partial<Config> } = {}): TestApp {
+export function createTestApp(
+  options: { plan?: "paid" | "free"; config?: Partial<Config>; driver?: ComputeDriver } = {},
+): TestApp {
   const storage = openStorage(":memory:");
   const clock = new ManualClock(CLOCK_START);
   const ctx: Ctx = {
@@ -61,7 +64,7 @@ export function createTestApp(options: { plan?: "paid" | "free"; config?: Partia
     ids: new IdGenerator(),
     config: testConfig({ plan: options.plan ?? "paid", ...options.config }),
   };
-  const worker = new Worker(ctx);
+  const worker = new Worker(ctx, options.driver ? { driver: options.driver } : {});
   const account = ensureDefaultAccount(ctx);
   const key = createApiKey(ctx, account.id, "test").key;
   const app = createApp(ctx, { logger: pino({ level: "silent" }), worker });

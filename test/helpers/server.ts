@@ -2,7 +2,6 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import readline from "node:readline";
 
 import { startArgs } from "./start-command.js";
 
@@ -10,7 +9,11 @@ export interface RunningServer {
   url: string;
   port: number;
   proc: ChildProcess;
-  stdout: string[];
+  /** Everything the server printed on stdout so far (JSON log lines, printed keys). */
+  stdout(): string;
+  /** Everything the server printed on stderr so far. */
+  stderr(): string;
+  /** Sends the signal (SIGTERM unless given) and resolves with the exit code once the process has exited. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -26,7 +29,7 @@ export function tempDir(prefix = "neon-emulator-"): string {
   return dir;
 }
 
-/** A key a test can configure with NEON_EMULATOR_API_KEY. */
+/** A key of the 64-character [a-z0-9] form the server accepts in NEON_EMULATOR_API_KEY. */
 export function randomKey(): string {
   const chars = "abcdefghijklmnopqrstuvwxyz0123456789";
   let out = "";
@@ -36,52 +39,67 @@ export function randomKey(): string {
 
 /**
  * Starts the compiled server as a child process on a free port (PORT=0) and resolves once it
- * logs that it listens. Environment defaults: no seed, info logging. `command` is node with
- * npm start's arguments unless given (a shell running the start script, a moved build).
+ * logs that it listens; stdout and stderr are kept whole (the secrets scan reads both).
+ * Environment defaults: no seed, info logging, loopback. `command` is node with npm start's
+ * arguments unless given (a shell running the start script, a moved build). A server that does
+ * not come up in `timeoutMs` is killed, never left behind.
  */
 export function startServer(
   env: Record<string, string>,
-  command: { file: string; args: string[]; cwd?: string } = { file: process.execPath, args: startArgs() },
+  options: { command?: { file: string; args: string[]; cwd?: string }; timeoutMs?: number } = {},
 ): Promise<RunningServer> {
+  const command = options.command ?? { file: process.execPath, args: startArgs() };
+  const timeoutMs = options.timeoutMs ?? 30_000;
   const proc = spawn(command.file, command.args, {
-    env: { ...process.env, PORT: "0", NEON_EMULATOR_SEED: "none", NEON_EMULATOR_LOG_LEVEL: "info", ...env },
+    env: {
+      ...process.env,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      NEON_EMULATOR_SEED: "none",
+      NEON_EMULATOR_LOG_LEVEL: "info",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
     ...(command.cwd ? { cwd: command.cwd } : {}),
   });
-  const stdout: string[] = [];
-  let stderr = "";
-  proc.stderr?.on("data", (d) => {
-    stderr += d;
+  let out = "";
+  let err = "";
+  proc.stdout?.setEncoding("utf8");
+  proc.stderr?.setEncoding("utf8");
+  proc.stderr?.on("data", (d: string) => {
+    err += d;
   });
+  const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
-      // Never leave an orphan behind: a server that did not come up is killed.
       proc.kill("SIGKILL");
-      reject(new Error(`server did not start in time:\n${stdout.join("\n")}\n${stderr}`));
-    }, 15_000);
-    proc.on("exit", (code) => {
+      reject(new Error(`server did not start within ${timeoutMs} ms:\n${out}\n${err}`));
+    }, timeoutMs);
+    const onExit = (code: number | null) => {
       clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${stdout.join("\n")}\n${stderr}`));
-    });
-    const lines = readline.createInterface({ input: proc.stdout as NodeJS.ReadableStream });
-    lines.on("line", (line) => {
-      stdout.push(line);
-      if (!line.includes("neon-emulator listening")) return;
+      reject(new Error(`server exited with ${code} before listening:\n${out}\n${err}`));
+    };
+    proc.once("exit", onExit);
+    let listening = false;
+    proc.stdout?.on("data", (d: string) => {
+      out += d;
+      if (listening) return;
+      const line = out.split("\n").find((l) => l.includes("neon-emulator listening"));
+      if (!line) return;
+      listening = true;
+      clearTimeout(timer);
+      proc.off("exit", onExit);
       const url = (JSON.parse(line) as { url: string }).url.replace(/\/api\/v2$/, "");
-      const port = Number(new URL(url).port);
-      clearTimeout(timer);
-      proc.removeAllListeners("exit");
       resolve({
         url,
-        port,
+        port: Number(new URL(url).port),
         proc,
-        stdout,
-        stop: (signal = "SIGTERM") =>
-          new Promise((done) => {
-            if (proc.exitCode !== null || proc.signalCode !== null) return done(proc.exitCode);
-            proc.once("exit", (code) => done(code));
-            proc.kill(signal);
-          }),
+        stdout: () => out,
+        stderr: () => err,
+        stop: async (signal = "SIGTERM") => {
+          if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+          return exited;
+        },
       });
     });
   });

@@ -17,7 +17,7 @@ afterEach(async () => {
 async function freshServer() {
   const s = await startServer({ NEON_EMULATOR_DB: path.join(tempDir(), "db.sqlite") });
   servers.push(s);
-  const key = s.stdout.join("\n").match(/^ {2}([a-z0-9]{64}) {3}/m)?.[1] ?? "";
+  const key = s.stdout().match(/^ {2}([a-z0-9]{64}) {3}/m)?.[1] ?? "";
   expect(key).toMatch(/^[a-z0-9]{64}$/);
   return { s, key };
 }
@@ -50,7 +50,12 @@ describe("start-up snapshot", () => {
     expect(requestIds[0]).not.toBe(requestIds[1]);
 
     for (const { s } of [a, b]) {
-      const listening = JSON.parse(s.stdout.find((l) => l.includes("neon-emulator listening")) ?? "{}");
+      const listening = JSON.parse(
+        s
+          .stdout()
+          .split("\n")
+          .find((l) => l.includes("neon-emulator listening")) ?? "{}",
+      );
       expect(listening).toMatchObject({ pid: s.proc.pid, hostname: os.hostname() });
     }
   });
@@ -63,7 +68,7 @@ describe("start-up snapshot", () => {
       fs.symlinkSync(path.join(ROOT, dir), path.join(moved, dir));
     const s = await startServer(
       { NEON_EMULATOR_DB: path.join(moved, "db.sqlite") },
-      { file: process.execPath, args: startArgs(moved), cwd: os.tmpdir() },
+      { command: { file: process.execPath, args: startArgs(moved), cwd: os.tmpdir() } },
     );
     servers.push(s);
     expect((await fetch(`${s.url}/_emulator/health`)).status).toBe(200);
@@ -72,7 +77,7 @@ describe("start-up snapshot", () => {
   it("npm start runs without the snapshot when node flags (NODE_OPTIONS) do not fit it", async () => {
     const s = await startServer(
       { NEON_EMULATOR_DB: path.join(tempDir(), "db.sqlite"), NODE_OPTIONS: "--max-old-space-size=512" },
-      { file: "/bin/sh", args: ["-c", startScript()], cwd: ROOT },
+      { command: { file: "/bin/sh", args: ["-c", startScript()], cwd: ROOT } },
     );
     servers.push(s);
     expect((await fetch(`${s.url}/_emulator/health`)).status).toBe(200);

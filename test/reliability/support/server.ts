@@ -1,8 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import http from "node:http";
 import Database from "better-sqlite3";
-import { tempDir as sharedTempDir } from "../../helpers/server.js";
-import { startArgs } from "../../helpers/start-command.js";
 
 /**
  * Real-server support for the reliability and security suites: the server spawned as `npm start` runs it
@@ -12,80 +9,13 @@ import { startArgs } from "../../helpers/start-command.js";
 
 export const SOAK = Boolean(process.env.SOAK);
 
-export interface Proc {
-  url: string;
-  proc: ChildProcess;
-  stdout(): string;
-  stderr(): string;
-  /** Stops the process (SIGKILL by default) and resolves once it has exited. */
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
-
-export function tempDir(prefix = "neon-rel-"): string {
-  return sharedTempDir(prefix);
-}
-
-/** A key of the 64-character [a-z0-9] form the server accepts in NEON_EMULATOR_API_KEY. */
-export function randomKey(): string {
-  const chars = "abcdefghijklmnopqrstuvwxyz0123456789";
-  let out = "";
-  for (const b of crypto.getRandomValues(new Uint8Array(64))) out += chars[b % 36];
-  return out;
-}
-
-/** Spawns the compiled server on a free port and resolves once it logs that it listens. */
-export function spawnServer(env: Record<string, string>, timeoutMs = 30_000): Promise<Proc> {
-  const proc = spawn(process.execPath, startArgs(), {
-    env: {
-      ...process.env,
-      PORT: "0",
-      HOST: "127.0.0.1",
-      NEON_EMULATOR_SEED: "none",
-      NEON_EMULATOR_LOG_LEVEL: "info",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  proc.stdout?.setEncoding("utf8");
-  proc.stderr?.setEncoding("utf8");
-  proc.stderr?.on("data", (d: string) => {
-    err += d;
-  });
-  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      proc.kill("SIGKILL");
-      reject(new Error(`server did not start within ${timeoutMs} ms:\n${out}\n${err}`));
-    }, timeoutMs);
-    const onExit = (code: number | null) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before listening:\n${out}\n${err}`));
-    };
-    proc.once("exit", onExit);
-    proc.stdout?.on("data", (d: string) => {
-      const before = out.length;
-      out += d;
-      if (before > 0 && out.slice(0, before).includes("neon-emulator listening")) return;
-      const line = out.split("\n").find((l) => l.includes("neon-emulator listening"));
-      if (!line) return;
-      clearTimeout(timer);
-      proc.off("exit", onExit);
-      const url = (JSON.parse(line) as { url: string }).url.replace(/\/api\/v2$/, "");
-      resolve({
-        url,
-        proc,
-        stdout: () => out,
-        stderr: () => err,
-        stop: async (signal = "SIGKILL") => {
-          if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
-          await exited;
-        },
-      });
-    });
-  });
-}
+/** The one server spawner (test/helpers/server.ts), under the names these suites use. */
+export {
+  type RunningServer as Proc,
+  randomKey,
+  startServer as spawnServer,
+  tempDir,
+} from "../../helpers/server.js";
 
 export interface Reply {
   status: number; // 0: no response (connection reset or refused)
