@@ -40,52 +40,78 @@ export function contains(column: SQLiteColumn, text: string): SQL {
  * never silently left out.
  */
 export function insertRow<T extends SQLiteTable>(tx: Tx, table: T, row: T["$inferSelect"]): void {
-  const columns = Object.entries(getTableColumns(table));
-  const name = getTableName(table);
+  const { name, columns } = describe(table);
   const statement = prepared(tx, `insertRow:${name}`, () => {
     // Raw placeholders: a Drizzle placeholder bound to a column would encode a JSON null as 'null'.
-    const values = Object.fromEntries(columns.map(([key]) => [key, sql`${sql.placeholder(key)}`]));
+    const values = Object.fromEntries(columns.map(({ key }) => [key, sql`${sql.placeholder(key)}`]));
     return tx
       .insert(table)
       .values(values as T["$inferInsert"])
       .prepare();
   });
   const params: Record<string, unknown> = {};
-  for (const [key, column] of columns) {
-    const value = (row as Record<string, unknown>)[key];
-    if (value === undefined) throw new Error(`insertRow(${name}): no value for column ${key}`);
-    params[key] = value === null ? null : column.mapToDriverValue(value);
-  }
+  for (const c of columns) params[c.key] = encodeValue(name, c, (row as Record<string, unknown>)[c.key]);
   statement.run(params);
 }
 
 /**
- * Inserts many whole rows in one statement: the rows travel as one JSON array bound to a single
- * parameter and SQLite's json_each spreads them over the columns. What it buys: one prepared
- * statement per batch instead of one execution per row (the worker's periodic checks start an
- * operation for every branch with an endpoint at the same moment). Values are encoded as insertRow
- * encodes them; rows keep their order (json_each's `key`).
+ * Inserts many whole rows in one statement: the values that differ between rows travel as one
+ * JSON array bound to a single parameter, spread over their columns by SQLite's json_each, and
+ * the values all rows share are bound once each. What it buys: one statement per batch instead of
+ * one execution per row, with little to encode (the worker's periodic checks start an operation
+ * for every branch with an endpoint at the same moment, alike but for their ids). Values are
+ * encoded as insertRow encodes them; rows keep their order (json_each's `key`).
  */
 export function insertRows<T extends SQLiteTable>(
   tx: Tx,
   table: T,
   rows: readonly T["$inferSelect"][],
 ): number {
-  if (rows.length === 0) return 0;
-  const columns = Object.entries(getTableColumns(table));
-  const name = getTableName(table);
-  const statement = prepared(tx, `insertRows:${name}`, () =>
-    (connectionOf(tx) as Database.Database).prepare(
-      `INSERT INTO "${name}" (${columns.map(([, c]) => `"${c.name}"`).join(", ")})
-       SELECT ${columns.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(@rows) ORDER BY key`,
-    ),
-  );
-  const encoded = rows.map((row) =>
-    columns.map(([key, column]) => {
-      const value = (row as Record<string, unknown>)[key];
-      if (value === undefined) throw new Error(`insertRows(${name}): no value for column ${key}`);
-      return value === null ? null : column.mapToDriverValue(value);
-    }),
-  );
-  return statement.run({ rows: JSON.stringify(encoded) }).changes;
+  const first = rows[0] as Record<string, unknown> | undefined;
+  if (!first) return 0;
+  const { name, columns } = describe(table);
+  const all = rows as readonly Record<string, unknown>[];
+  const varies = columns.map(({ key }) => all.some((row) => row[key] !== first[key]));
+  const shape = varies.map((v) => (v ? "v" : "s")).join("");
+  const statement = prepared(tx, `insertRows:${name}:${shape}`, () => {
+    let next = 0;
+    const values = columns.map((_, i) => (varies[i] ? `value ->> ${next++}` : `@s${i}`));
+    return (connectionOf(tx) as Database.Database).prepare(
+      `INSERT INTO "${name}" (${columns.map((c) => `"${c.column.name}"`).join(", ")})
+       SELECT ${values.join(", ")} FROM json_each(@rows) ORDER BY key`,
+    );
+  });
+  const params: Record<string, unknown> = {};
+  const varying = columns.filter((_, i) => varies[i]);
+  columns.forEach((c, i) => {
+    if (!varies[i]) params[`s${i}`] = encodeValue(name, c, first[c.key]);
+  });
+  params.rows = JSON.stringify(all.map((row) => varying.map((c) => encodeValue(name, c, row[c.key]))));
+  return statement.run(params).changes;
+}
+
+interface ColumnInfo {
+  key: string;
+  column: SQLiteColumn;
+}
+
+const descriptions = new WeakMap<SQLiteTable, { name: string; columns: ColumnInfo[] }>();
+
+/** A table's name and columns, looked up once per table. */
+function describe(table: SQLiteTable): { name: string; columns: ColumnInfo[] } {
+  let found = descriptions.get(table);
+  if (!found) {
+    found = {
+      name: getTableName(table),
+      columns: Object.entries(getTableColumns(table)).map(([key, column]) => ({ key, column })),
+    };
+    descriptions.set(table, found);
+  }
+  return found;
+}
+
+/** A value as Drizzle's plain insert encodes it; a missing one is an error, never silently NULL. */
+function encodeValue(table: string, { key, column }: ColumnInfo, value: unknown): unknown {
+  if (value === undefined) throw new Error(`insert into ${table}: no value for column ${key}`);
+  return value === null ? null : column.mapToDriverValue(value);
 }

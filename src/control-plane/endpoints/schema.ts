@@ -17,7 +17,7 @@ export const SuspendTimeoutSeconds = z
 
 export const EndpointType = z.enum(["read_write", "read_only"]).openapi("EndpointType");
 export const EndpointState = z.enum(["init", "active", "idle"]).openapi("EndpointState");
-export const EndpointSettings = z
+const EndpointSettings = z
   .object({ pg_settings: StringMap.optional(), pgbouncer_settings: StringMap.optional() })
   .catchall(z.unknown())
   .openapi("EndpointSettingsData");
@@ -52,7 +52,7 @@ export const Endpoint = z
   })
   .openapi("Endpoint");
 
-export const endpointOptionFields = {
+const endpointOptionFields = {
   settings: EndpointSettings.optional(),
   autoscaling_limit_min_cu: ComputeUnit.optional(),
   autoscaling_limit_max_cu: ComputeUnit.optional(),

@@ -15,7 +15,7 @@ import { Database, Role } from "../../roles-databases/schema.js";
 import { Project, ProjectCreateRequest } from "../schema.js";
 import { createProject } from "../service.js";
 
-export const CreatedProject = z.object({
+const CreatedProject = z.object({
   project: Project,
   connection_uris: z.array(ConnectionDetails),
   roles: z.array(Role),
