@@ -18,6 +18,7 @@ import { errorResponse, onError } from "./http/errors.js";
 import { jsonBodyGuard } from "./http/json-body.js";
 import { bodySizeLimit, emptyBodyAsObject, requestContext, requireApiKey } from "./http/middleware.js";
 import { type AppEnv, createRouter } from "./http/router.js";
+import type { EventSink } from "./platform/events.js";
 import { requireFromPackage } from "./platform/package-root.js";
 
 export const API_BASE = "/api/v2";
@@ -31,16 +32,21 @@ export interface WorkerHooks {
 export interface AppOptions {
   logger: Logger;
   worker: WorkerHooks;
+  /** Also hears every event a service returns (runtime.ts: the compute driver discards what was deleted). */
+  onEvents?: EventSink;
 }
 
 /** createApp(ctx, options): the Hono app over the services; one middleware chain, one onError, /openapi.json. */
 export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
-  const { logger, worker } = options;
+  const { logger, worker, onEvents } = options;
   const app = createRouter();
 
   app.use(
     requestContext(ctx, {
-      events: () => worker.notify(),
+      events: (events) => {
+        worker.notify();
+        onEvents?.(events);
+      },
       advanceClock: (seconds) => worker.advance(seconds),
     }),
   );

@@ -11,6 +11,11 @@ export interface Config {
   maxBodyBytes: number;
   operationMs: Record<OperationAction, number>;
   checkIntervalSeconds: number;
+  /**
+   * The Postgres majors that can run, and the command that installs another; null when computes
+   * are not real processes (NEON_EMULATOR_COMPUTE=none), where any major 14-18 is accepted.
+   */
+  postgres?: { installed: readonly number[]; installCommand(major: number): string } | null;
 }
 
 /** What every service receives: storage, time, ids and settings. */

@@ -67,6 +67,9 @@ const envSchema = z.object({
     .max(30 * 86400)
     .default(3600),
   NEON_EMULATOR_SEED: z.string().min(1).optional(),
+  NEON_EMULATOR_COMPUTE: z.enum(["none", "postgres"]).default("none"),
+  NEON_EMULATOR_PG_BIN: z.string().min(1).optional(),
+  NEON_EMULATOR_DATA_DIR: z.string().min(1).optional(),
   NEON_EMULATOR_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "silent"]).default("info"),
 });
 

@@ -66,6 +66,7 @@ function main(): void {
       "neon-emulator listening",
     );
     worker.start();
+    void driver.resume().catch((err) => logger.error({ err }, "could not resume the computes"));
     storage.startCheckpoints(1000);
     if (!isLoopback(env.HOST) && env.NEON_EMULATOR_SEED === undefined)
       logger.warn(

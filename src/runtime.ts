@@ -1,8 +1,11 @@
 import os from "node:os";
+import path from "node:path";
 import pino, { type Logger } from "pino";
 import { createApp } from "./app.js";
 import type { ComputeDriver } from "./compute/driver.js";
 import { noneDriver } from "./compute/none.js";
+import { findBinaries, installCommand } from "./compute/postgres/binaries.js";
+import { PostgresDriver } from "./compute/postgres/driver.js";
 import type { Config, Ctx } from "./context.js";
 import { ensureDefaultAccount } from "./control-plane/accounts/service.js";
 import { countKeys, createApiKey, ensureApiKey } from "./control-plane/api-keys/service.js";
@@ -15,14 +18,22 @@ import { IdGenerator } from "./platform/ids.js";
 import { applySeedFile, demoSeedFile, type GeneratedKey } from "./seed/apply.js";
 import { Worker } from "./worker/loop.js";
 
-export function configFromEnv(env: Env): Config {
+export function configFromEnv(env: Env, postgres: Config["postgres"] = null): Config {
   return {
+    postgres,
     plan: env.NEON_EMULATOR_PLAN,
     domain: env.NEON_EMULATOR_DOMAIN,
     maxBodyBytes: env.NEON_EMULATOR_MAX_BODY_BYTES,
     operationMs: { ...DEFAULT_OPERATION_MS, ...env.NEON_EMULATOR_OPERATION_MS },
     checkIntervalSeconds: env.NEON_EMULATOR_CHECK_INTERVAL_SECONDS,
   };
+}
+
+/** Where branch data lives: NEON_EMULATOR_DATA_DIR, or a folder beside the SQLite file named after it. */
+export function dataDirOf(env: Env): string {
+  if (env.NEON_EMULATOR_DATA_DIR) return path.resolve(env.NEON_EMULATOR_DATA_DIR);
+  const db = path.resolve(env.NEON_EMULATOR_DB);
+  return path.join(path.dirname(db), `${path.basename(db).replace(/\.[^.]*$/, "")}-data`);
 }
 
 /** The manual clock resumes from its persisted time, so it never goes backwards across restarts. */
@@ -59,13 +70,16 @@ export interface Runtime {
 /** Opens and migrates the database, makes sure the default account and keys exist, builds the app. */
 export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runtime {
   const storage = openStorage(env.NEON_EMULATOR_DB);
+  const binaries = env.NEON_EMULATOR_COMPUTE === "postgres" ? findBinaries(env.NEON_EMULATOR_PG_BIN) : null;
   const ctx: Ctx = {
     db: storage.db,
     clock: makeClock(env, storage),
     ids: new IdGenerator(),
-    config: configFromEnv(env),
+    config: configFromEnv(env, binaries && { installed: [...binaries.keys()].sort(), installCommand }),
   };
-  const driver = noneDriver;
+  const driver: ComputeDriver = binaries
+    ? new PostgresDriver(storage.db, dataDirOf(env), binaries, logger)
+    : noneDriver;
   const worker = new Worker(ctx, { driver, logger });
   // Effects a previous process left half-done (it stopped mid-effect) are performed again.
   worker.releaseStaleClaims();
@@ -89,6 +103,15 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
       key: createApiKey(ctx, account.id, "first key").key,
     });
   }
-  const app = createApp(ctx, { logger, worker });
+  const app = createApp(ctx, {
+    logger,
+    worker,
+    onEvents: (events) => {
+      for (const event of events)
+        driver
+          .discard(event)
+          .catch((err) => logger.error({ err, event: event.type }, "could not discard a compute"));
+    },
+  });
   return { ctx, storage, driver, worker, app, logger, generatedKeys };
 }

@@ -1,4 +1,5 @@
 import type { ComputeEffect } from "../control-plane/operations/rules.js";
+import type { DomainEvent } from "../platform/events.js";
 
 /**
  * What performs an operation's effect on real resources (Postgres processes, data folders). The
@@ -16,6 +17,16 @@ export interface ComputeDriver {
   readonly inline: boolean;
   /** Performs the effect; a rejection (or throw) fails the operation with its message. */
   perform(effect: ComputeEffect): Promise<void> | void;
+  /**
+   * At start, after a crash or a restart: ends processes a previous run left behind and starts
+   * again the computes the control plane records as active.
+   */
+  resume(): Promise<void>;
+  /**
+   * Rows were deleted without an operation (an endpoint, a branch, an account's projects): their
+   * processes end and their data folders go. Other events are ignored.
+   */
+  discard(event: DomainEvent): Promise<void>;
   /** Ends whatever the driver holds (processes, sockets); called once at shutdown. */
   close(): Promise<void>;
 }

@@ -8,5 +8,7 @@ export const noneDriver: ComputeDriver = {
   name: "none",
   inline: true,
   perform() {},
+  resume: async () => {},
+  discard: async () => {},
   close: async () => {},
 };

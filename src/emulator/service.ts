@@ -45,15 +45,17 @@ export function clearFaults(ctx: Ctx, accountId: string) {
  * faults. Other keys of the account stay unless `revoke_other_keys` is set; the caller's key always stays.
  */
 export function resetAccount(ctx: Ctx, accountId: string, callerKeyId: number, opts: ResetInput) {
-  return ctx.db.transaction((tx) => {
-    const deletedProjects = deleteAccountProjects(tx, accountId);
+  const { deleted, body } = ctx.db.transaction((tx) => {
+    const deleted = deleteAccountProjects(tx, accountId);
     deleteAccountOperations(tx, accountId);
     deleteAccountFaults(tx, accountId);
     const revokedKeys = opts.revoke_other_keys
       ? revokeOtherKeys(tx, accountId, callerKeyId, ctx.clock.now())
       : 0;
-    return { deleted_projects: deletedProjects, revoked_keys: revokedKeys };
+    return { deleted, body: { deleted_projects: deleted.length, revoked_keys: revokedKeys } };
   });
+  // Their computes and data go as a project delete's delete_tenant would take them.
+  return { body, events: deleted.map((projectId) => ({ type: "project_deleted" as const, projectId })) };
 }
 
 /** A new, empty account with its first key (shown once), for isolating test files on one server. */

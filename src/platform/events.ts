@@ -8,7 +8,11 @@ export type DomainEvent =
   /** Operations were recorded: one may be due after the shortest operation duration. */
   | { type: "operations_started"; operationIds: readonly string[] }
   /** An endpoint saw client activity: its auto-suspend moment moved. */
-  | { type: "endpoint_activity"; endpointId: string };
+  | { type: "endpoint_activity"; endpointId: string }
+  /** Rows are gone whose real resources (processes, data folders) must go too. */
+  | { type: "endpoint_deleted"; endpointId: string }
+  | { type: "branch_deleted"; projectId: string; branchId: string }
+  | { type: "project_deleted"; projectId: string };
 
 /** A service's answer and the events its transaction committed. */
 export interface Outcome<T> {

@@ -31,6 +31,10 @@ class SlowDriver implements ComputeDriver {
     return matching.length;
   }
 
+  async resume(): Promise<void> {}
+
+  async discard(): Promise<void> {}
+
   async close(): Promise<void> {}
 }
 

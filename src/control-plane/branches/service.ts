@@ -155,7 +155,10 @@ export function deleteBranch(ctx: Ctx, accountId: string, projectId: string, bra
     deleteBranchRow(tx, branchId);
     return branch;
   });
-  return { body: { branch: toBranchJson(branch), operations: [] }, events: [] };
+  return {
+    body: { branch: toBranchJson(branch), operations: [] },
+    events: [{ type: "branch_deleted", projectId, branchId } as const],
+  };
 }
 
 export function setDefaultBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {

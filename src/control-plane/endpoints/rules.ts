@@ -149,3 +149,23 @@ export function updateActions(change: {
   if (change.limitsChanged && change.running) return ["apply_config", "suspend_compute", "start_compute"];
   return ["apply_config"];
 }
+
+/** max_connections by compute size (specification's compute table); autoscaling follows the minimum. */
+const MAX_CONNECTIONS: Record<number, number> = {
+  0.25: 112,
+  0.5: 225,
+  1: 450,
+  2: 901,
+  3: 1351,
+  4: 1802,
+  5: 2253,
+  6: 2703,
+  7: 3154,
+};
+
+export function maxConnections(minCu: number): number {
+  return MAX_CONNECTIONS[minCu] ?? 112;
+}
+
+/** shared_buffers is always 128 MB (specification: a local file cache does the rest). */
+export const SHARED_BUFFERS = "128MB";

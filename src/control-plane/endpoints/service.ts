@@ -282,7 +282,10 @@ export function deleteEndpoint(
     deleteEndpointRow(tx, endpointId);
     return row;
   });
-  return { body: { endpoint: toEndpointJson(row, { withPending: true }), operations: [] }, events: [] };
+  return {
+    body: { endpoint: toEndpointJson(row, { withPending: true }), operations: [] },
+    events: [{ type: "endpoint_deleted", endpointId }],
+  };
 }
 
 /** start, suspend and restart. */

@@ -1,7 +1,8 @@
 /**
  * Projects: what a new project holds by default and how its compute defaults are checked. Pure.
  */
-import { badRequest } from "../../errors.js";
+import type { Config } from "../../context.js";
+import { badRequest, unprocessable } from "../../errors.js";
 import { PLANS, type PlanName } from "../../plans.js";
 import type { ProjectRow } from "../access.js";
 import { checkDefaultLimits } from "../endpoints/rules.js";
@@ -28,6 +29,7 @@ export function newProjectRow(args: {
   domain: string;
   now: number;
   input: ProjectCreateInput;
+  postgres?: Config["postgres"];
 }): ProjectRow {
   const { input, plan } = args;
   const regionId = input.region_id ?? DEFAULT_REGION;
@@ -39,12 +41,17 @@ export function newProjectRow(args: {
   if (input.autoscaling_limit_max_cu !== undefined)
     defaults.autoscaling_limit_max_cu = input.autoscaling_limit_max_cu;
   checkDefaults(plan, defaults);
+  const pgVersion = input.pg_version ?? DEFAULT_PG_VERSION;
+  if (args.postgres && !args.postgres.installed.includes(pgVersion))
+    throw unprocessable(
+      `Postgres ${pgVersion} is not installed in this emulator (installed: ${args.postgres.installed.join(", ") || "none"}); install it with: ${args.postgres.installCommand(pgVersion)}`,
+    );
   return {
     id: args.id,
     accountId: args.accountId,
     name: input.name ?? args.id,
     regionId,
-    pgVersion: input.pg_version ?? DEFAULT_PG_VERSION,
+    pgVersion,
     platformId: regionId.split("-")[0] as string,
     provisioner: input.provisioner ?? "k8s-neonvm",
     proxyHost: proxyHost(regionId, args.domain),

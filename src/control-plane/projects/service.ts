@@ -46,6 +46,7 @@ export function createProject(ctx: Ctx, accountId: string, input: ProjectCreateI
       domain: ctx.config.domain,
       now: ctx.clock.now(),
       input,
+      postgres: ctx.config.postgres,
     });
     insertProject(tx, project);
     const branch = addBranch(ctx, tx, project, {

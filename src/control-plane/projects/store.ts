@@ -22,8 +22,14 @@ export function deleteProjectRow(tx: Tx, projectId: string): void {
   tx.delete(projects).where(eq(projects.id, projectId)).run();
 }
 
-export function deleteAccountProjects(tx: Tx, accountId: string): number {
-  return tx.delete(projects).where(eq(projects.accountId, accountId)).run().changes;
+/** Deletes every project of the account; returns their ids. */
+export function deleteAccountProjects(tx: Tx, accountId: string): string[] {
+  return tx
+    .delete(projects)
+    .where(eq(projects.accountId, accountId))
+    .returning({ id: projects.id })
+    .all()
+    .map((p) => p.id);
 }
 
 /** A page of the account's projects, oldest first, after `after`; one more than `limit` tells whether more remain. */

@@ -1,5 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { createRouter, errorResponses, jsonBody, jsonResponse, security } from "../../http/router.js";
+import {
+  createRouter,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  publish,
+  security,
+} from "../../http/router.js";
 import { ResetRequest } from "../schema.js";
 import { resetAccount } from "../service.js";
 
@@ -20,5 +27,11 @@ const route = createRoute({
 });
 
 export default createRouter().openapi(route, (c) =>
-  c.json(resetAccount(c.var.ctx, c.var.principal.accountId, c.var.principal.keyId, c.req.valid("json")), 200),
+  c.json(
+    publish(
+      c,
+      resetAccount(c.var.ctx, c.var.principal.accountId, c.var.principal.keyId, c.req.valid("json")),
+    ),
+    200,
+  ),
 );

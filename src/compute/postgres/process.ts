@@ -1,0 +1,156 @@
+import type { ChildProcess } from "node:child_process";
+import net from "node:net";
+import type { PgBinaries } from "./binaries.js";
+import { childProcesses, run } from "./child-process.js";
+
+/**
+ * Postgres refuses to run as root. When the emulator is root (CI is), servers and initdb run as
+ * this unprivileged user, and their folders are handed to it.
+ */
+export const UNPRIVILEGED = { uid: 65534, gid: 65534 };
+
+export function runsAsRoot(): boolean {
+  return typeof process.getuid === "function" && process.getuid() === 0;
+}
+
+/** The user a Postgres process runs as: the unprivileged one when the emulator is root, else the emulator's own. */
+export function serverIdentity(): { uid: number; gid: number } | Record<string, never> {
+  return runsAsRoot() ? UNPRIVILEGED : {};
+}
+
+/** Hands a folder (recursively) to the user servers run as; nothing to do unless the emulator is root. */
+export async function handOver(dir: string): Promise<void> {
+  if (runsAsRoot()) await run("chown", ["-R", `${UNPRIVILEGED.uid}:${UNPRIVILEGED.gid}`, dir]);
+}
+
+/** A free TCP port on the loopback interface (the kernel's choice). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs initdb for a new cluster owned by `superuser`, whose password is read from `pwfile`. */
+export async function initdb(
+  bin: PgBinaries,
+  dataDir: string,
+  superuser: string,
+  pwfile: string,
+): Promise<void> {
+  await run(
+    bin.initdb,
+    [
+      "-D",
+      dataDir,
+      "-U",
+      superuser,
+      `--pwfile=${pwfile}`,
+      "--auth-local=scram-sha-256",
+      "--auth-host=scram-sha-256",
+      "-E",
+      "UTF8",
+      "--locale=C",
+      "--no-sync",
+    ],
+    { ...serverIdentity(), env: { ...process.env, LC_ALL: "C" } },
+  );
+}
+
+const READY = "database system is ready to accept connections";
+/** stderr lines kept to explain a server that did not start (never statements: see settings). */
+const KEPT_LINES = 20;
+
+/** One running Postgres server. */
+export class PgServer {
+  private readonly lines: string[] = [];
+  readonly exited: Promise<number | null>;
+
+  private constructor(
+    readonly proc: ChildProcess,
+    readonly port: number,
+  ) {
+    this.exited = new Promise((resolve) => proc.once("exit", (code) => resolve(code)));
+  }
+
+  /**
+   * Starts `postgres` on `dataDir`, listening on 127.0.0.1:`port`, with `settings` as -c options,
+   * and resolves once it accepts connections (or rejects with its last log lines).
+   */
+  static async start(
+    bin: PgBinaries,
+    dataDir: string,
+    port: number,
+    settings: Record<string, string>,
+    timeoutMs = 30_000,
+  ): Promise<PgServer> {
+    const args = ["-D", dataDir, "-p", String(port)];
+    for (const [name, value] of Object.entries(settings)) args.push("-c", `${name}=${value}`);
+    const proc = childProcesses().spawn(bin.postgres, args, {
+      ...serverIdentity(),
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, LC_ALL: "C" },
+    });
+    const server = new PgServer(proc, port);
+    await new Promise<void>((resolve, reject) => {
+      let buffered = "";
+      const timer = setTimeout(() => {
+        proc.kill("SIGKILL");
+        reject(new Error(`postgres did not start within ${timeoutMs} ms: ${server.log()}`));
+      }, timeoutMs);
+      proc.stderr?.setEncoding("utf8");
+      proc.stderr?.on("data", (chunk: string) => {
+        buffered += chunk;
+        const parts = buffered.split("\n");
+        buffered = parts.pop() ?? "";
+        for (const line of parts) {
+          server.keep(line);
+          if (line.includes(READY)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        }
+      });
+      proc.once("error", (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      proc.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`postgres exited with ${code} while starting: ${server.log()}`));
+      });
+    });
+    return server;
+  }
+
+  private keep(line: string): void {
+    this.lines.push(line);
+    if (this.lines.length > KEPT_LINES) this.lines.shift();
+  }
+
+  /** The server's last log lines. */
+  log(): string {
+    return this.lines.join("\n");
+  }
+
+  get running(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  /**
+   * Fast shutdown (SIGINT): every client connection ends with 57P01 "terminating connection due to
+   * administrator command", then the server checkpoints and exits. Immediate shutdown after `graceMs`.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (!this.running) return;
+    this.proc.kill("SIGINT");
+    const timer = setTimeout(() => this.proc.kill("SIGQUIT"), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,75 @@
+import { type PgClient, pg } from "./pg.js";
+
+/** What the control plane says a branch holds. */
+export interface BranchSpec {
+  roles: { name: string; password: string; noLogin: boolean }[];
+  databases: { id: number; name: string; ownerName: string }[];
+}
+
+/** Roles and databases the emulator made carry this comment; others (made with SQL) are left alone. */
+const MANAGED = "neon-emulator";
+/** Role every API role belongs to, as on Neon (created in the template). */
+export const NEON_SUPERUSER = "neon_superuser";
+
+const ident = (name: string) => pg().escapeIdentifier(name);
+const literal = (text: string) => pg().escapeLiteral(text);
+
+/**
+ * Brings a running branch server's roles and databases to what the control plane holds: creates
+ * what is missing (roles with LOGIN PASSWORD, in neon_superuser; databases with their owner),
+ * sets every role's password, renames a database the API renamed (found by its id in the
+ * comment), changes owners, and drops the managed roles and databases the API deleted. Passwords
+ * travel only inside the statements sent to the server, which logs no statements (settings.ts).
+ */
+export async function reconcile(client: PgClient, spec: BranchSpec): Promise<void> {
+  const roles = await client.query<{ rolname: string; managed: boolean }>(
+    `SELECT rolname, coalesce(shobj_description(oid, 'pg_authid') = $1, false) AS managed FROM pg_roles`,
+    [MANAGED],
+  );
+  const existingRoles = new Map(roles.rows.map((r) => [r.rolname, r.managed]));
+  for (const role of spec.roles) {
+    const login = role.noLogin ? "NOLOGIN" : "LOGIN";
+    if (!existingRoles.has(role.name)) {
+      await client.query(
+        `CREATE ROLE ${ident(role.name)} ${login} CREATEDB CREATEROLE IN ROLE ${NEON_SUPERUSER} PASSWORD ${literal(role.password)}`,
+      );
+      await client.query(`COMMENT ON ROLE ${ident(role.name)} IS ${literal(MANAGED)}`);
+    } else {
+      await client.query(`ALTER ROLE ${ident(role.name)} ${login} PASSWORD ${literal(role.password)}`);
+    }
+  }
+  const dbs = await client.query<{ datname: string; owner: string; comment: string | null }>(
+    `SELECT d.datname, pg_get_userbyid(d.datdba) AS owner, shobj_description(d.oid, 'pg_database') AS comment
+       FROM pg_database d WHERE NOT d.datistemplate`,
+  );
+  const byName = new Map(dbs.rows.map((d) => [d.datname, d]));
+  const managedId = (comment: string | null) =>
+    comment?.startsWith(`${MANAGED}:`) ? Number(comment.slice(MANAGED.length + 1)) : undefined;
+  const wanted = new Set(spec.databases.map((d) => d.name));
+  for (const db of spec.databases) {
+    const comment = literal(`${MANAGED}:${db.id}`);
+    let current = byName.get(db.name);
+    if (!current) {
+      const renamed = dbs.rows.find((d) => managedId(d.comment) === db.id && !wanted.has(d.datname));
+      if (renamed) {
+        await client.query(`ALTER DATABASE ${ident(renamed.datname)} RENAME TO ${ident(db.name)}`);
+        byName.delete(renamed.datname);
+        current = { ...renamed, datname: db.name };
+        byName.set(db.name, current);
+      } else {
+        await client.query(`CREATE DATABASE ${ident(db.name)} OWNER ${ident(db.ownerName)}`);
+        current = { datname: db.name, owner: db.ownerName, comment: null };
+        byName.set(db.name, current);
+      }
+    }
+    if (current.owner !== db.ownerName)
+      await client.query(`ALTER DATABASE ${ident(db.name)} OWNER TO ${ident(db.ownerName)}`);
+    await client.query(`COMMENT ON DATABASE ${ident(db.name)} IS ${comment}`);
+  }
+  for (const d of byName.values())
+    if (managedId(d.comment) !== undefined && !wanted.has(d.datname))
+      await client.query(`DROP DATABASE ${ident(d.datname)} WITH (FORCE)`);
+  const wantedRoles = new Set(spec.roles.map((r) => r.name));
+  for (const [name, managed] of existingRoles)
+    if (managed && !wantedRoles.has(name)) await client.query(`DROP ROLE ${ident(name)}`);
+}

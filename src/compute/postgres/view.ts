@@ -1,0 +1,76 @@
+import { and, asc, eq } from "drizzle-orm";
+import { branches } from "../../control-plane/branches/table.js";
+import { endpoints } from "../../control-plane/endpoints/table.js";
+import { projects } from "../../control-plane/projects/table.js";
+import { databases, roles } from "../../control-plane/roles-databases/table.js";
+import type { Db } from "../../platform/db.js";
+import type { BranchSpec } from "./reconcile.js";
+
+/** What the Postgres driver reads of the control plane (read-only, outside any transaction). */
+export class ControlPlaneView {
+  constructor(private readonly db: Db) {}
+
+  endpoint(id: string) {
+    return this.db
+      .select({
+        id: endpoints.id,
+        projectId: endpoints.projectId,
+        branchId: endpoints.branchId,
+        type: endpoints.type,
+        minCu: endpoints.minCu,
+        settings: endpoints.settings,
+        currentState: endpoints.currentState,
+      })
+      .from(endpoints)
+      .where(eq(endpoints.id, id))
+      .get();
+  }
+
+  branch(id: string) {
+    return this.db
+      .select({ id: branches.id, projectId: branches.projectId, parentId: branches.parentId })
+      .from(branches)
+      .where(eq(branches.id, id))
+      .get();
+  }
+
+  pgVersion(projectId: string): number | undefined {
+    return this.db.select({ v: projects.pgVersion }).from(projects).where(eq(projects.id, projectId)).get()
+      ?.v;
+  }
+
+  /** The branch's read_write endpoint, if any. */
+  primaryOf(branchId: string): string | undefined {
+    return this.db
+      .select({ id: endpoints.id })
+      .from(endpoints)
+      .where(and(eq(endpoints.branchId, branchId), eq(endpoints.type, "read_write")))
+      .get()?.id;
+  }
+
+  /** Endpoints recorded as active: their servers run again after a restart. */
+  activeEndpoints(): string[] {
+    return this.db
+      .select({ id: endpoints.id })
+      .from(endpoints)
+      .where(eq(endpoints.currentState, "active"))
+      .all()
+      .map((e) => e.id);
+  }
+
+  branchSpec(branchId: string): BranchSpec {
+    return {
+      roles: this.db
+        .select({ name: roles.name, password: roles.password, noLogin: roles.noLogin })
+        .from(roles)
+        .where(eq(roles.branchId, branchId))
+        .all(),
+      databases: this.db
+        .select({ id: databases.id, name: databases.name, ownerName: databases.ownerName })
+        .from(databases)
+        .where(eq(databases.branchId, branchId))
+        .orderBy(asc(databases.id))
+        .all(),
+    };
+  }
+}

