@@ -27,7 +27,9 @@ module.exports = {
       severity: "error",
       from: { path: `${RESOURCE}rules\\.ts$` },
       to: {
-        dependencyTypesNot: ["type-only"], path: "(/store\\.ts$)|(/table\\.ts$)|(/access\\.ts$)|(^src/platform/)|(node_modules/(better-sqlite3|drizzle-orm)/)" },
+        dependencyTypesNot: ["type-only"],
+        path: "(/store\\.ts$)|(/table\\.ts$)|(/access\\.ts$)|(^src/platform/)|(node_modules/(better-sqlite3|drizzle-orm)/)",
+      },
     },
     {
       name: "services-never-import-routes",
