@@ -114,6 +114,10 @@ export class Worker {
         await this.driver.perform(claimed.effect);
         settle("finished", null);
       } catch (err) {
+        this.logger?.warn(
+          { err, operation: claimed.op.id, action: claimed.op.action },
+          "an operation's effect failed",
+        );
         settle("failed", err instanceof Error ? err.message : String(err));
       }
     })();

@@ -35,6 +35,8 @@ interface Running {
   server: PgServer;
   projectId: string;
   branchId: string;
+  /** A read replica's own folder, removed when it stops. */
+  replicaDir?: string;
 }
 
 /**
@@ -111,9 +113,13 @@ export class PostgresDriver implements ComputeDriver {
       const { projectId, branchId } = event;
       const ids = [...this.servers].filter(([, r]) => r.branchId === branchId).map(([id]) => id);
       await Promise.all(ids.map((id) => this.stop(id)));
-      await this.withBranch(branchId, async () =>
-        fs.rmSync(this.branchDir(projectId, branchId), { recursive: true, force: true }),
-      );
+      await this.withBranch(branchId, async () => {
+        fs.rmSync(this.branchDir(projectId, branchId), { recursive: true, force: true });
+        fs.rmSync(path.join(this.dataDir, "projects", projectId, "replicas", branchId), {
+          recursive: true,
+          force: true,
+        });
+      });
     }
   }
 
@@ -124,9 +130,14 @@ export class PostgresDriver implements ComputeDriver {
   private pidFiles(): string[] {
     const files: string[] = [];
     const projectsDir = path.join(this.dataDir, "projects");
-    for (const project of readdir(projectsDir))
+    for (const project of readdir(projectsDir)) {
       for (const branch of readdir(path.join(projectsDir, project, "branches")))
         files.push(path.join(projectsDir, project, "branches", branch, "postmaster.pid"));
+      const replicas = path.join(projectsDir, project, "replicas");
+      for (const branch of readdir(replicas))
+        for (const endpoint of readdir(path.join(replicas, branch)))
+          files.push(path.join(replicas, branch, endpoint, "postmaster.pid"));
+    }
     return files;
   }
 
@@ -296,6 +307,10 @@ export class PostgresDriver implements ComputeDriver {
       ...BASE_SETTINGS,
       max_connections: String(maxConnections(endpoint.minCu)),
     };
+    if (endpoint.type === "read_only") {
+      await this.startReplica({ ...endpoint, id: endpointId }, bin, dir, settings);
+      return;
+    }
     // The server starts, and the primary's roles and databases are brought to the control plane's,
     // as one piece of work on the branch (an apply_config of the branch waits for it).
     await this.withBranch(endpoint.branchId, async () => {
@@ -316,11 +331,55 @@ export class PostgresDriver implements ComputeDriver {
     });
   }
 
+  /**
+   * A read replica: a hot standby on its own consistent copy of the branch's folder, streaming from
+   * the branch's primary when that runs (so it sees the primary's committed writes); writes are
+   * refused with 25006. Its folder lasts as long as it runs.
+   */
+  private async startReplica(
+    endpoint: { id: string; projectId: string; branchId: string },
+    bin: PgBinaries,
+    branchDir: string,
+    settings: Record<string, string>,
+  ): Promise<void> {
+    const dir = path.join(
+      this.dataDir,
+      "projects",
+      endpoint.projectId,
+      "replicas",
+      endpoint.branchId,
+      endpoint.id,
+    );
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+    await this.copyBranch(endpoint.branchId, branchDir, dir);
+    fs.writeFileSync(path.join(dir, "standby.signal"), "");
+    const primary = this.view.primaryOf(endpoint.branchId);
+    const primaryPort = primary ? this.portOf(primary) : undefined;
+    if (primaryPort !== undefined) {
+      // In the folder (readable by the server's user only), not on a command line others can see.
+      const conninfo = `host=127.0.0.1 port=${primaryPort} user=${ADMIN_USER} password=${this.adminPassword()} application_name=${endpoint.id}`;
+      fs.appendFileSync(path.join(dir, "postgresql.auto.conf"), `primary_conninfo = '${conninfo}'\n`);
+    }
+    await handOver(dir);
+    const server = await PgServer.start(bin, dir, await freePort(), { ...settings, hot_standby: "on" });
+    this.servers.set(endpoint.id, {
+      server,
+      projectId: endpoint.projectId,
+      branchId: endpoint.branchId,
+      replicaDir: dir,
+    });
+    void server.exited.then(() => {
+      if (this.servers.get(endpoint.id)?.server === server) this.servers.delete(endpoint.id);
+    });
+  }
+
   private async stop(endpointId: string): Promise<void> {
     const running = this.servers.get(endpointId);
     if (!running) return;
     await running.server.stop();
     this.servers.delete(endpointId);
+    if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
   }
 
   private applyConfig(branchId: string): Promise<void> {

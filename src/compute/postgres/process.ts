@@ -62,7 +62,8 @@ export async function initdb(
   );
 }
 
-const READY = "database system is ready to accept connections";
+/** A primary says "ready to accept connections"; a hot standby "ready to accept read-only connections". */
+const READY = /database system is ready to accept (read-only )?connections/;
 /** stderr lines kept to explain a server that did not start (never statements: see settings). */
 const KEPT_LINES = 20;
 
@@ -110,7 +111,7 @@ export class PgServer {
         buffered = parts.pop() ?? "";
         for (const line of parts) {
           server.keep(line);
-          if (line.includes(READY)) {
+          if (READY.test(line)) {
             clearTimeout(timer);
             resolve();
           }
