@@ -1,6 +1,11 @@
 import type { ComputeEffect } from "../control-plane/operations/rules.js";
 import type { DomainEvent } from "../platform/events.js";
 
+/** What an effect measured of the branch it acted on: its real `logical_size` and `parent_lsn`. */
+export interface EffectResult {
+  branch?: { id: string; logicalSize?: number; parentLsn?: string };
+}
+
 /**
  * What performs an operation's effect on real resources (Postgres processes, data folders). The
  * worker claims a due operation, has the driver perform its effect, then finalizes the operation
@@ -15,8 +20,11 @@ export interface ComputeDriver {
    * outside any SQLite transaction, and the operation is finalized when the effect settles.
    */
   readonly inline: boolean;
-  /** Performs the effect; a rejection (or throw) fails the operation with its message. */
-  perform(effect: ComputeEffect): Promise<void> | void;
+  /**
+   * Performs the effect; a rejection (or throw) fails the operation with its message. What it
+   * measured on the way is recorded with the operation's completion, in the same transaction.
+   */
+  perform(effect: ComputeEffect): Promise<EffectResult | undefined> | EffectResult | undefined;
   /**
    * At start, after a crash or a restart: ends processes a previous run left behind and starts
    * again the computes the control plane records as active.

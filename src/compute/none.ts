@@ -7,7 +7,7 @@ import type { ComputeDriver } from "./driver.js";
 export const noneDriver: ComputeDriver = {
   name: "none",
   inline: true,
-  perform() {},
+  perform: () => undefined,
   resume: async () => {},
   discard: async () => {},
   close: async () => {},

@@ -1,6 +1,6 @@
-import type { ComputeDriver } from "../compute/driver.js";
+import type { ComputeDriver, EffectResult } from "../compute/driver.js";
 import type { Ctx } from "../context.js";
-import { markReady } from "../control-plane/branches/store.js";
+import { markReady, recordBranchData } from "../control-plane/branches/store.js";
 import { pendingStateOf, stateAfter, targetState } from "../control-plane/endpoints/rules.js";
 import { readState, recordState } from "../control-plane/endpoints/store.js";
 import {
@@ -82,6 +82,7 @@ function complete(
   error: string | null,
   now: number,
   started: Set<string>,
+  result?: EffectResult,
 ): boolean {
   const changed = statement(
     tx,
@@ -99,6 +100,7 @@ function complete(
   }).changes;
   if (changed !== 1) return false;
   if (STATE_CHANGING_ACTIONS.includes(op.action)) applyToResources(tx, op, outcome, now, started);
+  if (result?.branch) recordBranchData(tx, result.branch.id, result.branch);
   return true;
 }
 
@@ -158,8 +160,8 @@ export function finishDue(
       }
       continue;
     }
-    if (effect) driver.perform(effect);
-    if (complete(tx, op, "finished", null, now, started)) moved++;
+    const result = effect ? (driver.perform(effect) as EffectResult | undefined) : undefined;
+    if (complete(tx, op, "finished", null, now, started, result)) moved++;
   }
   stampStarted(tx, started, now);
   return { moved, claimed };
@@ -175,9 +177,10 @@ export function finalizeClaimed(
   outcome: Outcome,
   error: string | null,
   now: number,
+  result?: EffectResult,
 ): boolean {
   const started = new Set<string>();
-  const done = complete(tx, claimed.op, outcome, error, now, started);
+  const done = complete(tx, claimed.op, outcome, error, now, started, result);
   stampStarted(tx, started, now);
   return done;
 }

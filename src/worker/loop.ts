@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { ComputeDriver } from "../compute/driver.js";
+import type { ComputeDriver, EffectResult } from "../compute/driver.js";
 import { noneDriver } from "../compute/none.js";
 import type { Ctx } from "../context.js";
 import { nextSuspendAt } from "../control-plane/endpoints/store.js";
@@ -100,9 +100,11 @@ export class Worker {
 
   /** Performs a claimed operation's effect outside any transaction, then finalizes it. */
   private perform(claimed: Claimed): void {
-    const settle = (outcome: "finished" | "failed", error: string | null) => {
+    const settle = (outcome: "finished" | "failed", error: string | null, result?: EffectResult) => {
       try {
-        this.ctx.db.transaction((tx) => finalizeClaimed(tx, claimed, outcome, error, this.clock.now()));
+        this.ctx.db.transaction((tx) =>
+          finalizeClaimed(tx, claimed, outcome, error, this.clock.now(), result),
+        );
       } catch (err) {
         // The claim stays: the operation is retried after a restart releases it.
         this.logger?.error({ err, operation: claimed.op.id }, "could not record an operation's outcome");
@@ -111,8 +113,7 @@ export class Worker {
     };
     const done = (async () => {
       try {
-        await this.driver.perform(claimed.effect);
-        settle("finished", null);
+        settle("finished", null, await this.driver.perform(claimed.effect));
       } catch (err) {
         this.logger?.warn(
           { err, operation: claimed.op.id, action: claimed.op.action },

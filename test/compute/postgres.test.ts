@@ -107,6 +107,11 @@ describe("computes are real Postgres servers", () => {
     expect(res.status).toBe(201);
     await allSettled(p.projectId, res.body.operations);
     dev = { branchId: res.body.branch.id, endpointId: res.body.endpoints[0].id };
+    // The branch reports where it was copied (the backup's start LSN) and how big its data is.
+    const child_ = (await api("GET", `/projects/${p.projectId}/branches/${dev.branchId}`)).body.branch;
+    expect(child_.parent_lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    expect(child_.parent_lsn).not.toBe("0/1F2E3D4");
+    expect(child_.logical_size).toBeGreaterThan(1_000_000);
     const child = portOf(p.projectId, res.body.branch.id);
     const parent = portOf(p.projectId, p.branchId);
     expect(child).not.toBe(parent);
@@ -158,6 +163,15 @@ describe("computes are real Postgres servers", () => {
 
   it("suspend ends every client connection with 57P01; start brings the server back with its data", async () => {
     const port = portOf(p.projectId, p.branchId);
+    const sizeBefore = (await api("GET", `/projects/${p.projectId}/branches/${p.branchId}`)).body.branch
+      .logical_size;
+    await query(
+      port,
+      p.role,
+      p.password,
+      "neondb",
+      "CREATE TABLE filler AS SELECT repeat('x', 1000) AS pad FROM generate_series(1, 4000)",
+    );
     const client = new pg.Client({
       host: "127.0.0.1",
       port,
@@ -172,6 +186,10 @@ describe("computes are real Postgres servers", () => {
     const suspend = await api("POST", `/projects/${p.projectId}/endpoints/${p.endpointId}/suspend`);
     await allSettled(p.projectId, suspend.body.operations);
     expect((await ended).code).toBe("57P01");
+    // Measured when the compute stopped: the 4 MB written above counts.
+    const sizeAfter = (await api("GET", `/projects/${p.projectId}/branches/${p.branchId}`)).body.branch
+      .logical_size;
+    expect(sizeAfter).toBeGreaterThan(sizeBefore + 3_000_000);
     await client.end().catch(() => {});
     await expect(query(port, p.role, p.password, "neondb", "SELECT 1")).rejects.toThrow();
     const start = await api("POST", `/projects/${p.projectId}/endpoints/${p.endpointId}/start`);

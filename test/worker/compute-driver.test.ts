@@ -14,9 +14,11 @@ class SlowDriver implements ComputeDriver {
   readonly performed: ComputeEffect[] = [];
   private readonly waiting: { effect: ComputeEffect; resolve(): void; reject(err: Error): void }[] = [];
 
-  perform(effect: ComputeEffect): Promise<void> {
+  perform(effect: ComputeEffect): Promise<undefined> {
     this.performed.push(effect);
-    return new Promise((resolve, reject) => this.waiting.push({ effect, resolve, reject }));
+    return new Promise((resolve, reject) =>
+      this.waiting.push({ effect, resolve: () => resolve(undefined), reject }),
+    );
   }
 
   /** Settles every effect under way of the given kind (only the oldest one when `oldestOnly`). */

@@ -6,7 +6,7 @@ import { maxConnections, SHARED_BUFFERS } from "../../control-plane/endpoints/ru
 import type { ComputeEffect } from "../../control-plane/operations/rules.js";
 import type { Db } from "../../platform/db.js";
 import type { DomainEvent } from "../../platform/events.js";
-import type { ComputeDriver } from "../driver.js";
+import type { ComputeDriver, EffectResult } from "../driver.js";
 import { installCommand, type PgBinaries } from "./binaries.js";
 import { run } from "./child-process.js";
 import { type PgClient, pg } from "./pg.js";
@@ -57,6 +57,8 @@ export class PostgresDriver implements ComputeDriver {
   /** Work on one branch's folder (making it, copying it, starting on it) runs one at a time. */
   private readonly branchLocks = new Map<string, Promise<unknown>>();
   private adminPasswordCache: string | undefined;
+  /** The LSN each branch copy was taken at (reported as the branch's parent_lsn). */
+  private readonly copiedAt = new Map<string, string>();
 
   constructor(
     db: Db,
@@ -73,24 +75,38 @@ export class PostgresDriver implements ComputeDriver {
     return running?.server.running ? running.server.port : undefined;
   }
 
-  async perform(effect: ComputeEffect): Promise<void> {
+  async perform(effect: ComputeEffect): Promise<EffectResult | undefined> {
     switch (effect.kind) {
       case "create_timeline":
-      case "create_branch":
-        await this.ensureBranchData(effect.projectId, effect.branchId);
-        return;
+      case "create_branch": {
+        const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
+        return {
+          branch: {
+            id: effect.branchId,
+            logicalSize: dataSize(dir),
+            ...(effect.kind === "create_branch"
+              ? { parentLsn: this.copiedAt.get(effect.branchId) ?? checkpointLsn(dir) }
+              : {}),
+          },
+        };
+      }
       case "start_compute":
         await this.start(effect.endpointId);
-        return;
-      case "suspend_compute":
+        return undefined;
+      case "suspend_compute": {
+        const running = this.servers.get(effect.endpointId);
         await this.stop(effect.endpointId);
-        return;
+        // A primary's data may have grown while it ran.
+        if (!running || running.replicaDir) return undefined;
+        const dir = this.branchDir(running.projectId, running.branchId);
+        return { branch: { id: running.branchId, logicalSize: dataSize(dir) } };
+      }
       case "apply_config":
         if (effect.branchId) await this.applyConfig(effect.branchId);
-        return;
+        return undefined;
       case "delete_tenant":
         await this.deleteProject(effect.projectId);
-        return;
+        return undefined;
     }
   }
 
@@ -111,9 +127,8 @@ export class PostgresDriver implements ComputeDriver {
     else if (event.type === "project_deleted") await this.deleteProject(event.projectId);
     else if (event.type === "branch_deleted") {
       const { projectId, branchId } = event;
-      const ids = [...this.servers].filter(([, r]) => r.branchId === branchId).map(([id]) => id);
-      await Promise.all(ids.map((id) => this.stop(id)));
       await this.withBranch(branchId, async () => {
+        await this.stopBranch(branchId);
         fs.rmSync(this.branchDir(projectId, branchId), { recursive: true, force: true });
         fs.rmSync(path.join(this.dataDir, "projects", projectId, "replicas", branchId), {
           recursive: true,
@@ -248,7 +263,7 @@ export class PostgresDriver implements ComputeDriver {
       fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
       if (branch.parentId) {
         const parentDir = await this.ensureBranchData(projectId, branch.parentId);
-        await this.copyBranch(branch.parentId, parentDir, dir);
+        this.copiedAt.set(branchId, await this.copyBranch(branch.parentId, parentDir, dir));
       } else {
         await copyFolder(await this.template(major), dir);
       }
@@ -261,14 +276,14 @@ export class PostgresDriver implements ComputeDriver {
    * does, an online copy through Postgres' low-level backup API (the copy recovers to the backup's
    * end from the WAL copied with it).
    */
-  private async copyBranch(parentId: string, parentDir: string, dir: string): Promise<void> {
+  private async copyBranch(parentId: string, parentDir: string, dir: string): Promise<string> {
     const primary = this.view.primaryOf(parentId);
     const port = primary ? this.portOf(primary) : undefined;
     if (port === undefined) {
       await this.withBranch(parentId, () => copyFolder(parentDir, dir));
-      return;
+      return checkpointLsn(dir);
     }
-    await this.withAdmin(port, async (client) => {
+    return this.withAdmin(port, async (client) => {
       const version = Number((await client.query("SHOW server_version_num")).rows[0].server_version_num);
       const modern = version >= 150000;
       await client.query(
@@ -290,6 +305,7 @@ export class PostgresDriver implements ComputeDriver {
       // The WAL written while the files were copied, up to the backup's end.
       await run("cp", ["-a", `${path.join(parentDir, "pg_wal")}/.`, path.join(dir, "pg_wal")]);
       await handOver(dir);
+      return /START WAL LOCATION: (\S+)/.exec(label.labelfile)?.[1] ?? checkpointLsn(dir);
     });
   }
 
@@ -392,10 +408,26 @@ export class PostgresDriver implements ComputeDriver {
     });
   }
 
+  /**
+   * Stops the project's servers and removes its folders. Each branch's servers stop under that
+   * branch's lock, so a server still starting (or a copy under way) finishes first and is stopped
+   * too, never left running on a removed folder.
+   */
   private async deleteProject(projectId: string): Promise<void> {
-    const ids = [...this.servers].filter(([, r]) => r.projectId === projectId).map(([id]) => id);
+    const projectDir = path.join(this.dataDir, "projects", projectId);
+    const branchIds = new Set(readdir(path.join(projectDir, "branches")));
+    for (const running of this.servers.values())
+      if (running.projectId === projectId) branchIds.add(running.branchId);
+    await Promise.all(
+      [...branchIds].map((branchId) => this.withBranch(branchId, () => this.stopBranch(branchId))),
+    );
+    fs.rmSync(projectDir, { recursive: true, force: true });
+  }
+
+  /** Stops every server on a branch (its primary and its read replicas). */
+  private async stopBranch(branchId: string): Promise<void> {
+    const ids = [...this.servers].filter(([, r]) => r.branchId === branchId).map(([id]) => id);
     await Promise.all(ids.map((id) => this.stop(id)));
-    fs.rmSync(path.join(this.dataDir, "projects", projectId), { recursive: true, force: true });
   }
 }
 
@@ -438,6 +470,22 @@ async function endOrphan(pidFile: string, logger?: Logger): Promise<void> {
   process.kill(pid, "SIGQUIT");
   for (let i = 0; i < 100 && (await isPostgres(pid)); i++) await new Promise((r) => setTimeout(r, 100));
   if (await isPostgres(pid)) process.kill(pid, "SIGKILL");
+}
+
+/** Bytes of a branch folder's databases (its `base/`): the branch's logical_size. */
+function dataSize(dir: string): number {
+  let total = 0;
+  const base = path.join(dir, "base");
+  for (const entry of fs.readdirSync(base, { recursive: true, withFileTypes: true }))
+    if (entry.isFile()) total += fs.statSync(path.join(entry.parentPath, entry.name)).size;
+  return total;
+}
+
+/** The latest checkpoint's LSN recorded in a folder's pg_control (an 8-byte LSN at offset 32), as X/X. */
+function checkpointLsn(dir: string): string {
+  const control = fs.readFileSync(path.join(dir, "global", "pg_control"));
+  const lsn = control.readBigUInt64LE(32);
+  return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
 }
 
 /** `cp -a`: 2-4x faster than Node's fs.cp on a Postgres folder, and it keeps owners and modes. */

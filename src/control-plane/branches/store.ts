@@ -90,3 +90,16 @@ export function listBranchRows(
     .limit(opts.limit + 1)
     .all();
 }
+
+/** What the compute measured of a branch's data (NEON_EMULATOR_COMPUTE=postgres). */
+export function recordBranchData(
+  tx: Tx,
+  branchId: string,
+  data: { logicalSize?: number | undefined; parentLsn?: string | undefined },
+): void {
+  statement(
+    tx,
+    `UPDATE branches SET logical_size = coalesce(@logicalSize, logical_size),
+       parent_lsn = coalesce(@parentLsn, parent_lsn) WHERE id = @id`,
+  ).run({ id: branchId, logicalSize: data.logicalSize ?? null, parentLsn: data.parentLsn ?? null });
+}
