@@ -80,13 +80,13 @@ export class PostgresDriver implements ComputeDriver {
       case "create_timeline":
       case "create_branch": {
         const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
+        const copiedAt = this.copiedAt.get(effect.branchId);
+        this.copiedAt.delete(effect.branchId);
         return {
           branch: {
             id: effect.branchId,
             logicalSize: dataSize(dir),
-            ...(effect.kind === "create_branch"
-              ? { parentLsn: this.copiedAt.get(effect.branchId) ?? checkpointLsn(dir) }
-              : {}),
+            ...(effect.kind === "create_branch" ? { parentLsn: copiedAt ?? checkpointLsn(dir) } : {}),
           },
         };
       }
