@@ -69,8 +69,16 @@ export interface Runtime {
 
 /** Opens and migrates the database, makes sure the default account and keys exist, builds the app. */
 export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runtime {
+  // The binaries are looked for before the database is opened: a bad NEON_EMULATOR_PG_BIN stops here.
+  let binaries: ReturnType<typeof findBinaries> | null = null;
+  if (env.NEON_EMULATOR_COMPUTE === "postgres") {
+    try {
+      binaries = findBinaries(env.NEON_EMULATOR_PG_BIN);
+    } catch (err) {
+      throw new EnvError((err as Error).message);
+    }
+  }
   const storage = openStorage(env.NEON_EMULATOR_DB);
-  const binaries = env.NEON_EMULATOR_COMPUTE === "postgres" ? findBinaries(env.NEON_EMULATOR_PG_BIN) : null;
   const ctx: Ctx = {
     db: storage.db,
     clock: makeClock(env, storage),

@@ -82,6 +82,11 @@ describe("real server", () => {
       expect(err.code, name).toBe(2);
       expect(err.stderr).toContain(name);
     }
+    const noBinaries = await run(process.execPath, startArgs(), {
+      env: { ...process.env, NEON_EMULATOR_COMPUTE: "postgres", NEON_EMULATOR_PG_BIN: "/no/such/folder" },
+    }).catch((e) => e);
+    expect(noBinaries.code).toBe(2);
+    expect(noBinaries.stderr).toContain("NEON_EMULATOR_PG_BIN: /no/such/folder holds no runnable postgres");
   });
 
   it("refuses a bad seed file or a revoked NEON_EMULATOR_API_KEY with a short message, and a taken port", async () => {

@@ -41,7 +41,12 @@ function fromBinDir(binDir: string): PgBinaries | undefined {
   const postgres = path.join(binDir, exe("postgres"));
   const initdb = path.join(binDir, exe("initdb"));
   if (!fs.existsSync(postgres) || !fs.existsSync(initdb)) return undefined;
-  const version = childProcesses().execFileSync(postgres, ["--version"], { encoding: "utf8" });
+  let version: string;
+  try {
+    version = childProcesses().execFileSync(postgres, ["--version"], { encoding: "utf8" });
+  } catch {
+    return undefined;
+  }
   const major = Number(/(\d+)(?:\.\d+)?/.exec(version.replace(/^\D+/, ""))?.[1]);
   if (!Number.isInteger(major)) return undefined;
   return { major, binDir, initdb, postgres };
@@ -57,7 +62,11 @@ export function findBinaries(pgBin: string | undefined): Map<number, PgBinaries>
   const add = (b: PgBinaries | undefined) => {
     if (b && !found.has(b.major)) found.set(b.major, b);
   };
-  if (pgBin) add(fromBinDir(pgBin));
+  if (pgBin) {
+    const given = fromBinDir(pgBin);
+    if (!given) throw new Error(`NEON_EMULATOR_PG_BIN: ${pgBin} holds no runnable postgres and initdb`);
+    add(given);
+  }
   const modules = path.join(packageRoot(), "node_modules");
   const candidates = [path.join(modules, ...platformPackage().split("/"))];
   for (const name of safeReaddir(modules))
