@@ -226,11 +226,17 @@ export function nextOperationDueAt(tx: Tx): number | null {
  * Actions whose completion changes only the operation row, as SQL literals: those that move no
  * other row and, unless the driver performs effects inline, have no effect.
  */
-function rowOnlyActionsSql(driver: ComputeDriver): string {
+function rowOnlyActions(inline: boolean): string {
   return OPERATION_ACTIONS.filter(
-    (a: OperationAction) =>
-      !STATE_CHANGING_ACTIONS.includes(a) && (driver.inline || !EFFECT_ACTIONS.includes(a)),
+    (a: OperationAction) => !STATE_CHANGING_ACTIONS.includes(a) && (inline || !EFFECT_ACTIONS.includes(a)),
   )
     .map((a) => `'${a}'`)
     .join(", ");
+}
+
+/** Built once: the worker's every pass uses one of the two. */
+const ROW_ONLY_ACTIONS_SQL = { inline: rowOnlyActions(true), outside: rowOnlyActions(false) };
+
+function rowOnlyActionsSql(driver: ComputeDriver): string {
+  return driver.inline ? ROW_ONLY_ACTIONS_SQL.inline : ROW_ONLY_ACTIONS_SQL.outside;
 }

@@ -48,10 +48,14 @@ async function allSettled(projectId: string, ops: { id: string }[]) {
   expect(results.map((r) => r.status)).toEqual(ops.map(() => "finished"));
 }
 
-/** The port of the server running on a branch's folder, from its postmaster.pid. */
-function portOf(projectId: string, branchId: string): number {
-  const pidFile = path.join(dir, "db-data", "projects", projectId, "branches", branchId, "postmaster.pid");
+/** The port in a server's postmaster.pid (its fourth line). */
+function portIn(pidFile: string): number {
   return Number(fs.readFileSync(pidFile, "utf8").split("\n")[3]);
+}
+
+/** The port of the server running on a branch's folder. */
+function portOf(projectId: string, branchId: string): number {
+  return portIn(path.join(dir, "db-data", "projects", projectId, "branches", branchId, "postmaster.pid"));
 }
 
 async function query(port: number, user: string, password: string, database: string, sql: string) {
@@ -216,7 +220,7 @@ describe("computes are real Postgres servers", () => {
       res.body.endpoint.id,
       "postmaster.pid",
     );
-    const replica = Number(fs.readFileSync(replicaPid, "utf8").split("\n")[3]);
+    const replica = portIn(replicaPid);
     const primary = portOf(p.projectId, p.branchId);
     const count = async (port: number) =>
       (await query(port, p.role, p.password, "neondb", "SELECT count(*)::int AS n FROM items"))[0]

@@ -69,13 +69,14 @@ export function findBinaries(pgBin: string | undefined): Map<number, PgBinaries>
   }
   const modules = path.join(packageRoot(), "node_modules");
   const candidates = [path.join(modules, ...platformPackage().split("/"))];
-  for (const name of safeReaddir(modules))
+  for (const name of readdir(modules))
     if (/^neon-emulator-pg\d+$/.test(name)) candidates.push(path.join(modules, name));
   for (const dir of candidates) add(fromBinDir(path.join(dir, "native", "bin")));
   return found;
 }
 
-function safeReaddir(dir: string): string[] {
+/** A folder's entries; none when it does not exist. */
+export function readdir(dir: string): string[] {
   try {
     return fs.readdirSync(dir);
   } catch {

@@ -7,7 +7,7 @@ import type { ComputeEffect } from "../../control-plane/operations/rules.js";
 import type { Db } from "../../platform/db.js";
 import type { DomainEvent } from "../../platform/events.js";
 import type { ComputeDriver, EffectResult } from "../driver.js";
-import { installCommand, type PgBinaries } from "./binaries.js";
+import { installCommand, type PgBinaries, readdir } from "./binaries.js";
 import { run } from "./child-process.js";
 import { type PgClient, pg } from "./pg.js";
 import { freePort, handOver, initdb, PgServer } from "./process.js";
@@ -130,10 +130,7 @@ export class PostgresDriver implements ComputeDriver {
       await this.withBranch(branchId, async () => {
         await this.stopBranch(branchId);
         fs.rmSync(this.branchDir(projectId, branchId), { recursive: true, force: true });
-        fs.rmSync(path.join(this.dataDir, "projects", projectId, "replicas", branchId), {
-          recursive: true,
-          force: true,
-        });
+        fs.rmSync(this.replicasDir(projectId, branchId), { recursive: true, force: true });
       });
     }
   }
@@ -156,8 +153,17 @@ export class PostgresDriver implements ComputeDriver {
     return files;
   }
 
+  private projectDir(projectId: string): string {
+    return path.join(this.dataDir, "projects", projectId);
+  }
+
   private branchDir(projectId: string, branchId: string): string {
-    return path.join(this.dataDir, "projects", projectId, "branches", branchId);
+    return path.join(this.projectDir(projectId), "branches", branchId);
+  }
+
+  /** Where a branch's read replicas keep their folders. */
+  private replicasDir(projectId: string, branchId: string): string {
+    return path.join(this.projectDir(projectId), "replicas", branchId);
   }
 
   private binariesFor(major: number): PgBinaries {
@@ -331,10 +337,7 @@ export class PostgresDriver implements ComputeDriver {
     // as one piece of work on the branch (an apply_config of the branch waits for it).
     await this.withBranch(endpoint.branchId, async () => {
       const server = await PgServer.start(bin, dir, await freePort(), settings);
-      this.servers.set(endpointId, { server, projectId: endpoint.projectId, branchId: endpoint.branchId });
-      void server.exited.then(() => {
-        if (this.servers.get(endpointId)?.server === server) this.servers.delete(endpointId);
-      });
+      this.track(endpointId, { server, projectId: endpoint.projectId, branchId: endpoint.branchId });
       if (endpoint.type !== "read_write") return;
       try {
         await this.withAdmin(server.port, (client) =>
@@ -358,14 +361,7 @@ export class PostgresDriver implements ComputeDriver {
     branchDir: string,
     settings: Record<string, string>,
   ): Promise<void> {
-    const dir = path.join(
-      this.dataDir,
-      "projects",
-      endpoint.projectId,
-      "replicas",
-      endpoint.branchId,
-      endpoint.id,
-    );
+    const dir = path.join(this.replicasDir(endpoint.projectId, endpoint.branchId), endpoint.id);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
     await this.copyBranch(endpoint.branchId, branchDir, dir);
@@ -379,14 +375,19 @@ export class PostgresDriver implements ComputeDriver {
     }
     await handOver(dir);
     const server = await PgServer.start(bin, dir, await freePort(), { ...settings, hot_standby: "on" });
-    this.servers.set(endpoint.id, {
+    this.track(endpoint.id, {
       server,
       projectId: endpoint.projectId,
       branchId: endpoint.branchId,
       replicaDir: dir,
     });
-    void server.exited.then(() => {
-      if (this.servers.get(endpoint.id)?.server === server) this.servers.delete(endpoint.id);
+  }
+
+  /** Records a running server; it is forgotten when its process exits, however that happens. */
+  private track(endpointId: string, running: Running): void {
+    this.servers.set(endpointId, running);
+    void running.server.exited.then(() => {
+      if (this.servers.get(endpointId) === running) this.servers.delete(endpointId);
     });
   }
 
@@ -414,7 +415,7 @@ export class PostgresDriver implements ComputeDriver {
    * too, never left running on a removed folder.
    */
   private async deleteProject(projectId: string): Promise<void> {
-    const projectDir = path.join(this.dataDir, "projects", projectId);
+    const projectDir = this.projectDir(projectId);
     const branchIds = new Set(readdir(path.join(projectDir, "branches")));
     for (const running of this.servers.values())
       if (running.projectId === projectId) branchIds.add(running.branchId);
@@ -428,14 +429,6 @@ export class PostgresDriver implements ComputeDriver {
   private async stopBranch(branchId: string): Promise<void> {
     const ids = [...this.servers].filter(([, r]) => r.branchId === branchId).map(([id]) => id);
     await Promise.all(ids.map((id) => this.stop(id)));
-  }
-}
-
-function readdir(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir);
-  } catch {
-    return [];
   }
 }
 

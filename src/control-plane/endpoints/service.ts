@@ -23,6 +23,7 @@ import { toOperationJson } from "../operations/render.js";
 import type { OperationAction } from "../operations/rules.js";
 import { startOperation } from "../operations/service.js";
 import type { OperationRow } from "../operations/store.js";
+import type { DefaultEndpointSettingsInput } from "../projects/schema.js";
 import { stampComputeActive } from "../projects/store.js";
 import { endpointHost, proxyHost } from "../regions/rules.js";
 import { toEndpointJson } from "./render.js";
@@ -82,12 +83,7 @@ export function addEndpoint(
   checkEndpointType(plan, input.type);
   if (input.region_id !== undefined && input.region_id !== project.regionId)
     throw badRequest(`region_id must be the project's region ${project.regionId} (got ${input.region_id})`);
-  const defaults = project.defaultEndpointSettings as {
-    autoscaling_limit_min_cu?: number;
-    autoscaling_limit_max_cu?: number;
-    suspend_timeout_seconds?: number;
-    pg_settings?: Record<string, string>;
-  };
+  const defaults = project.defaultEndpointSettings as DefaultEndpointSettingsInput;
   const min = input.autoscaling_limit_min_cu ?? defaults.autoscaling_limit_min_cu ?? FREE_PLAN_CU;
   const defaultMax = defaults.autoscaling_limit_max_cu ?? min;
   const { minCu, maxCu } = checkLimits(
