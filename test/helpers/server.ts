@@ -22,9 +22,9 @@ process.once("exit", () => {
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** A temporary folder, removed when the test process exits. */
+/** A temporary folder, removed when the test process exits (and with the run's folder; see global-setup.ts). */
 export function tempDir(prefix = "neon-emulator-"): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(process.env.NEON_EMULATOR_TEST_TMP ?? os.tmpdir(), prefix));
   tempDirs.push(dir);
   return dir;
 }
