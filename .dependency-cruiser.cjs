@@ -58,7 +58,18 @@ module.exports = {
       comment: "platform/ (db, clock, ids, caches) knows nothing of the resources built on it.",
       severity: "error",
       from: { path: "^src/platform/" },
-      to: { path: "^src/(control-plane|http|worker|emulator|compute|seed|cli)/" },
+      to: { path: "^src/(control-plane|http|worker|emulator|compute|seed|cli|front-door)/" },
+    },
+    {
+      name: "the-front-door-speaks-postgres-only",
+      comment:
+        "front-door/ is the Postgres protocol: what it needs of the control plane, the worker and the driver comes through DoorServices (wired in runtime.ts); it imports no store, table, worker or driver.",
+      severity: "error",
+      from: { path: "^src/front-door/" },
+      to: {
+        dependencyTypesNot: ["type-only"],
+        path: "(^src/(control-plane|worker|compute|emulator|seed|http)/)|(node_modules/(better-sqlite3|drizzle-orm)/)",
+      },
     },
   ],
   options: {

@@ -68,7 +68,7 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     app.use(prefix, emptyBodyAsObject);
   }
   app.use(`${API_BASE}/*`, requireApiKey(ctx));
-  app.use("/_emulator/*", requireApiKey(ctx, ["/_emulator/health"]));
+  app.use("/_emulator/*", requireApiKey(ctx, ["/_emulator/health", "/_emulator/ca.pem"]));
 
   const api = createRouter()
     .route("/", apiKeys)

@@ -16,6 +16,11 @@ export interface Config {
    * are not real processes (NEON_EMULATOR_COMPUTE=none), where any major 14-18 is accepted.
    */
   postgres?: { installed: readonly number[]; installCommand(major: number): string } | null;
+  /**
+   * Where the Postgres front door listens, once it does (NEON_EMULATOR_COMPUTE=postgres): the
+   * connection URIs the API hands out point there. Undefined otherwise (URIs name endpoint hosts).
+   */
+  frontDoor?: { host: string; port: number; caCert: string };
 }
 
 /** What every service receives: storage, time, ids and settings. */

@@ -1,7 +1,8 @@
 import v8 from "node:v8";
 import { type Env, EnvError, readEnv } from "./env.js";
+import type { FrontDoor } from "./front-door/server.js";
 import { requireFromPackage } from "./platform/package-root.js";
-import { buildRuntime, type Runtime } from "./runtime.js";
+import { buildRuntime, openFrontDoor, type Runtime } from "./runtime.js";
 import { SeedError } from "./seed/apply.js";
 
 /**
@@ -44,8 +45,25 @@ function start(): { env: Env; runtime: Runtime } {
   }
 }
 
-function main(): void {
+/** Opens the Postgres front door; a port the user chose that cannot be had ends the start (status 2). */
+async function frontDoor(env: Env, runtime: Runtime): Promise<FrontDoor | null> {
+  try {
+    return await openFrontDoor(runtime, env);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    process.stderr.write(
+      code === "EADDRINUSE" || code === "EACCES"
+        ? `NEON_EMULATOR_PG_PORT ${env.NEON_EMULATOR_PG_PORT} on ${env.HOST} cannot be used (${code}): choose a free port (0 picks one)\n`
+        : `neon-emulator could not open the Postgres front door: ${err instanceof Error ? err.stack : String(err)}\n`,
+    );
+    runtime.storage.close();
+    process.exit(2);
+  }
+}
+
+async function main(): Promise<void> {
   const { env, runtime } = start();
+  const door = await frontDoor(env, runtime);
   const { serve } = requireFromPackage()("@hono/node-server") as typeof import("@hono/node-server");
   const { logger, storage, driver, worker, app } = runtime;
   if (runtime.generatedKeys.length) {
@@ -62,6 +80,8 @@ function main(): void {
         url: `http://${env.HOST}:${info.port}/api/v2`,
         db: env.NEON_EMULATOR_DB,
         clock: env.NEON_EMULATOR_CLOCK,
+        compute: env.NEON_EMULATOR_COMPUTE,
+        ...(door ? { postgres: `${door.host}:${door.port}` } : {}),
       },
       "neon-emulator listening",
     );
@@ -93,6 +113,7 @@ function main(): void {
     worker.stop();
     server.close(async () => {
       // Effects under way finish and are recorded before the driver and the database close.
+      await door?.close();
       await worker.drain();
       await driver.close();
       storage.close();
@@ -105,5 +126,9 @@ function main(): void {
   process.on("SIGINT", () => shutdown("SIGINT"));
 }
 
-if (v8.startupSnapshot.isBuildingSnapshot()) v8.startupSnapshot.setDeserializeMainFunction(main);
-else main();
+function run(): void {
+  void main();
+}
+
+if (v8.startupSnapshot.isBuildingSnapshot()) v8.startupSnapshot.setDeserializeMainFunction(run);
+else run();

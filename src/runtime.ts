@@ -9,9 +9,19 @@ import { PostgresDriver } from "./compute/postgres/driver.js";
 import type { Config, Ctx } from "./context.js";
 import { ensureDefaultAccount } from "./control-plane/accounts/service.js";
 import { countKeys, createApiKey, ensureApiKey } from "./control-plane/api-keys/service.js";
+import {
+  findLoginTarget,
+  recordClientConnection,
+  resetClientConnections,
+  wakeForConnection,
+} from "./control-plane/endpoints/service.js";
 import { DEFAULT_OPERATION_MS } from "./control-plane/operations/rules.js";
+import { proxyHost, REGION_IDS } from "./control-plane/regions/rules.js";
 import { MANUAL_CLOCK_KEY, readState, writeState } from "./emulator/state-store.js";
 import { type Env, EnvError } from "./env.js";
+import { loadTlsIdentity } from "./front-door/certificates.js";
+import { FrontDoor } from "./front-door/server.js";
+import { DoorError, type DoorServices, TEXTS } from "./front-door/session.js";
 import { type Clock, ManualClock, RealClock, wallNow } from "./platform/clock.js";
 import { openStorage, type Storage } from "./platform/db.js";
 import { IdGenerator } from "./platform/ids.js";
@@ -60,6 +70,8 @@ export interface Runtime {
   ctx: Ctx;
   storage: Storage;
   driver: ComputeDriver;
+  /** The Postgres driver when computes are real processes (the front door relays to its servers). */
+  postgres: PostgresDriver | null;
   worker: Worker;
   app: ReturnType<typeof createApp>;
   logger: Logger;
@@ -85,9 +97,8 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
     ids: new IdGenerator(),
     config: configFromEnv(env, binaries && { installed: [...binaries.keys()].sort(), installCommand }),
   };
-  const driver: ComputeDriver = binaries
-    ? new PostgresDriver(storage.db, dataDirOf(env), binaries, logger)
-    : noneDriver;
+  const postgres = binaries ? new PostgresDriver(storage.db, dataDirOf(env), binaries, logger) : null;
+  const driver: ComputeDriver = postgres ?? noneDriver;
   const worker = new Worker(ctx, { driver, logger });
   // Effects a previous process left half-done (it stopped mid-effect) are performed again.
   worker.releaseStaleClaims();
@@ -121,5 +132,76 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
           .catch((err) => logger.error({ err, event: event.type }, "could not discard a compute"));
     },
   });
-  return { ctx, storage, driver, worker, app, logger, generatedKeys };
+  return { ctx, storage, driver, postgres, worker, app, logger, generatedKeys };
 }
+
+/**
+ * What the front door asks of the control plane, the worker and the driver: logins, wakes (one
+ * shared wake per endpoint; the endpoint's operations performed at once, in either clock mode)
+ * and client activity.
+ */
+function doorServices(runtime: Runtime, postgres: PostgresDriver): DoorServices {
+  const { ctx, worker } = runtime;
+  const wakes = new Map<string, Promise<number>>();
+  const wake = async (endpointId: string): Promise<number> => {
+    await worker.expedite(endpointId);
+    // Active in the control plane with no server (it exited on its own): started again.
+    if (postgres.portOf(endpointId) === undefined)
+      await postgres.perform({ kind: "start_compute", endpointId });
+    const port = postgres.portOf(endpointId);
+    if (port === undefined) throw new Error(`endpoint ${endpointId} has no running server`);
+    return port;
+  };
+  return {
+    domain: ctx.config.domain,
+    login: (endpointId, role) => findLoginTarget(ctx, endpointId, role),
+    ready(endpointId) {
+      const shared = wakes.get(endpointId);
+      if (shared) return shared;
+      const { body, events } = wakeForConnection(ctx, endpointId);
+      if (body.state === "gone")
+        return Promise.reject(new DoorError({ code: "XX000", message: TEXTS.notFound }));
+      if (body.state === "disabled")
+        return Promise.reject(new DoorError({ code: "XX000", message: TEXTS.disabled }));
+      const port = postgres.portOf(endpointId);
+      if (body.state === "active" && port !== undefined) return Promise.resolve(port);
+      if (events.length) worker.notify();
+      const started = wake(endpointId).finally(() => wakes.delete(endpointId));
+      wakes.set(endpointId, started);
+      return started;
+    },
+    connected: (endpointId, delta) => recordClientConnection(ctx, endpointId, delta),
+  };
+}
+
+/**
+ * Opens the Postgres front door (NEON_EMULATOR_COMPUTE=postgres): its TLS identity kept in the
+ * data folder (the CA also beside the database), its port recorded for the connection URIs.
+ */
+export async function openFrontDoor(runtime: Runtime, env: Env): Promise<FrontDoor | null> {
+  const { postgres, ctx, logger } = runtime;
+  if (!postgres) return null;
+  resetClientConnections(ctx);
+  const domain = ctx.config.domain;
+  const hostNames = ["localhost", ...REGION_IDS.map((r) => `*.${proxyHost(r, domain)}`)];
+  const db = path.resolve(env.NEON_EMULATOR_DB);
+  const caCopy = path.join(path.dirname(db), `${path.basename(db).replace(/\.[^.]*$/, "")}-ca.pem`);
+  const identity = loadTlsIdentity(path.join(dataDirOf(env), "tls"), hostNames, caCopy);
+  const host = env.HOST;
+  const door = await FrontDoor.open({
+    host,
+    port: env.NEON_EMULATOR_PG_PORT ?? DEFAULT_PG_PORT,
+    portIsDefault: env.NEON_EMULATOR_PG_PORT === undefined,
+    services: doorServices(runtime, postgres),
+    identity,
+    handshakeTimeoutMs: env.NEON_EMULATOR_PG_AUTH_TIMEOUT * 1000,
+    logger,
+  });
+  // Clients on this machine reach a wildcard address through the loopback one.
+  const uriHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+  ctx.config.frontDoor = { host: uriHost, port: door.port, caCert: identity.caCert };
+  return door;
+}
+
+/** The front door's port unless NEON_EMULATOR_PG_PORT says otherwise (Postgres' own). */
+export const DEFAULT_PG_PORT = 5432;

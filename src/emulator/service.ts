@@ -6,7 +6,7 @@ import { addApiKey } from "../control-plane/api-keys/service.js";
 import { revokeOtherKeys } from "../control-plane/api-keys/store.js";
 import { deleteAccountOperations } from "../control-plane/operations/store.js";
 import { deleteAccountProjects } from "../control-plane/projects/store.js";
-import { badRequest } from "../errors.js";
+import { badRequest, notFound } from "../errors.js";
 import { deleteAccountFaults, insertFault, listAccountFaults } from "./faults-store.js";
 import { toFaultJson } from "./render.js";
 import type { AccountCreateInput, FaultInput, ResetInput } from "./schema.js";
@@ -68,4 +68,12 @@ export function createIsolatedAccount(ctx: Ctx, input: AccountCreateInput) {
     });
     return { account: toAccountJson(account), key: addApiKey(ctx, tx, account.id, "first key") };
   });
+}
+
+/** The front door's CA certificate (PEM); 404 when computes are not real (no front door). */
+export function caCertificate(ctx: Ctx): string {
+  const door = ctx.config.frontDoor;
+  if (!door)
+    throw notFound("no Postgres front door runs: computes are real only with NEON_EMULATOR_COMPUTE=postgres");
+  return door.caCert;
 }

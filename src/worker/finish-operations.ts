@@ -240,3 +240,22 @@ const ROW_ONLY_ACTIONS_SQL = { inline: rowOnlyActions(true), outside: rowOnlyAct
 function rowOnlyActionsSql(driver: ComputeDriver): string {
   return driver.inline ? ROW_ONLY_ACTIONS_SQL.inline : ROW_ONLY_ACTIONS_SQL.outside;
 }
+
+/**
+ * A client waits on an endpoint's operations (a connection waking it): its running, unclaimed
+ * operations become due at `now`. Returns how many of its operations are unfinished.
+ */
+export function dueNowForEndpoint(tx: Tx, endpointId: string, now: number): number {
+  statement(
+    tx,
+    `UPDATE operations SET due_at = @now
+      WHERE ${UNFINISHED_OPERATION_SQL} AND endpoint_id = @id AND status = 'running' AND claim IS NULL
+        AND due_at > @now`,
+  ).run({ id: endpointId, now });
+  return (
+    statement<{ n: number }>(
+      tx,
+      `SELECT count(*) AS n FROM operations WHERE ${UNFINISHED_OPERATION_SQL} AND endpoint_id = @id`,
+    ).get({ id: endpointId })?.n ?? 0
+  );
+}

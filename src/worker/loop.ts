@@ -10,12 +10,16 @@ import { autoSuspend } from "./auto-suspend.js";
 import { nextCheckAt, scheduleChecks } from "./availability-checks.js";
 import {
   type Claimed,
+  dueNowForEndpoint,
   finalizeClaimed,
   finishDue,
   nextOperationDueAt,
   promoteScheduled,
   releaseClaims,
 } from "./finish-operations.js";
+
+/** An endpoint has a few operations queued at most (a suspend, a start): rounds to perform them all. */
+const EXPEDITE_ROUNDS = 8;
 
 /** How many stops of a manual-clock advance share one commit. */
 const MOMENTS_PER_COMMIT = 32;
@@ -52,8 +56,8 @@ export class Worker {
   private readonly shortestOperationMs: number;
   private readonly driver: ComputeDriver;
   private readonly logger: Logger | undefined;
-  /** Effects being performed outside a transaction. */
-  private readonly inflight = new Set<Promise<void>>();
+  /** Effects being performed outside a transaction, with the operation each performs. */
+  private readonly inflight = new Map<Promise<void>, Claimed>();
   private readonly claimPrefix: string;
   private claims = 0;
 
@@ -122,13 +126,31 @@ export class Worker {
         settle("failed", err instanceof Error ? err.message : String(err));
       }
     })();
-    this.inflight.add(done);
+    this.inflight.set(done, claimed);
     void done.finally(() => this.inflight.delete(done));
   }
 
   /** Resolves once every effect under way has been performed and finalized. */
   async drain(): Promise<void> {
-    while (this.inflight.size) await Promise.all(this.inflight);
+    while (this.inflight.size) await Promise.all(this.inflight.keys());
+  }
+
+  /**
+   * A client waits on the endpoint (a connection waking it): its unfinished operations are
+   * performed now, whatever their duration and in either clock mode (stamped with the clock's
+   * current time), one after another until none is left.
+   */
+  async expedite(endpointId: string): Promise<void> {
+    for (let round = 0; round < EXPEDITE_ROUNDS; round++) {
+      const now = this.clock.now();
+      const unfinished = this.ctx.db.transaction((tx) => dueNowForEndpoint(tx, endpointId, now), {
+        behavior: "immediate",
+      });
+      if (unfinished === 0) return;
+      this.runUntilIdle();
+      const mine = [...this.inflight].filter(([, c]) => c.op.endpointId === endpointId).map(([p]) => p);
+      await Promise.all(mine);
+    }
   }
 
   /** At start: claims a previous process left behind (it stopped mid-effect) are released, so they run again. */

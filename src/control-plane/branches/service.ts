@@ -102,7 +102,8 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
     const rw = created.find((c) => c.endpoint.type === "read_write")?.endpoint ?? created[0]?.endpoint;
     const owner = roles[0];
     const firstDb = databases[0];
-    const connection_uris = rw && owner && firstDb ? [connectionDetails(owner, rw, firstDb.name)] : undefined;
+    const connection_uris =
+      rw && owner && firstDb ? [connectionDetails(owner, rw, firstDb.name, ctx.config.frontDoor)] : undefined;
     const body = {
       branch: toBranchJson(branch),
       endpoints: created.map((c) => toEndpointJson(c.endpoint, { withPending: true })),

@@ -1,7 +1,34 @@
 /** Connection strings as the public API hands them out. */
 
-export function connectionUri(role: string, password: string, host: string, database: string): string {
-  return `postgresql://${encodeURIComponent(role)}:${encodeURIComponent(password)}@${host}/${encodeURIComponent(database)}?sslmode=require`;
+/** Where the front door listens, when computes are real (Config.frontDoor). */
+export interface DoorAddress {
+  host: string;
+  port: number;
+}
+
+/**
+ * A connection URI. With the front door listening, it points there and names the endpoint in
+ * `options` (Neon's routing form that needs no DNS and no SNI), so it connects as handed out with
+ * psql and node-postgres; it carries no sslmode (node-postgres reads `require` as verify-full,
+ * which a self-signed authority fails unless trusted: see the README). Without one, it names
+ * the endpoint's host as Neon's do.
+ */
+export function connectionUri(
+  role: string,
+  password: string,
+  endpoint: { id: string; host: string },
+  database: string,
+  pooled: boolean,
+  door: DoorAddress | undefined,
+): string {
+  const credentials = `${encodeURIComponent(role)}:${encodeURIComponent(password)}`;
+  if (door) {
+    const id = pooled ? `${endpoint.id}-pooler` : endpoint.id;
+    const host = door.host.includes(":") ? `[${door.host}]` : door.host;
+    return `postgresql://${credentials}@${host}:${door.port}/${encodeURIComponent(database)}?options=endpoint%3D${id}`;
+  }
+  const host = pooled ? poolerHost(endpoint) : endpoint.host;
+  return `postgresql://${credentials}@${host}/${encodeURIComponent(database)}?sslmode=require`;
 }
 
 /** The pooled host of an endpoint: its host with `-pooler` right after the endpoint id. */
@@ -14,9 +41,10 @@ export function connectionDetails(
   role: { name: string; password: string },
   endpoint: { id: string; host: string },
   database: string,
+  door: DoorAddress | undefined,
 ) {
   return {
-    connection_uri: connectionUri(role.name, role.password, endpoint.host, database),
+    connection_uri: connectionUri(role.name, role.password, endpoint, database, false, door),
     connection_parameters: {
       database,
       password: role.password,

@@ -4,7 +4,7 @@ import { requireBranch, requireProject } from "../access.js";
 import { findDefaultBranch } from "../branches/store.js";
 import { findBranchReadWrite, findProjectEndpoint } from "../endpoints/store.js";
 import { findDatabase, findRole } from "../roles-databases/store.js";
-import { connectionUri, poolerHost } from "./render.js";
+import { connectionUri } from "./render.js";
 import type { ConnectionUriInput } from "./schema.js";
 
 /** GET /projects/{p}/connection_uri: the branch's read_write endpoint unless one is named. */
@@ -28,6 +28,14 @@ export function getConnectionUri(ctx: Ctx, accountId: string, projectId: string,
   if (!role) throw notFound(`role ${q.role_name} not found on branch ${branch.id}`);
   const database = findDatabase(db, branch.id, q.database_name);
   if (!database) throw notFound(`database ${q.database_name} not found on branch ${branch.id}`);
-  const host = q.pooled ? poolerHost(endpoint) : endpoint.host;
-  return { uri: connectionUri(role.name, role.password, host, database.name) };
+  return {
+    uri: connectionUri(
+      role.name,
+      role.password,
+      endpoint,
+      database.name,
+      q.pooled ?? false,
+      ctx.config.frontDoor,
+    ),
+  };
 }

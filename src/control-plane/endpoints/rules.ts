@@ -70,10 +70,10 @@ export const SUSPEND_DISABLED = -1;
  * The auto-suspend rule, as SQL text over an endpoints row (used by the table's expression index
  * and the worker's queries alike: SQLite uses an expression index only for the same expression,
  * and a partial one only for a query that repeats its condition with the same literals).
- * An endpoint is eligible while active, settled, with a last activity and auto-suspend not
- * disabled (-1); it is due its delay after that activity (0 meaning the default 300 seconds).
+ * An endpoint is eligible while active, settled, with a last activity, no client connection open
+ * and auto-suspend not disabled (-1); it is due its delay after that activity (0 meaning the default 300 seconds).
  */
-export const SUSPEND_ELIGIBLE_SQL = `current_state = 'active' AND pending_state IS NULL AND suspend_timeout_seconds <> ${SUSPEND_DISABLED} AND last_active IS NOT NULL`;
+export const SUSPEND_ELIGIBLE_SQL = `current_state = 'active' AND pending_state IS NULL AND suspend_timeout_seconds <> ${SUSPEND_DISABLED} AND last_active IS NOT NULL AND open_connections = 0`;
 export const SUSPEND_DUE_AT_SQL = `last_active + (CASE suspend_timeout_seconds WHEN 0 THEN ${SUSPEND_TIMEOUT_DEFAULT} ELSE suspend_timeout_seconds END) * 1000`;
 
 // States

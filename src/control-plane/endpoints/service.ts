@@ -26,6 +26,7 @@ import type { OperationRow } from "../operations/store.js";
 import type { DefaultEndpointSettingsInput } from "../projects/schema.js";
 import { stampComputeActive } from "../projects/store.js";
 import { endpointHost, proxyHost } from "../regions/rules.js";
+import { findRole } from "../roles-databases/store.js";
 import { toEndpointJson } from "./render.js";
 import {
   checkEndpointType,
@@ -40,6 +41,7 @@ import {
 import type { EndpointCreateInput, EndpointOptions, EndpointUpdateInput } from "./schema.js";
 import {
   deleteEndpointRow,
+  findEndpointById,
   hasReadWrite,
   insertEndpoint,
   listBranchEndpointRows,
@@ -48,7 +50,9 @@ import {
   readCreateContext,
   readEndpointVersion,
   recordActivity,
+  recordConnection,
   refreshPendingState,
+  resetConnections,
   updateEndpointRow,
 } from "./store.js";
 
@@ -121,6 +125,7 @@ export function addEndpoint(
     poolerMode: input.pooler_mode ?? "transaction",
     disabled,
     passwordlessAccess: input.passwordless_access ?? false,
+    openConnections: 0,
     lastActive: null,
     startedAt: null,
     suspendedAt: null,
@@ -327,4 +332,71 @@ export function connectEndpoint(ctx: Ctx, accountId: string, projectId: string, 
     return { endpoint: row, ops: [] };
   });
   return changed(endpoint, ops, [{ type: "endpoint_activity", endpointId }]);
+}
+
+/** What the front door learns of an endpoint and a role before it authenticates a client. */
+export type LoginTarget =
+  | { found: false }
+  | {
+      found: true;
+      projectId: string;
+      branchId: string;
+      disabled: boolean;
+      /** The role's password; null when the branch has no such role or it cannot log in. */
+      password: string | null;
+    };
+
+/** The endpoint a client connects to (by id alone) and the password of the role it logs in as. */
+export function findLoginTarget(ctx: Ctx, endpointId: string, roleName: string): LoginTarget {
+  const row = findEndpointById(ctx.db, endpointId);
+  if (!row) return { found: false };
+  const role = findRole(ctx.db, row.branchId, roleName);
+  return {
+    found: true,
+    projectId: row.projectId,
+    branchId: row.branchId,
+    disabled: row.disabled,
+    password: role && !role.noLogin ? role.password : null,
+  };
+}
+
+/** Where an endpoint stands for a client connecting to it. */
+export type ConnectState = "gone" | "disabled" | "active" | "waking";
+
+/**
+ * A client connects to an endpoint: one heading for idle is woken with a start_compute operation
+ * (recorded as a start through the API would be). `active` when it is settled active; `waking`
+ * while operations on it are under way.
+ */
+export function wakeForConnection(ctx: Ctx, endpointId: string): Outcome<{ state: ConnectState }> {
+  const { state, ops } = ctx.db.transaction((tx) => {
+    const none: OperationRow[] = [];
+    const row = findEndpointById(tx, endpointId);
+    if (!row) return { state: "gone" as const, ops: none };
+    if (row.disabled) return { state: "disabled" as const, ops: none };
+    if (heading(row) === "idle") {
+      const ops = startEndpointOps(ctx, tx, row, ["start_compute"]);
+      refreshPendingState(tx, row);
+      return { state: "waking" as const, ops };
+    }
+    const settled = row.currentState === "active" && row.pendingState === null;
+    return { state: settled ? ("active" as const) : ("waking" as const), ops: none };
+  });
+  return { body: { state }, events: operationsStarted(ops) };
+}
+
+/** At start: connections a previous run counted are gone with it. */
+export function resetClientConnections(ctx: Ctx): number {
+  return ctx.db.transaction((tx) => resetConnections(tx));
+}
+
+/** A client connection through the front door opened or ended: activity on the endpoint and its project. */
+export function recordClientConnection(ctx: Ctx, endpointId: string, delta: 1 | -1): void {
+  ctx.db.transaction((tx) => {
+    const row = findEndpointById(tx, endpointId);
+    if (!row) return;
+    const now = ctx.clock.now();
+    recordConnection(tx, endpointId, delta, now);
+    stampComputeActive(tx, row.projectId, now);
+  });
 }

@@ -241,3 +241,25 @@ export function nextSuspendAt(tx: Tx): number | null {
     ).get()?.t ?? null
   );
 }
+
+/** An endpoint by id alone (the front door knows no account): what a login needs of it. */
+export function findEndpointById(tx: Tx, endpointId: string): EndpointRow | undefined {
+  return tx.select().from(endpoints).where(eq(endpoints.id, endpointId)).get();
+}
+
+/**
+ * A client connection through the front door opened (+1) or ended (-1) at `now`: the count keeps
+ * the endpoint from auto-suspending, and its last activity is the moment.
+ */
+export function recordConnection(tx: Tx, endpointId: string, delta: 1 | -1, now: number): void {
+  statement(
+    tx,
+    `UPDATE endpoints SET open_connections = max(0, open_connections + @delta), last_active = @now
+      WHERE id = @id`,
+  ).run({ delta, now, id: endpointId });
+}
+
+/** At start: no connection survives a restart. */
+export function resetConnections(tx: Tx): number {
+  return statement(tx, "UPDATE endpoints SET open_connections = 0 WHERE open_connections <> 0").run().changes;
+}

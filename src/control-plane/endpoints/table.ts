@@ -32,6 +32,8 @@ export const endpoints = sqliteTable(
     poolerMode: text("pooler_mode").notNull(),
     disabled: integer("disabled", { mode: "boolean" }).notNull(),
     passwordlessAccess: integer("passwordless_access", { mode: "boolean" }).notNull(),
+    /** Client connections open through the front door now (reset at start): never auto-suspended while any is. */
+    openConnections: integer("open_connections").notNull().default(0),
     lastActive: integer("last_active"),
     startedAt: integer("started_at"),
     suspendedAt: integer("suspended_at"),

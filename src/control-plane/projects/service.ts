@@ -73,7 +73,7 @@ export function createProject(ctx: Ctx, accountId: string, input: ProjectCreateI
   return {
     body: {
       project: toProjectJson(project, account, ctx.clock.now()),
-      connection_uris: [connectionDetails(role, started.endpoint, database.name)],
+      connection_uris: [connectionDetails(role, started.endpoint, database.name, ctx.config.frontDoor)],
       roles: [toRoleJson(role, { withPassword: true })],
       databases: [toDatabaseJson(database)],
       operations: ops.map(toOperationJson),

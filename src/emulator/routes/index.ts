@@ -5,6 +5,7 @@ import armFault from "./arm-fault.js";
 import clearFaults from "./clear-faults.js";
 import connectEndpoint from "./connect-endpoint.js";
 import createAccount from "./create-account.js";
+import getCa from "./get-ca.js";
 import getClock from "./get-clock.js";
 import health from "./health.js";
 import listFaults from "./list-faults.js";
@@ -12,6 +13,7 @@ import resetAccount from "./reset-account.js";
 
 export default createRouter()
   .route("/", health)
+  .route("/", getCa)
   .route("/", getClock)
   .route("/", advanceClock)
   .route("/", connectEndpoint)

@@ -1,0 +1,3 @@
+DROP INDEX `endpoints_suspend_due_idx`;--> statement-breakpoint
+ALTER TABLE `endpoints` ADD `open_connections` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+CREATE INDEX `endpoints_suspend_due_idx` ON `endpoints` ((last_active + (CASE suspend_timeout_seconds WHEN 0 THEN 300 ELSE suspend_timeout_seconds END) * 1000)) WHERE current_state = 'active' AND pending_state IS NULL AND suspend_timeout_seconds <> -1 AND last_active IS NOT NULL AND open_connections = 0;

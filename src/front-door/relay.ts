@@ -1,0 +1,144 @@
+import net from "node:net";
+import type tlsTypes from "node:tls";
+import { forwardedOptions, type Target } from "./routing.js";
+import { SCRAM, ScramClient } from "./scram.js";
+import {
+  authenticationOk,
+  authenticationSaslFinal,
+  CANCEL_REQUEST,
+  errorFields,
+  type Frames,
+  saslInitialResponse,
+  saslResponse,
+  startupMessage,
+} from "./wire.js";
+
+/** How long a client whose compute went away may take to close its side. */
+const CLOSE_GRACE_MS = 5000;
+
+/** A client that proved it knows the role's password, for an endpoint it may connect to. */
+export interface Login {
+  target: Target;
+  password: string;
+  /** SCRAM's server-final message, sent once the compute accepted the login too. */
+  serverFinal?: string;
+}
+
+/** Where the relay reads a socket's start-up phase from (session.ts's Inbox). */
+export interface MessageSource {
+  readonly frames: Frames;
+  take<T>(read: (frames: Frames) => T | undefined): Promise<T>;
+  detach(): void;
+}
+
+/** The compute refused or could not be reached while the front door logged in to it. */
+export class ComputeUnreachable extends Error {}
+
+/** The compute answered the login with an error: relayed to the client as it is (e.g. 3D000, 53300). */
+export class ComputeRefused extends Error {
+  constructor(readonly raw: Buffer) {
+    super(errorFields(raw.subarray(5)).M ?? "the compute refused the connection");
+  }
+}
+
+export interface RelayHooks {
+  /** A live relay's backend key data: a CancelRequest carrying it goes to `port`. */
+  cancelKey(key: string, port: number | undefined): void;
+  /** The relay is established (+1) and, later, ended (-1). */
+  connected(delta: 1 | -1): void;
+}
+
+/** The key of a CancelRequest or BackendKeyData: process id and secret. */
+export function cancelKeyOf(pidAndSecret: Buffer): string {
+  return pidAndSecret.subarray(0, 8).toString("hex");
+}
+
+/**
+ * Logs in to the compute on `port` as the client's role (SCRAM with the role's password, as the
+ * proxy does with its own credentials), finishes the client's authentication, passes on the
+ * compute's ParameterStatus, BackendKeyData and ReadyForQuery, then relays bytes both ways.
+ */
+export async function relay(
+  client: net.Socket | tlsTypes.TLSSocket,
+  clientInbox: MessageSource,
+  backend: net.Socket,
+  backendInbox: MessageSource,
+  params: Record<string, string>,
+  login: Login,
+  hooks: RelayHooks,
+): Promise<void> {
+  const startup: Record<string, string> = {};
+  for (const [name, value] of Object.entries(params)) if (name !== "options") startup[name] = value;
+  const options = forwardedOptions(params.options);
+  if (options) startup.options = options;
+  backend.write(startupMessage(startup));
+
+  const scram = new ScramClient(login.password);
+  let cancelKey: string | undefined;
+  const toClient: Buffer[] = [];
+  for (let authenticated = false; ; ) {
+    const message = await backendInbox.take((f) => f.typed(1 << 24));
+    if (message.type === "E") throw new ComputeRefused(message.raw);
+    if (!authenticated) {
+      if (message.type !== "R")
+        throw new ComputeUnreachable(`unexpected message ${message.type} during login`);
+      const code = message.body.readInt32BE(0);
+      const data = message.body.toString("utf8", 4);
+      if (code === 10) backend.write(saslInitialResponse(SCRAM, scram.first()));
+      else if (code === 11) backend.write(saslResponse(scram.final(data)));
+      else if (code === 12) scram.verify(data);
+      else if (code === 0) {
+        authenticated = true;
+        if (login.serverFinal) toClient.push(authenticationSaslFinal(login.serverFinal));
+        toClient.push(authenticationOk());
+      } else throw new ComputeUnreachable(`unsupported authentication request ${code} from the compute`);
+      continue;
+    }
+    if (message.type === "K") cancelKey = cancelKeyOf(message.body);
+    toClient.push(message.raw);
+    if (message.type === "Z") break;
+  }
+
+  // From here on, bytes. What each side sent past the messages read above goes first.
+  const pending = clientInbox.frames.rest();
+  const early = backendInbox.frames.rest();
+  clientInbox.detach();
+  backendInbox.detach();
+  client.write(Buffer.concat([...toClient, early]));
+  if (pending.length) backend.write(pending);
+  if (cancelKey) hooks.cancelKey(cancelKey, backend.remotePort);
+  hooks.connected(1);
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    if (cancelKey) hooks.cancelKey(cancelKey, undefined);
+    hooks.connected(-1);
+    client.destroy();
+    backend.destroy();
+  };
+  // A compute that ends (suspended: 57P01 first) ends the client once its last bytes are out; a
+  // client that does not close its side in time is dropped.
+  backend.once("close", () => {
+    if (client.destroyed) return;
+    client.end();
+    setTimeout(() => client.destroy(), CLOSE_GRACE_MS).unref();
+  });
+  client.once("end", () => backend.end());
+  client.once("close", end);
+  if (client.destroyed) end();
+  client.pipe(backend, { end: false });
+  backend.pipe(client, { end: false });
+}
+
+/** Passes a CancelRequest on to the server running the connection it names (if any). */
+export function forwardCancel(body: Buffer, port: number | undefined): void {
+  if (port === undefined) return;
+  const packet = Buffer.alloc(16);
+  packet.writeInt32BE(16, 0);
+  packet.writeInt32BE(CANCEL_REQUEST, 4);
+  body.copy(packet, 8, 4, 12);
+  const socket = net.connect({ host: "127.0.0.1", port });
+  socket.on("error", () => {});
+  socket.end(packet);
+}

@@ -1,0 +1,88 @@
+/**
+ * Which endpoint a connection is for, found as Neon's proxy finds it: the `options` start-up
+ * parameter (`endpoint=<id>`), the TLS server name (`<id>[-pooler].<region>.<domain>`), or, when
+ * neither names one, the password (`endpoint=<id>;<password>` or `endpoint=<id>$<password>`).
+ * Texts are the proxy's own (all answered as ERROR XX000).
+ */
+
+export const MISSING_ENDPOINT =
+  "Endpoint ID is not specified. Either please upgrade the postgres client library (libpq) for SNI support or pass the endpoint ID (first part of the domain name) as a parameter: '?options=endpoint%3D<endpoint-id>'. See more at https://neon.tech/sni";
+
+export class RoutingError extends Error {}
+
+export interface Target {
+  /** The endpoint id without `-pooler`. */
+  endpointId: string;
+  /** Whether the pooled form (`-pooler`) was asked for. */
+  pooled: boolean;
+}
+
+const POOLER = "-pooler";
+
+function checked(id: string): string {
+  if (!/^[A-Za-z0-9-]+$/.test(id))
+    throw new RoutingError(`Project name ('${id}') must contain only alphanumeric characters and hyphen.`);
+  return id;
+}
+
+function target(id: string): Target {
+  const pooled = id.endsWith(POOLER);
+  return { endpointId: pooled ? id.slice(0, -POOLER.length) : id, pooled };
+}
+
+/** The endpoint named in `options`: `endpoint=<id>` (or `project=<id>`) among whitespace-separated tokens. */
+export function fromOptions(options: string | undefined): string | undefined {
+  if (!options) return undefined;
+  const found: string[] = [];
+  for (const token of options.split(/\s+/)) {
+    const m = /^(?:--)?(?:endpoint|project)=(.*)$/.exec(token);
+    if (m) found.push(m[1] as string);
+  }
+  // Two endpoint tokens name none (as the proxy reads them).
+  return found.length === 1 ? checked(found[0] as string) : undefined;
+}
+
+/** The endpoint named by a TLS server name under `domain`; names outside it are ignored. */
+export function fromServerName(serverName: string | undefined, domain: string): string | undefined {
+  if (!serverName) return undefined;
+  const dot = serverName.indexOf(".");
+  if (dot <= 0) return undefined;
+  const rest = serverName.slice(dot + 1).toLowerCase();
+  if (rest !== domain && !rest.endsWith(`.${domain}`)) return undefined;
+  const sub = serverName.slice(0, dot);
+  if (sub === "api" || sub === "apiauth") return undefined;
+  return checked(sub);
+}
+
+/** The endpoint of a connection from its options and server name; both must agree when both name one. */
+export function routeOf(
+  params: Record<string, string>,
+  serverName: string | undefined,
+  domain: string,
+): Target | undefined {
+  const byOption = fromOptions(params.options);
+  const bySni = fromServerName(serverName, domain);
+  if (byOption && bySni && byOption !== bySni)
+    throw new RoutingError(
+      `Inconsistent project name inferred from SNI ('${bySni}') and project option ('${byOption}').`,
+    );
+  const id = byOption ?? bySni;
+  return id ? target(id) : undefined;
+}
+
+/** The endpoint and the real password from a password of the form `endpoint=<id>;<password>` (or `$`). */
+export function fromPassword(password: string): { target: Target; password: string } {
+  const m = /^endpoint=([^;$]*)[;$]([\s\S]*)$/.exec(password);
+  if (!m) throw new RoutingError(MISSING_ENDPOINT);
+  return { target: target(checked(m[1] as string)), password: m[2] as string };
+}
+
+/** The options to pass on to the compute: the routing tokens removed. */
+export function forwardedOptions(options: string | undefined): string | undefined {
+  if (!options) return undefined;
+  const kept = options
+    .split(/\s+/)
+    .filter((t) => t && !/^(?:--)?(?:endpoint|project)=/.test(t))
+    .join(" ");
+  return kept || undefined;
+}

@@ -1,0 +1,79 @@
+import net from "node:net";
+import type tlsTypes from "node:tls";
+import type { Logger } from "pino";
+import type { TlsIdentity } from "./certificates.js";
+import { endPointBinding } from "./scram.js";
+import { type DoorServices, type SessionContext, serveClient } from "./session.js";
+import { tls } from "./tls.js";
+
+export interface FrontDoorOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** When the port was not chosen by the user, a taken port is reported and a free one used instead. */
+  portIsDefault: boolean;
+  services: DoorServices;
+  identity: TlsIdentity;
+  handshakeTimeoutMs: number;
+  logger?: Logger;
+}
+
+/**
+ * The Postgres port: Neon's proxy for the emulator's computes. Every connection is served by
+ * session.ts (routing, authentication, wake) and then relayed to its compute.
+ */
+export class FrontDoor {
+  private constructor(
+    private readonly server: net.Server,
+    private readonly sockets: Set<net.Socket>,
+    readonly host: string,
+    readonly port: number,
+  ) {}
+
+  static async open(options: FrontDoorOptions): Promise<FrontDoor> {
+    const context: SessionContext = {
+      services: options.services,
+      secureContext: tls().createSecureContext({ key: options.identity.key, cert: options.identity.cert }),
+      channelBinding: endPointBinding(options.identity.certDer),
+      cancelTargets: new Map(),
+      handshakeTimeoutMs: options.handshakeTimeoutMs,
+      ...(options.logger ? { logger: options.logger } : {}),
+    };
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.once("close", () => sockets.delete(socket));
+      void serveClient(socket, context);
+    });
+    let port: number;
+    try {
+      port = await listen(server, options.host, options.port);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE" || !options.portIsDefault) throw err;
+      port = await listen(server, options.host, 0);
+      options.logger?.warn(
+        { wanted: options.port, port },
+        `port ${options.port} is taken: the Postgres front door listens on ${port} instead (connection URIs from the API carry it); set NEON_EMULATOR_PG_PORT to choose`,
+      );
+    }
+    return new FrontDoor(server, sockets, options.host, port);
+  }
+
+  /** Stops listening and ends every client connection. */
+  async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+  }
+}
+
+function listen(server: net.Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.once("error", onError);
+    server.listen(port, host, () => {
+      server.off("error", onError);
+      resolve((server.address() as net.AddressInfo).port);
+    });
+  });
+}

@@ -1,0 +1,303 @@
+import { timingSafeEqual } from "node:crypto";
+import net from "node:net";
+import type tlsTypes from "node:tls";
+import type { Logger } from "pino";
+import type { LoginTarget } from "../control-plane/endpoints/service.js";
+import { ComputeRefused, cancelKeyOf, forwardCancel, type Login, relay } from "./relay.js";
+import { fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
+import { ScramError, ScramServer, WrongPassword } from "./scram.js";
+import { tls } from "./tls.js";
+import {
+  authenticationCleartextPassword,
+  authenticationSasl,
+  authenticationSaslContinue,
+  CANCEL_REQUEST,
+  cstring,
+  errorResponse,
+  Frames,
+  GSSENC_REQUEST,
+  type PgErrorFields,
+  ProtocolError,
+  SSL_REQUEST,
+  startupParameters,
+} from "./wire.js";
+
+/** What the front door asks of the rest of the emulator. */
+export interface DoorServices {
+  /** The domain endpoint host names end with (TLS server names outside it are ignored). */
+  domain: string;
+  /** The endpoint (by id) and the password of the role a client logs in as. */
+  login(endpointId: string, role: string): LoginTarget;
+  /**
+   * Makes sure the endpoint's server runs, waking an idle endpoint (concurrent callers share one
+   * wake); resolves to the port of its server on the loopback interface.
+   */
+  ready(endpointId: string): Promise<number>;
+  /** A client connection to the endpoint opened (+1) or ended (-1). */
+  connected(endpointId: string, delta: 1 | -1): void;
+}
+
+export interface SessionContext {
+  services: DoorServices;
+  secureContext: tlsTypes.SecureContext;
+  /** The server certificate's channel-binding data (tls-server-end-point). */
+  channelBinding: Buffer;
+  /** Backend key data -> the port of the server the connection runs on, for CancelRequests. */
+  cancelTargets: Map<string, number>;
+  /** How long a client may take over each start-up message. */
+  handshakeTimeoutMs: number;
+  logger?: Logger;
+}
+
+/** The proxy's texts (Neon answers them as ERROR with SQLSTATE XX000). */
+export const TEXTS = {
+  notFound:
+    "The requested endpoint could not be found, or you don't have access to it. Please check the provided ID and try again.",
+  disabled: "The endpoint has been disabled. Enable it using the API and retry.",
+  couldNotConnect: "Couldn't connect to compute node",
+  wrongPassword: (user: string) => `password authentication failed for user '${user}'`,
+};
+
+/** A failure answered to the client as an ErrorResponse, after which the connection closes. */
+export class DoorError extends Error {
+  constructor(readonly fields: PgErrorFields) {
+    super(fields.message);
+  }
+}
+
+const proxyError = (message: string) => new DoorError({ code: "XX000", message });
+
+class ClientGone extends Error {}
+
+/** Reads start-up phase messages from a client socket (plain, then perhaps TLS). */
+class Inbox {
+  readonly frames = new Frames();
+  private notify: (() => void) | undefined;
+  private gone = false;
+  private socket: net.Socket | tlsTypes.TLSSocket;
+  private readonly onData = (chunk: Buffer) => {
+    this.frames.push(chunk);
+    this.notify?.();
+  };
+  private readonly onGone = () => {
+    this.gone = true;
+    this.notify?.();
+  };
+
+  constructor(
+    socket: net.Socket,
+    private readonly timeoutMs: number,
+  ) {
+    this.socket = socket;
+    this.attach(socket);
+  }
+
+  private attach(socket: net.Socket | tlsTypes.TLSSocket): void {
+    this.socket = socket;
+    socket.on("data", this.onData);
+    socket.on("end", this.onGone);
+    socket.on("close", this.onGone);
+  }
+
+  detach(): void {
+    this.socket.off("data", this.onData);
+    this.socket.off("end", this.onGone);
+    this.socket.off("close", this.onGone);
+  }
+
+  /** Hands the socket to TLS; resolves once the handshake is done. */
+  async upgrade(secureContext: tlsTypes.SecureContext): Promise<tlsTypes.TLSSocket> {
+    this.detach();
+    this.frames.rest(); // a client may not send anything between SSLRequest and the handshake
+    const secure = new (tls().TLSSocket)(this.socket, { isServer: true, secureContext });
+    secure.on("error", () => {}); // handled through 'close'
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new ClientGone()), this.timeoutMs);
+      secure.once("secure", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      secure.once("close", () => {
+        clearTimeout(timer);
+        reject(new ClientGone());
+      });
+    });
+    this.attach(secure);
+    return secure;
+  }
+
+  async take<T>(read: (frames: Frames) => T | undefined): Promise<T> {
+    for (;;) {
+      const value = read(this.frames);
+      if (value !== undefined) return value;
+      if (this.gone) throw new ClientGone();
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new ClientGone()), this.timeoutMs);
+        this.notify = () => {
+          clearTimeout(timer);
+          this.notify = undefined;
+          resolve();
+        };
+      });
+    }
+  }
+
+  /** The next password-type ('p') message's body. */
+  async password(): Promise<Buffer> {
+    const message = await this.take((f) => f.typed());
+    if (message.type !== "p")
+      throw new ProtocolError(`expected password response, got message type ${message.raw[0]}`);
+    return message.body;
+  }
+}
+
+/**
+ * One client connection: SSL negotiation, start-up, routing, authentication against the
+ * control plane's role, waking the endpoint, authenticating to its server, then relaying bytes
+ * both ways until either side ends.
+ */
+export async function serveClient(socket: net.Socket, ctx: SessionContext): Promise<void> {
+  socket.setNoDelay(true);
+  socket.on("error", () => {}); // a vanished client ends through 'close'
+  const inbox = new Inbox(socket, ctx.handshakeTimeoutMs);
+  let client: net.Socket | tlsTypes.TLSSocket = socket;
+  let backend: net.Socket | undefined;
+  const fail = (fields: PgErrorFields) => {
+    // The proxy answers its own failures with severity ERROR (protocol violations: FATAL).
+    if (!client.destroyed) client.end(errorResponse(fields));
+  };
+  try {
+    let params: Record<string, string> | undefined;
+    while (!params) {
+      const body = await inbox.take((f) => f.untyped());
+      const code = body.length >= 4 ? body.readInt32BE(0) : 0;
+      if (code === SSL_REQUEST) {
+        if (client !== socket) throw new ProtocolError("SSLRequest received on a TLS connection");
+        socket.write("S");
+        client = await inbox.upgrade(ctx.secureContext);
+      } else if (code === GSSENC_REQUEST) {
+        client.write("N");
+      } else if (code === CANCEL_REQUEST) {
+        if (body.length >= 12) forwardCancel(body, ctx.cancelTargets.get(cancelKeyOf(body.subarray(4))));
+        client.destroy();
+        return;
+      } else if (code >> 16 === 3) {
+        params = startupParameters(body);
+      } else {
+        throw new DoorError({
+          code: "0A000",
+          message: `unsupported frontend protocol ${code >> 16}.${code & 0xffff}: server supports 3.0 to 3.0`,
+        });
+      }
+    }
+    const user = params.user;
+    if (!user)
+      throw new DoorError({ code: "28000", message: "no PostgreSQL user name specified in startup packet" });
+    const serverName = client instanceof tls().TLSSocket ? client.servername || undefined : undefined;
+    const routed = routeOf(params, serverName, ctx.services.domain);
+    const login = routed
+      ? await scramLogin(inbox, client, routed, user, ctx)
+      : await passwordLogin(inbox, client, user, ctx);
+    const port = await ctx.services.ready(login.target.endpointId).catch((err: unknown) => {
+      if (!(err instanceof DoorError))
+        ctx.logger?.warn({ err, endpoint: login.target.endpointId }, "front door: wake failed");
+      throw err instanceof DoorError ? err : proxyError(TEXTS.couldNotConnect);
+    });
+    backend = net.connect({ host: "127.0.0.1", port });
+    backend.setNoDelay(true);
+    backend.on("error", () => {}); // ends through 'close'
+    const endpointId = login.target.endpointId;
+    await relay(client, inbox, backend, new Inbox(backend, ctx.handshakeTimeoutMs), params, login, {
+      cancelKey: (key, at) =>
+        at === undefined ? ctx.cancelTargets.delete(key) : ctx.cancelTargets.set(key, at),
+      connected: (delta) => ctx.services.connected(endpointId, delta),
+    }).catch((err: unknown) => {
+      if (err instanceof ComputeRefused) throw err;
+      if (err instanceof ClientGone && client.destroyed) throw err;
+      if (!(err instanceof ClientGone))
+        ctx.logger?.warn({ err, endpoint: endpointId }, "front door: login to the compute failed");
+      throw proxyError(TEXTS.couldNotConnect);
+    });
+  } catch (err) {
+    inbox.detach();
+    backend?.destroy();
+    if (err instanceof ComputeRefused) {
+      if (!client.destroyed) client.end(err.raw);
+      return;
+    }
+    if (err instanceof DoorError) fail(err.fields);
+    else if (err instanceof RoutingError) fail({ code: "XX000", message: err.message });
+    else if (err instanceof ProtocolError) fail({ severity: "FATAL", code: "08P01", message: err.message });
+    else if (err instanceof ClientGone) client.destroy();
+    else {
+      ctx.logger?.error({ err }, "front door: unexpected failure");
+      fail({ code: "XX000", message: TEXTS.couldNotConnect });
+    }
+  }
+}
+
+/** The endpoint must exist before a client is asked for a password (the proxy's order). */
+function lookUp(target: Target, user: string, ctx: SessionContext): Extract<LoginTarget, { found: true }> {
+  const found = ctx.services.login(target.endpointId, user);
+  if (!found.found) throw proxyError(TEXTS.notFound);
+  return found;
+}
+
+function afterLogin(found: Extract<LoginTarget, { found: true }>): void {
+  if (found.disabled) throw proxyError(TEXTS.disabled);
+}
+
+/** SCRAM-SHA-256, with channel binding (SCRAM-SHA-256-PLUS) offered over TLS. */
+async function scramLogin(
+  inbox: Inbox,
+  client: net.Socket,
+  target: Target,
+  user: string,
+  ctx: SessionContext,
+): Promise<Login> {
+  const found = lookUp(target, user, ctx);
+  // A role that does not exist goes through the same exchange and fails at the end, as in Postgres.
+  const password = found.password ?? `\0missing-role-${Math.random()}`;
+  const scram = new ScramServer(password, client instanceof tls().TLSSocket ? ctx.channelBinding : undefined);
+  client.write(authenticationSasl(scram.mechanisms()));
+  try {
+    const initial = await inbox.password();
+    const [mechanism, at] = cstring(initial, 0);
+    if (initial.length < at + 4) throw new ProtocolError("malformed SASLInitialResponse");
+    const length = initial.readInt32BE(at);
+    const clientFirst = length < 0 ? "" : initial.toString("utf8", at + 4, at + 4 + length);
+    client.write(authenticationSaslContinue(scram.first(mechanism, clientFirst)));
+    const serverFinal = scram.final((await inbox.password()).toString("utf8"));
+    if (found.password === null) throw new WrongPassword();
+    afterLogin(found);
+    return { target, password: found.password, serverFinal };
+  } catch (err) {
+    if (err instanceof WrongPassword)
+      throw new DoorError({ code: "28P01", message: TEXTS.wrongPassword(user) });
+    if (err instanceof ScramError) throw new DoorError({ code: "28000", message: err.message });
+    throw err;
+  }
+}
+
+/** No endpoint named by options or server name: the password carries it (`endpoint=<id>;<password>`). */
+async function passwordLogin(
+  inbox: Inbox,
+  client: net.Socket,
+  user: string,
+  ctx: SessionContext,
+): Promise<Login> {
+  client.write(authenticationCleartextPassword());
+  const [given] = cstring(await inbox.password(), 0);
+  const { target, password } = fromPassword(given);
+  const found = lookUp(target, user, ctx);
+  if (found.password === null || !sameText(found.password, password))
+    throw new DoorError({ code: "28P01", message: TEXTS.wrongPassword(user) });
+  afterLogin(found);
+  return { target, password };
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
