@@ -8,6 +8,8 @@ import { startArgs } from "./start-command.js";
 export interface RunningServer {
   url: string;
   port: number;
+  /** The Postgres front door's port (NEON_EMULATOR_COMPUTE=postgres), else undefined. */
+  pgPort: number | undefined;
   proc: ChildProcess;
   /** Everything the server printed on stdout so far (JSON log lines, printed keys). */
   stdout(): string;
@@ -89,10 +91,12 @@ export function startServer(
       listening = true;
       clearTimeout(timer);
       proc.off("exit", onExit);
-      const url = (JSON.parse(line) as { url: string }).url.replace(/\/api\/v2$/, "");
+      const listened = JSON.parse(line) as { url: string; postgres?: string };
+      const url = listened.url.replace(/\/api\/v2$/, "");
       resolve({
         url,
         port: Number(new URL(url).port),
+        pgPort: listened.postgres ? Number(listened.postgres.split(":").pop()) : undefined,
         proc,
         stdout: () => out,
         stderr: () => err,

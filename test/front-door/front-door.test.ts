@@ -1,0 +1,399 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { promisify } from "node:util";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+
+/**
+ * The Postgres front door against a real server, on the manual clock: routing forms, Neon's
+ * errors, wake on connect without an advance, activity and auto-suspend, bad input. One server
+ * (and its computes) for the file.
+ */
+let server: RunningServer;
+let dir: string;
+const key = randomKey();
+const env = () => ({
+  NEON_EMULATOR_DB: path.join(dir, "db.sqlite"),
+  NEON_EMULATOR_API_KEY: key,
+  NEON_EMULATOR_COMPUTE: "postgres",
+  NEON_EMULATOR_PG_PORT: "0",
+  NEON_EMULATOR_PG_AUTH_TIMEOUT: "2",
+  NEON_EMULATOR_CLOCK: "manual",
+  NEON_EMULATOR_CLOCK_START: "2026-01-01T00:00:00Z",
+});
+
+beforeAll(async () => {
+  dir = tempDir();
+  // The servers run as an unprivileged user when the tests run as root: it must reach the data folder.
+  fs.chmodSync(dir, 0o755);
+  server = await startServer(env());
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+  if (process.env.DOOR_DEBUG) console.log(server.stdout());
+});
+
+const api = (method: string, p: string, body?: unknown) => http(server.url, key, method, `/api/v2${p}`, body);
+const advance = (seconds: number) => http(server.url, key, "POST", "/_emulator/clock/advance", { seconds });
+const run = promisify(execFile);
+
+interface Project {
+  id: string;
+  endpointId: string;
+  host: string;
+  role: string;
+  password: string;
+  uri: string;
+}
+
+async function createProject(name: string): Promise<Project> {
+  const res = await api("POST", "/projects", { project: { name } });
+  expect(res.status).toBe(201);
+  return {
+    id: res.body.project.id,
+    endpointId: res.body.endpoints[0].id,
+    host: res.body.endpoints[0].host,
+    role: res.body.roles[0].name,
+    password: res.body.roles[0].password,
+    uri: res.body.connection_uris[0].connection_uri,
+  };
+}
+
+function client(config: pg.ClientConfig): pg.Client {
+  return new pg.Client({ host: "127.0.0.1", port: server.pgPort, database: "neondb", ...config });
+}
+
+async function one(
+  config: pg.ClientConfig,
+  sql = "SELECT current_user AS u",
+): Promise<Record<string, unknown>> {
+  const c = client(config);
+  await c.connect();
+  try {
+    return (await c.query(sql)).rows[0];
+  } finally {
+    await c.end();
+  }
+}
+
+/** The error a connection attempt fails with (code and message). */
+async function refusal(
+  config: pg.ClientConfig,
+): Promise<{ code?: string; message: string; severity?: string }> {
+  const c = client(config);
+  try {
+    await c.connect();
+  } catch (err) {
+    return err as { code?: string; message: string; severity?: string };
+  }
+  await c.end();
+  throw new Error("the connection was accepted");
+}
+
+async function operations(
+  projectId: string,
+): Promise<{ action: string; status: string; endpoint_id?: string }[]> {
+  return (await api("GET", `/projects/${projectId}/operations`)).body.operations;
+}
+
+async function endpoint(p: Project) {
+  return (await api("GET", `/projects/${p.id}/endpoints/${p.endpointId}`)).body.endpoint;
+}
+
+let p: Project;
+
+/** Waits (briefly, in real time) for the shared project's endpoint to reach `state`. */
+async function stateBecomes(state: string): Promise<void> {
+  for (let i = 0; i < 200 && (await endpoint(p)).current_state !== state; i++)
+    await new Promise((r) => setTimeout(r, 25));
+  expect((await endpoint(p)).current_state).toBe(state);
+}
+
+describe("connection strings work as handed out", () => {
+  it("the API's connection URI connects with node-postgres and psql, waking the endpoint without a clock advance", async () => {
+    p = await createProject("door");
+    expect(p.uri).toBe(
+      `postgresql://${p.role}:${p.password}@127.0.0.1:${server.pgPort}/neondb?options=endpoint%3D${p.endpointId}`,
+    );
+    const c = new pg.Client({ connectionString: p.uri });
+    await c.connect();
+    expect((await c.query("SELECT current_user AS u, current_database() AS d")).rows).toEqual([
+      { u: p.role, d: "neondb" },
+    ]);
+    await c.query("CREATE TABLE notes (id int PRIMARY KEY, body text)");
+    await c.query("INSERT INTO notes VALUES (1, 'hello')");
+    await c.end();
+    const { stdout } = await run("psql", [p.uri, "-tAc", "SELECT body FROM notes"]);
+    expect(stdout.trim()).toBe("hello");
+    // The wake was the endpoint's own start_compute, completed at the manual clock's time.
+    const start = (await operations(p.id)).filter((o) => o.action === "start_compute");
+    expect(start.map((o) => o.status)).toEqual(["finished"]);
+    expect((await endpoint(p)).current_state).toBe("active");
+    const uri = await api(
+      "GET",
+      `/projects/${p.id}/connection_uri?database_name=neondb&role_name=${p.role}&pooled=true`,
+    );
+    expect(uri.body.uri).toContain(`options=endpoint%3D${p.endpointId}-pooler`);
+    expect((await one({ connectionString: uri.body.uri, host: undefined, port: undefined })).u).toBe(p.role);
+  });
+
+  it("routes by the password form endpoint=<id>;<password> (and $) when nothing else names the endpoint", async () => {
+    expect((await one({ user: p.role, password: `endpoint=${p.endpointId};${p.password}` })).u).toBe(p.role);
+    expect((await one({ user: p.role, password: `endpoint=${p.endpointId}$${p.password}` })).u).toBe(p.role);
+  });
+
+  it("routes by TLS server name, verifiable with the CA from /_emulator/ca.pem, with SCRAM channel binding", async () => {
+    const res = await fetch(`${server.url}/_emulator/ca.pem`);
+    expect(res.status).toBe(200);
+    const ca = await res.text();
+    expect(ca).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(fs.readFileSync(path.join(dir, "db-ca.pem"), "utf8")).toBe(ca);
+    const row = await one(
+      { user: p.role, password: p.password, ssl: { ca, servername: p.host } },
+      "SELECT current_user AS u",
+    );
+    expect(row.u).toBe(p.role);
+    // An untrusted authority fails verification, as node-postgres' verify-full should.
+    await expect(one({ user: p.role, password: p.password, ssl: { servername: p.host } })).rejects.toThrow(
+      /self-signed|self signed|unable to get local issuer|unable to verify the first certificate/,
+    );
+    const caFile = path.join(dir, "ca-copy.pem");
+    fs.writeFileSync(caFile, ca);
+    const { stdout } = await run("psql", [
+      `host=${p.host} hostaddr=127.0.0.1 port=${server.pgPort} user=${p.role} password=${p.password} dbname=neondb sslmode=verify-full sslrootcert=${caFile} channel_binding=require`,
+      "-tAc",
+      "SELECT 'bound'",
+    ]);
+    expect(stdout.trim()).toBe("bound");
+  });
+});
+
+describe("Neon's errors", () => {
+  it("unknown endpoint, wrong password, missing endpoint id, inconsistent names, bad id characters", async () => {
+    const unknown = await refusal({
+      user: p.role,
+      password: p.password,
+      options: "endpoint=ep-nothing-here-123",
+    });
+    expect(unknown).toMatchObject({ code: "XX000", severity: "ERROR" });
+    expect(unknown.message).toBe(
+      "The requested endpoint could not be found, or you don't have access to it. Please check the provided ID and try again.",
+    );
+    const wrong = await refusal({ user: p.role, password: "nope", options: `endpoint=${p.endpointId}` });
+    expect(wrong).toMatchObject({
+      code: "28P01",
+      message: `password authentication failed for user '${p.role}'`,
+    });
+    const noRole = await refusal({ user: "ghost", password: "x", options: `endpoint=${p.endpointId}` });
+    expect(noRole).toMatchObject({
+      code: "28P01",
+      message: "password authentication failed for user 'ghost'",
+    });
+    const missing = await refusal({ user: p.role, password: p.password });
+    expect(missing.message).toMatch(/^Endpoint ID is not specified\. .*https:\/\/neon\.tech\/sni$/);
+    const ca = await (await fetch(`${server.url}/_emulator/ca.pem`)).text();
+    const inconsistent = await refusal({
+      user: p.role,
+      password: p.password,
+      options: "endpoint=ep-other-123",
+      ssl: { ca, servername: p.host },
+    });
+    expect(inconsistent.message).toBe(
+      `Inconsistent project name inferred from SNI ('${p.endpointId}') and project option ('ep-other-123').`,
+    );
+    const bad = await refusal({ user: p.role, password: p.password, options: "endpoint=ep_bad!" });
+    expect(bad.message).toBe(
+      "Project name ('ep_bad!') must contain only alphanumeric characters and hyphen.",
+    );
+    const noDb = await refusal({
+      user: p.role,
+      password: p.password,
+      options: `endpoint=${p.endpointId}`,
+      database: "nope",
+    });
+    expect(noDb).toMatchObject({ code: "3D000" });
+  });
+
+  it("a disabled endpoint refuses with Neon's text and is not woken", async () => {
+    const q = await createProject("disabled");
+    const patched = await api("PATCH", `/projects/${q.id}/endpoints/${q.endpointId}`, {
+      endpoint: { disabled: true },
+    });
+    expect(patched.status).toBe(200);
+    await advance(60);
+    const refused = await refusal({
+      user: q.role,
+      password: q.password,
+      options: `endpoint=${q.endpointId}`,
+    });
+    expect(refused).toMatchObject({
+      code: "XX000",
+      message: "The endpoint has been disabled. Enable it using the API and retry.",
+    });
+    expect(
+      (await api("GET", `/projects/${q.id}/endpoints/${q.endpointId}`)).body.endpoint.current_state,
+    ).not.toBe("active");
+  });
+});
+
+describe("lifecycle and activity", () => {
+  it("suspend ends open connections with 57P01; the next connects share one wake, recorded as start_compute", async () => {
+    const c = client({ user: p.role, password: p.password, options: `endpoint=${p.endpointId}` });
+    await c.connect();
+    const ended = new Promise<{ code?: string }>((resolve) =>
+      c.on("error", (err) => resolve(err as { code?: string })),
+    );
+    const suspend = await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/suspend`);
+    expect(suspend.status).toBe(200);
+    await advance(5);
+    expect((await ended).code).toBe("57P01");
+    await c.end().catch(() => {});
+    // The effect (the server's stop) completes outside the advance; its operation then finishes.
+    await stateBecomes("idle");
+    const startsBefore = (await operations(p.id)).filter((o) => o.action === "start_compute").length;
+    const rows = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        one(
+          { user: p.role, password: p.password, options: `endpoint=${p.endpointId}` },
+          "SELECT count(*)::int AS n FROM notes",
+        ),
+      ),
+    );
+    expect(rows).toEqual(Array.from({ length: 5 }, () => ({ n: 1 })));
+    const starts = (await operations(p.id)).filter((o) => o.action === "start_compute");
+    expect(starts.length).toBe(startsBefore + 1);
+    expect(starts[0]?.status).toBe("finished");
+  });
+
+  it("an open connection keeps the endpoint from auto-suspending; the delay counts from the last connection's end", async () => {
+    const patched = await api("PATCH", `/projects/${p.id}/endpoints/${p.endpointId}`, {
+      endpoint: { suspend_timeout_seconds: 60 },
+    });
+    expect(patched.status).toBe(200);
+    await advance(1);
+    const c = client({ user: p.role, password: p.password, options: `endpoint=${p.endpointId}` });
+    await c.connect();
+    await advance(600);
+    expect((await endpoint(p)).current_state).toBe("active");
+    await c.end();
+    // The door records the end (at the manual clock's time) once the socket closes.
+    const now = (await http(server.url, key, "GET", "/_emulator/clock")).body.now;
+    for (let i = 0; i < 100 && (await endpoint(p)).last_active !== now; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect((await endpoint(p)).last_active).toBe(now);
+    await advance(59);
+    expect((await endpoint(p)).current_state).toBe("active");
+    await advance(2);
+    await advance(5);
+    await stateBecomes("idle");
+    const last = (await operations(p.id))[0];
+    expect(last?.action).toBe("suspend_compute");
+  });
+
+  it("max_connections follows the minimum compute size", async () => {
+    const q = await createProject("sizes");
+    const patched = await api("PATCH", `/projects/${q.id}/endpoints/${q.endpointId}`, {
+      endpoint: { autoscaling_limit_min_cu: 1, autoscaling_limit_max_cu: 2 },
+    });
+    expect(patched.status).toBe(200);
+    const row = await one(
+      { user: q.role, password: q.password, options: `endpoint=${q.endpointId}` },
+      "SHOW max_connections",
+    );
+    expect(row.max_connections).toBe("450");
+  });
+});
+
+/** Sends bytes on a raw socket and collects what comes back until the door closes it (or `ms` pass). */
+function rawExchange(bytes: Buffer, ms = 5000): Promise<{ reply: Buffer; closed: boolean }> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port: server.pgPort as number });
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ reply: Buffer.concat(chunks), closed: false });
+    }, ms);
+    socket.on("data", (d) => chunks.push(d));
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve({ reply: Buffer.concat(chunks), closed: true });
+    });
+    socket.on("connect", () => socket.write(bytes));
+  });
+}
+
+function startupPacket(params: Record<string, string>): Buffer {
+  const body = Buffer.concat([
+    Buffer.from([0, 3, 0, 0]),
+    Buffer.from(
+      `${Object.entries(params)
+        .map(([k, v]) => `${k}\0${v}\0`)
+        .join("")}\0`,
+    ),
+  ]);
+  const len = Buffer.alloc(4);
+  len.writeInt32BE(body.length + 4);
+  return Buffer.concat([len, body]);
+}
+
+describe("bad input at the front door", () => {
+  it("garbage, bad lengths, oversized and truncated messages get an error or a close, never a crash or a hang", async () => {
+    const garbage = await rawExchange(Buffer.from("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+    expect(garbage.closed).toBe(true);
+    expect(garbage.reply.toString()).toContain("08P01");
+    const huge = Buffer.alloc(8);
+    huge.writeInt32BE(0x7fffffff, 0);
+    huge.writeInt32BE(196608, 4);
+    expect((await rawExchange(huge)).reply.toString()).toContain("invalid length of startup packet");
+    const wrongVersion = startupPacket({ user: "x" });
+    wrongVersion.writeInt16BE(9, 4);
+    expect((await rawExchange(wrongVersion)).reply.toString()).toContain("unsupported frontend protocol 9.0");
+    const noUser = await rawExchange(startupPacket({ database: "neondb" }));
+    expect(noUser.reply.toString()).toContain("no PostgreSQL user name");
+    // An oversized password message after a valid start-up.
+    const start = startupPacket({ user: p.role, options: `endpoint=${p.endpointId}` });
+    const big = Buffer.alloc(5 + 20);
+    big.write("p", 0);
+    big.writeInt32BE(50_000_000, 1);
+    const oversized = await rawExchange(Buffer.concat([start, big]));
+    expect(oversized.closed).toBe(true);
+    expect(oversized.reply.toString()).toContain("invalid message length");
+    // Not a password message where one is expected.
+    const query = Buffer.from([0x51, 0, 0, 0, 13, ...Buffer.from("SELECT 1\0")]);
+    expect((await rawExchange(Buffer.concat([start, query]))).reply.toString()).toContain(
+      "expected password response",
+    );
+    // Half a start-up packet, then silence: the door gives up after NEON_EMULATOR_PG_AUTH_TIMEOUT.
+    const slow = await rawExchange(start.subarray(0, 10), 6000);
+    expect(slow.closed).toBe(true);
+    // A client that sends SSLRequest and then no TLS handshake.
+    const ssl = Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
+    const silentTls = await rawExchange(ssl, 6000);
+    expect(silentTls.reply.subarray(0, 1).toString()).toBe("S");
+    expect(silentTls.closed).toBe(true);
+    // Clients that vanish mid-handshake.
+    await Promise.all(
+      Array.from(
+        { length: 20 },
+        () =>
+          new Promise<void>((resolve) => {
+            const s = net.connect({ host: "127.0.0.1", port: server.pgPort as number }, () => {
+              s.write(start.subarray(0, 3));
+              s.destroy();
+              resolve();
+            });
+            s.on("error", () => resolve());
+          }),
+      ),
+    );
+    // Still serving.
+    expect((await fetch(`${server.url}/_emulator/health`)).status).toBe(200);
+    expect((await one({ user: p.role, password: p.password, options: `endpoint=${p.endpointId}` })).u).toBe(
+      p.role,
+    );
+  }, 30_000);
+});
