@@ -8,5 +8,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Control-plane suites run without Postgres processes; the data-plane suites ask for them.
+    env: { NEON_EMULATOR_COMPUTE: "none" },
   },
 });

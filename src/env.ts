@@ -67,7 +67,7 @@ const envSchema = z.object({
     .max(30 * 86400)
     .default(3600),
   NEON_EMULATOR_SEED: z.string().min(1).optional(),
-  NEON_EMULATOR_COMPUTE: z.enum(["none", "postgres"]).default("none"),
+  NEON_EMULATOR_COMPUTE: z.enum(["none", "postgres"]).default("postgres"),
   // Unset: 5432, or a free port when 5432 is taken. Set: exactly that port (0 picks a free one).
   NEON_EMULATOR_PG_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   NEON_EMULATOR_PG_AUTH_TIMEOUT: z.coerce.number().int().min(1).max(600).default(10),

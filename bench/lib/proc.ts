@@ -190,6 +190,8 @@ export function spawnEmulator(o: EmulatorOptions): Promise<Child> {
       NEON_EMULATOR_API_KEY: o.key,
       NEON_EMULATOR_LOG_LEVEL: "warn",
       NEON_EMULATOR_CLOCK: o.clock ?? "real",
+      // The control-plane figures are measured without Postgres processes (compute.ts measures those).
+      NEON_EMULATOR_COMPUTE: "none",
       ...o.env,
     },
   });

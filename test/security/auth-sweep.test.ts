@@ -95,14 +95,16 @@ async function call(
 }
 
 const name = (op: OpenApiOperation) => `${op.method} ${op.path}`;
-const guarded = () => ops.filter((op) => op.path !== "/_emulator/health");
+/** Public by design: health, and the front door's CA certificate (clients fetch it to verify TLS). */
+const PUBLIC = ["/_emulator/health", "/_emulator/ca.pem"];
+const guarded = () => ops.filter((op) => !PUBLIC.includes(op.path));
 
 describe("authentication sweep", () => {
   it("the document lists the whole API", () => {
     expect(ops.filter((op) => op.path.startsWith("/api/v2/")).length).toBeGreaterThan(35);
   });
 
-  it("every route but health answers 401 without a key, with a revoked key or a malformed one, and changes nothing", async () => {
+  it("every route but health and the CA answers 401 without a key, with a revoked key or a malformed one, and changes nothing", async () => {
     const failures: string[] = [];
     const revoked = `Bearer ${f.revoked.key}`;
     const variants: [string, string | undefined][] = [
