@@ -374,7 +374,14 @@ export class PostgresDriver implements ComputeDriver {
       fs.appendFileSync(path.join(dir, "postgresql.auto.conf"), `primary_conninfo = '${conninfo}'\n`);
     }
     await handOver(dir);
-    const server = await PgServer.start(bin, dir, await freePort(), { ...settings, hot_standby: "on" });
+    // A hot standby refuses to run with fewer connections than its primary was configured with.
+    const primaryCu = primary ? this.view.endpoint(primary)?.minCu : undefined;
+    const maxConns = Math.max(Number(settings.max_connections), primaryCu ? maxConnections(primaryCu) : 0);
+    const server = await PgServer.start(bin, dir, await freePort(), {
+      ...settings,
+      max_connections: String(maxConns),
+      hot_standby: "on",
+    });
     this.track(endpoint.id, {
       server,
       projectId: endpoint.projectId,
