@@ -19,6 +19,7 @@ import {
   unfinishedActions,
 } from "../control-plane/operations/store.js";
 import { stampComputeActive } from "../control-plane/projects/store.js";
+import { applyUndo, takeUndo } from "../control-plane/roles-databases/store.js";
 import { anyFaultArmed, takeFault } from "../emulator/faults-store.js";
 import type { Tx } from "../platform/db.js";
 import { statement } from "../platform/statements.js";
@@ -100,6 +101,11 @@ function complete(
   }).changes;
   if (changed !== 1) return false;
   if (STATE_CHANGING_ACTIONS.includes(op.action)) applyToResources(tx, op, outcome, now, started);
+  if (op.action === "apply_config") {
+    // A refused change to roles or databases is taken back: nothing half-applied in the API's view.
+    const undo = takeUndo(tx, op.id);
+    if (undo && outcome === "failed") applyUndo(tx, undo.branchId, undo.undo, now);
+  }
   if (result?.branch) recordBranchData(tx, result.branch.id, result.branch);
   return true;
 }
@@ -224,11 +230,12 @@ export function nextOperationDueAt(tx: Tx): number | null {
 
 /**
  * Actions whose completion changes only the operation row, as SQL literals: those that move no
- * other row and, unless the driver performs effects inline, have no effect.
+ * other row (apply_config removes its undo) and, unless the driver performs effects inline, have no effect.
  */
 function rowOnlyActions(inline: boolean): string {
   return OPERATION_ACTIONS.filter(
-    (a: OperationAction) => !STATE_CHANGING_ACTIONS.includes(a) && (inline || !EFFECT_ACTIONS.includes(a)),
+    (a: OperationAction) =>
+      !STATE_CHANGING_ACTIONS.includes(a) && a !== "apply_config" && (inline || !EFFECT_ACTIONS.includes(a)),
   )
     .map((a) => `'${a}'`)
     .join(", ");

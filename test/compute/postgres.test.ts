@@ -168,6 +168,62 @@ describe("computes are real Postgres servers", () => {
     expect(left).toEqual([]);
   });
 
+  it("a change Postgres refuses fails its apply_config and leaves the API's view as it was", async () => {
+    const base = `/projects/${p.projectId}/branches/${p.branchId}`;
+    // A reserved role name: CREATE ROLE is refused, the role does not stay in the API.
+    const reserved = await api("POST", `${base}/roles`, { role: { name: "pg_reserved" } });
+    expect(reserved.status).toBe(201);
+    const refused = await settled(p.projectId, reserved.body.operations[0].id);
+    expect(refused.status).toBe("failed");
+    expect(refused.error).toContain('role name "pg_reserved" is reserved');
+    const roles = (await api("GET", `${base}/roles`)).body.roles.map((r: { name: string }) => r.name);
+    expect(roles).not.toContain("pg_reserved");
+    // Renaming a database someone is connected to is refused; the old name stays.
+    const made = await api("POST", `${base}/databases`, { database: { name: "busy", owner_name: p.role } });
+    await allSettled(p.projectId, made.body.operations);
+    const holder = clientOf(p.endpointId, p.role, p.password, "busy");
+    await holder.connect();
+    const rename = await api("PATCH", `${base}/databases/busy`, { database: { name: "renamed" } });
+    expect(rename.status).toBe(200);
+    const renameOp = await settled(p.projectId, rename.body.operations[0].id);
+    expect(renameOp.status).toBe("failed");
+    expect(renameOp.error).toContain("is being accessed by other users");
+    expect((await api("GET", `${base}/databases/busy`)).status).toBe(200);
+    expect((await api("GET", `${base}/databases/renamed`)).status).toBe(404);
+    await holder.end();
+    const again = await api("PATCH", `${base}/databases/busy`, { database: { name: "renamed" } });
+    await allSettled(p.projectId, again.body.operations);
+    expect((await api("GET", `${base}/databases/renamed`)).status).toBe(200);
+    const dropped = await api("DELETE", `${base}/databases/renamed`);
+    await allSettled(p.projectId, dropped.body.operations);
+  });
+
+  it("deleting a role that owns tables hands them to the database's owner, as Neon's compute does", async () => {
+    const base = `/projects/${p.projectId}/branches/${p.branchId}`;
+    const role = await api("POST", `${base}/roles`, { role: { name: "writer" } });
+    await allSettled(p.projectId, role.body.operations);
+    await query(p.endpointId, p.role, p.password, "neondb", "GRANT CREATE ON SCHEMA public TO writer");
+    await query(
+      p.endpointId,
+      "writer",
+      role.body.role.password,
+      "neondb",
+      "CREATE TABLE writer_owned (x int)",
+    );
+    const del = await api("DELETE", `${base}/roles/writer`);
+    expect(del.status).toBe(200);
+    await allSettled(p.projectId, del.body.operations);
+    expect(
+      await query(
+        p.endpointId,
+        p.role,
+        p.password,
+        "neondb",
+        "SELECT tableowner, (SELECT count(*)::int FROM pg_roles WHERE rolname = 'writer') AS writers FROM pg_tables WHERE tablename = 'writer_owned'",
+      ),
+    ).toEqual([{ tableowner: p.role, writers: 0 }]);
+  });
+
   it("suspend ends every client connection with 57P01; start brings the server back with its data", async () => {
     const port = p.endpointId;
     const sizeBefore = (await api("GET", `/projects/${p.projectId}/branches/${p.branchId}`)).body.branch

@@ -242,13 +242,17 @@ export class PostgresDriver implements ComputeDriver {
     return dir;
   }
 
-  private async withAdmin<T>(port: number, use: (client: PgClient) => Promise<T>): Promise<T> {
+  private async withAdmin<T>(
+    port: number,
+    use: (client: PgClient) => Promise<T>,
+    database = "postgres",
+  ): Promise<T> {
     const client = new (pg().Client)({
       host: "127.0.0.1",
       port,
       user: ADMIN_USER,
       password: this.adminPassword(),
-      database: "postgres",
+      database,
     });
     await client.connect();
     try {
@@ -341,11 +345,18 @@ export class PostgresDriver implements ComputeDriver {
       if (endpoint.type !== "read_write") return;
       try {
         await this.withAdmin(server.port, (client) =>
-          reconcile(client, this.view.branchSpec(endpoint.branchId)),
+          reconcile(client, this.view.branchSpec(endpoint.branchId), (db, work) =>
+            this.withAdmin(server.port, work, db),
+          ),
         );
       } catch (err) {
-        await this.stop(endpointId);
-        throw err;
+        if (!server.running) throw err;
+        // A change the server refuses (made while it was stopped) must not keep the compute from
+        // starting: it runs with what could be applied, and the refusal is reported.
+        this.logger?.warn(
+          { endpoint: endpointId, error: (err as Error).message },
+          "the compute started, but refused part of its branch's roles and databases",
+        );
       }
     });
   }
@@ -412,7 +423,9 @@ export class PostgresDriver implements ComputeDriver {
       const port = primary ? this.portOf(primary) : undefined;
       // A branch without a running primary gets its roles and databases when its primary starts.
       if (port === undefined) return;
-      await this.withAdmin(port, (client) => reconcile(client, this.view.branchSpec(branchId)));
+      await this.withAdmin(port, (client) =>
+        reconcile(client, this.view.branchSpec(branchId), (db, work) => this.withAdmin(port, work, db)),
+      );
     });
   }
 

@@ -18,10 +18,15 @@ const literal = (text: string) => pg().escapeLiteral(text);
  * Brings a running branch server's roles and databases to what the control plane holds: creates
  * what is missing (roles with LOGIN PASSWORD, in neon_superuser; databases with their owner),
  * sets every role's password, renames a database the API renamed (found by its id in the
- * comment), changes owners, and drops the managed roles and databases the API deleted. Passwords
+ * comment), changes owners, and drops the managed roles and databases the API deleted. A name
+ * taken by a role the emulator did not make is refused (the apply_config fails). Passwords
  * travel only inside the statements sent to the server, which logs no statements (settings.ts).
  */
-export async function reconcile(client: PgClient, spec: BranchSpec): Promise<void> {
+export async function reconcile(
+  client: PgClient,
+  spec: BranchSpec,
+  inDatabase: (database: string, work: (client: PgClient) => Promise<void>) => Promise<void>,
+): Promise<void> {
   const roles = await client.query<{ rolname: string; managed: boolean }>(
     `SELECT rolname, coalesce(shobj_description(oid, 'pg_authid') = $1, false) AS managed FROM pg_roles`,
     [MANAGED],
@@ -29,7 +34,10 @@ export async function reconcile(client: PgClient, spec: BranchSpec): Promise<voi
   const existingRoles = new Map(roles.rows.map((r) => [r.rolname, r.managed]));
   for (const role of spec.roles) {
     const login = role.noLogin ? "NOLOGIN" : "LOGIN";
-    if (!existingRoles.has(role.name)) {
+    const managed = existingRoles.get(role.name);
+    // A role the emulator did not make (cloud_admin, neon_superuser, pg_*) is never taken over.
+    if (managed === false) throw new Error(`role "${role.name}" already exists`);
+    if (managed === undefined) {
       await client.query(
         `CREATE ROLE ${ident(role.name)} ${login} CREATEDB CREATEROLE IN ROLE ${NEON_SUPERUSER} PASSWORD ${literal(role.password)}`,
       );
@@ -69,7 +77,21 @@ export async function reconcile(client: PgClient, spec: BranchSpec): Promise<voi
   for (const d of byName.values())
     if (managedId(d.comment) !== undefined && !wanted.has(d.datname))
       await client.query(`DROP DATABASE ${ident(d.datname)} WITH (FORCE)`);
+  // As Neon's compute does: what a deleted role owns in each database goes to that database's
+  // owner (its grants are dropped), then the role.
   const wantedRoles = new Set(spec.roles.map((r) => r.name));
-  for (const [name, managed] of existingRoles)
-    if (managed && !wantedRoles.has(name)) await client.query(`DROP ROLE ${ident(name)}`);
+  const dropped = [...existingRoles].filter(([name, managed]) => managed && !wantedRoles.has(name));
+  if (dropped.length === 0) return;
+  const live = await client.query<{ datname: string; owner: string }>(
+    "SELECT datname, pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datallowconn AND NOT datistemplate",
+  );
+  for (const [name] of dropped) {
+    for (const db of live.rows)
+      if (db.owner !== name)
+        await inDatabase(db.datname, async (c) => {
+          await c.query(`REASSIGN OWNED BY ${ident(name)} TO ${ident(db.owner)}`);
+          await c.query(`DROP OWNED BY ${ident(name)}`);
+        });
+    await client.query(`DROP ROLE ${ident(name)}`);
+  }
 }

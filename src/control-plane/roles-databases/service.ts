@@ -19,9 +19,11 @@ import {
   listDatabaseRows,
   listRoleRows,
   type RoleRow,
+  recordUndo,
   setRolePassword,
   updateDatabaseRow,
 } from "./store.js";
+import type { ConfigUndo } from "./table.js";
 
 function requireRole(tx: Tx, branchId: string, name: string): RoleRow {
   const row = findRole(tx, branchId, name);
@@ -78,20 +80,25 @@ export function addDatabase(
   });
 }
 
-/** A change to roles or databases of a branch, with its apply_config operation, in one transaction. */
+/**
+ * A change to roles or databases of a branch, with its apply_config operation, in one transaction.
+ * The change says how to take it back: if the compute refuses it, the operation fails and the
+ * API's view returns to what it was (worker/finish-operations.ts).
+ */
 function withApplyConfig<T extends object>(
   ctx: Ctx,
   accountId: string,
   projectId: string,
   branchId: string,
-  change: (tx: Tx, branch: BranchRow) => T,
+  change: (tx: Tx, branch: BranchRow) => { body: T; undo: ConfigUndo },
 ) {
   const { body, op } = ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
     const branch = requireBranch(tx, accountId, projectId, branchId);
     const result = change(tx, branch);
     const op = startOperation(ctx, tx, { accountId, projectId, branchId, action: "apply_config" });
-    return { body: { ...result, operations: [toOperationJson(op)] }, op };
+    recordUndo(tx, op.id, branchId, result.undo);
+    return { body: { ...result.body, operations: [toOperationJson(op)] }, op };
   });
   return { body, events: operationsStarted([op]) } satisfies Outcome<typeof body>;
 }
@@ -115,11 +122,13 @@ export function createRole(
   branchId: string,
   input: RoleCreateInput,
 ) {
-  return withApplyConfig(ctx, accountId, projectId, branchId, (tx, branch) => ({
-    role: toRoleJson(addRole(ctx, tx, branch, { name: input.name, noLogin: input.no_login ?? false }), {
-      withPassword: true,
-    }),
-  }));
+  return withApplyConfig(ctx, accountId, projectId, branchId, (tx, branch) => {
+    const role = addRole(ctx, tx, branch, { name: input.name, noLogin: input.no_login ?? false });
+    return {
+      body: { role: toRoleJson(role, { withPassword: true }) },
+      undo: { kind: "role_created", name: role.name },
+    };
+  });
 }
 
 export function deleteRole(ctx: Ctx, accountId: string, projectId: string, branchId: string, name: string) {
@@ -131,7 +140,7 @@ export function deleteRole(ctx: Ctx, accountId: string, projectId: string, branc
         `role "${name}" owns database "${owned}"; delete the database or change its owner first`,
       );
     deleteRoleRow(tx, branchId, name);
-    return { role: toRoleJson(role) };
+    return { body: { role: toRoleJson(role) }, undo: { kind: "role_deleted", role } };
   });
 }
 
@@ -157,7 +166,10 @@ export function resetRolePassword(
     const role = requireRole(tx, branchId, name);
     const next = { ...role, password: ctx.ids.password(), updatedAt: ctx.clock.now() };
     setRolePassword(tx, branchId, name, next.password, next.updatedAt);
-    return { role: toRoleJson(next, { withPassword: true }) };
+    return {
+      body: { role: toRoleJson(next, { withPassword: true }) },
+      undo: { kind: "password_reset", name, previous: role.password, next: next.password },
+    };
   });
 }
 
@@ -180,9 +192,13 @@ export function createDatabase(
   branchId: string,
   input: DatabaseCreateInput,
 ) {
-  return withApplyConfig(ctx, accountId, projectId, branchId, (tx, branch) => ({
-    database: toDatabaseJson(addDatabase(ctx, tx, branch, { name: input.name, ownerName: input.owner_name })),
-  }));
+  return withApplyConfig(ctx, accountId, projectId, branchId, (tx, branch) => {
+    const database = addDatabase(ctx, tx, branch, { name: input.name, ownerName: input.owner_name });
+    return {
+      body: { database: toDatabaseJson(database) },
+      undo: { kind: "database_created", id: database.id },
+    };
+  });
 }
 
 export function updateDatabase(
@@ -203,7 +219,10 @@ export function updateDatabase(
       updatedAt: ctx.clock.now(),
     };
     updateDatabaseRow(tx, next);
-    return { database: toDatabaseJson(next) };
+    return {
+      body: { database: toDatabaseJson(next) },
+      undo: { kind: "database_updated", before: row, after: next },
+    };
   });
 }
 
@@ -217,6 +236,6 @@ export function deleteDatabase(
   return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
     const row = requireDatabase(tx, branchId, name);
     deleteDatabaseRow(tx, row.id);
-    return { database: toDatabaseJson(row) };
+    return { body: { database: toDatabaseJson(row) }, undo: { kind: "database_deleted", database: row } };
   });
 }

@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { uniqueOrConflict } from "../../platform/sql.js";
-import { databases, roles } from "./table.js";
+import { type ConfigUndo, configUndo, databases, roles } from "./table.js";
 
 export type RoleRow = typeof roles.$inferSelect;
 export type DatabaseRow = typeof databases.$inferSelect;
@@ -108,4 +108,55 @@ export function copyDatabases(tx: Tx, fromBranchId: string, toBranchId: string, 
     .all()
     .map(({ id: _id, ...d }) => ({ ...d, branchId: toBranchId, createdAt: now, updatedAt: now }));
   return copies.length ? tx.insert(databases).values(copies).returning().all() : [];
+}
+
+export function recordUndo(tx: Tx, operationId: string, branchId: string, undo: ConfigUndo): void {
+  tx.insert(configUndo).values({ operationId, branchId, undo }).run();
+}
+
+/** Removes and returns the undo of an operation (none for most operations). */
+export function takeUndo(tx: Tx, operationId: string): { branchId: string; undo: ConfigUndo } | undefined {
+  return tx
+    .delete(configUndo)
+    .where(eq(configUndo.operationId, operationId))
+    .returning({ branchId: configUndo.branchId, undo: configUndo.undo })
+    .get();
+}
+
+/**
+ * Takes a refused change back, unless the branch moved on since (a later change to the same role
+ * or database stays): a created role or database goes, a deleted one returns, a reset password and
+ * a renamed or re-owned database return to what they were.
+ */
+export function applyUndo(tx: Tx, branchId: string, undo: ConfigUndo, now: number): void {
+  switch (undo.kind) {
+    case "role_created":
+      if (findOwnedDatabase(tx, branchId, undo.name) === undefined) deleteRoleRow(tx, branchId, undo.name);
+      return;
+    case "role_deleted":
+      if (!findRole(tx, branchId, undo.role.name)) tx.insert(roles).values(undo.role).run();
+      return;
+    case "password_reset":
+      if (findRole(tx, branchId, undo.name)?.password === undo.next)
+        setRolePassword(tx, branchId, undo.name, undo.previous, now);
+      return;
+    case "database_created":
+      deleteDatabaseRow(tx, undo.id);
+      return;
+    case "database_deleted":
+      if (!findDatabase(tx, branchId, undo.database.name) && findRole(tx, branchId, undo.database.ownerName))
+        tx.insert(databases).values(undo.database).run();
+      return;
+    case "database_updated": {
+      const current = tx.select().from(databases).where(eq(databases.id, undo.before.id)).get();
+      if (
+        current?.name === undo.after.name &&
+        current.ownerName === undo.after.ownerName &&
+        !(undo.before.name !== undo.after.name && findDatabase(tx, branchId, undo.before.name)) &&
+        findRole(tx, branchId, undo.before.ownerName)
+      )
+        updateDatabaseRow(tx, { ...undo.before, updatedAt: now });
+      return;
+    }
+  }
 }

@@ -49,3 +49,25 @@ export const databases = sqliteTable(
     foreignKey({ columns: [t.branchId, t.ownerName], foreignColumns: [roles.branchId, roles.name] }),
   ],
 );
+
+/**
+ * How to take back the change an apply_config operation carries to the compute, should Postgres
+ * refuse it: the operation then fails and the API's view of the branch returns to what it was.
+ * One row per unfinished apply_config; removed when the operation completes either way.
+ */
+export const configUndo = sqliteTable("config_undo", {
+  operationId: text("operation_id").primaryKey(),
+  branchId: text("branch_id")
+    .notNull()
+    .references(() => branches.id, { onDelete: "cascade" }),
+  undo: text("undo", { mode: "json" }).$type<ConfigUndo>().notNull(),
+});
+
+/** A change to a branch's roles or databases, as what takes it back. */
+export type ConfigUndo =
+  | { kind: "role_created"; name: string }
+  | { kind: "role_deleted"; role: typeof roles.$inferSelect }
+  | { kind: "password_reset"; name: string; previous: string; next: string }
+  | { kind: "database_created"; id: number }
+  | { kind: "database_deleted"; database: typeof databases.$inferSelect }
+  | { kind: "database_updated"; before: typeof databases.$inferSelect; after: typeof databases.$inferSelect };
