@@ -310,6 +310,41 @@ describe("lifecycle and activity", () => {
   });
 });
 
+describe("connection limits", () => {
+  it("direct connections beyond the compute's max_connections get Postgres' 53300", async () => {
+    const q = await createProject("limits");
+    const config = { user: q.role, password: q.password, options: `endpoint=${q.endpointId}` };
+    expect((await one(config, "SHOW max_connections")).max_connections).toBe("112");
+    const open: pg.Client[] = [];
+    let refused: { code?: string } | undefined;
+    try {
+      // 112 slots, 3 of them reserved for superusers (the emulator's cloud_admin).
+      for (let batch = 0; batch < 12 && !refused; batch++) {
+        const clients = Array.from({ length: 10 }, () => client(config));
+        const results = await Promise.allSettled(clients.map((c) => c.connect()));
+        results.forEach((r, i) => {
+          if (r.status === "fulfilled") open.push(clients[i] as pg.Client);
+          else refused ??= r.reason as { code?: string };
+        });
+      }
+      expect(refused?.code).toBe("53300");
+      expect(open.length).toBe(109);
+    } finally {
+      await Promise.all(open.map((c) => c.end().catch(() => {})));
+    }
+    // The slots come back once the clients are gone.
+    let back = false;
+    for (let i = 0; i < 50 && !back; i++) {
+      back = await one(config).then(
+        () => true,
+        () => false,
+      );
+      if (!back) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(back).toBe(true);
+  }, 60_000);
+});
+
 /** Sends bytes on a raw socket and collects what comes back until the door closes it (or `ms` pass). */
 function rawExchange(bytes: Buffer, ms = 5000): Promise<{ reply: Buffer; closed: boolean }> {
   return new Promise((resolve) => {
