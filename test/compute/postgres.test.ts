@@ -296,6 +296,31 @@ describe("computes are real Postgres servers", () => {
     expect(fs.existsSync(replicaPid)).toBe(false);
   });
 
+  it("a read replica started while its primary is stopped streams from the primary once it starts", async () => {
+    const suspend = await api("POST", `/projects/${p.projectId}/endpoints/${p.endpointId}/suspend`);
+    await allSettled(p.projectId, suspend.body.operations);
+    const res = await api("POST", `/projects/${p.projectId}/endpoints`, {
+      endpoint: { branch_id: p.branchId, type: "read_only" },
+    });
+    await allSettled(p.projectId, res.body.operations);
+    const replica = res.body.endpoint.id as string;
+    const count = async (endpointId: string) =>
+      (await query(endpointId, p.role, p.password, "neondb", "SELECT count(*)::int AS n FROM items"))[0]
+        .n as number;
+    const before = await count(replica);
+    const start = await api("POST", `/projects/${p.projectId}/endpoints/${p.endpointId}/start`);
+    await allSettled(p.projectId, start.body.operations);
+    await query(p.endpointId, p.role, p.password, "neondb", "INSERT INTO items VALUES (11, 'late primary')");
+    let seen = before;
+    for (let i = 0; i < 200 && seen === before; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      seen = await count(replica);
+    }
+    expect(seen).toBe(before + 1);
+    await query(p.endpointId, p.role, p.password, "neondb", "DELETE FROM items WHERE id = 11");
+    expect((await api("DELETE", `/projects/${p.projectId}/endpoints/${replica}`)).status).toBe(200);
+  }, 60_000);
+
   it("deleting an endpoint stops its server; deleting a branch removes its data folder", async () => {
     const branchDir = path.join(dir, "db-data", "projects", p.projectId, "branches", dev.branchId);
     const pid = Number(fs.readFileSync(path.join(branchDir, "postmaster.pid"), "utf8").split("\n")[0]);

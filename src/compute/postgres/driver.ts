@@ -343,6 +343,7 @@ export class PostgresDriver implements ComputeDriver {
       const server = await PgServer.start(bin, dir, await freePort(), settings);
       this.track(endpointId, { server, projectId: endpoint.projectId, branchId: endpoint.branchId });
       if (endpoint.type !== "read_write") return;
+      await this.attachReplicas(endpoint.branchId, server.port);
       try {
         await this.withAdmin(server.port, (client) =>
           reconcile(client, this.view.branchSpec(endpoint.branchId), (db, work) =>
@@ -381,8 +382,10 @@ export class PostgresDriver implements ComputeDriver {
     const primaryPort = primary ? this.portOf(primary) : undefined;
     if (primaryPort !== undefined) {
       // In the folder (readable by the server's user only), not on a command line others can see.
-      const conninfo = `host=127.0.0.1 port=${primaryPort} user=${ADMIN_USER} password=${this.adminPassword()} application_name=${endpoint.id}`;
-      fs.appendFileSync(path.join(dir, "postgresql.auto.conf"), `primary_conninfo = '${conninfo}'\n`);
+      fs.appendFileSync(
+        path.join(dir, "postgresql.auto.conf"),
+        `primary_conninfo = '${this.conninfo(primaryPort, endpoint.id)}'\n`,
+      );
     }
     await handOver(dir);
     // A hot standby refuses to run with fewer connections than its primary was configured with.
@@ -399,6 +402,28 @@ export class PostgresDriver implements ComputeDriver {
       branchId: endpoint.branchId,
       replicaDir: dir,
     });
+  }
+
+  /** How a read replica reaches its primary (kept in its folder, readable by the server's user only). */
+  private conninfo(primaryPort: number, replicaId: string): string {
+    return `host=127.0.0.1 port=${primaryPort} user=${ADMIN_USER} password=${this.adminPassword()} application_name=${replicaId}`;
+  }
+
+  /**
+   * A branch's primary started (on a new port): its running read replicas stream from it from now
+   * on, so they see its commits even when they started while it was stopped.
+   */
+  private async attachReplicas(branchId: string, primaryPort: number): Promise<void> {
+    const replicas = [...this.servers].filter(([, r]) => r.branchId === branchId && r.replicaDir);
+    for (const [id, replica] of replicas)
+      await this.withAdmin(replica.server.port, async (client) => {
+        await client.query(
+          `ALTER SYSTEM SET primary_conninfo = ${pg().escapeLiteral(this.conninfo(primaryPort, id))}`,
+        );
+        await client.query("SELECT pg_reload_conf()");
+      }).catch((err) =>
+        this.logger?.warn({ err, endpoint: id }, "could not attach a read replica to its primary"),
+      );
   }
 
   /** Records a running server; it is forgotten when its process exits, however that happens. */
