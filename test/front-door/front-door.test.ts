@@ -296,6 +296,31 @@ describe("lifecycle and activity", () => {
     expect(last?.action).toBe("suspend_compute");
   }, 60_000);
 
+  it("a cancel request through the front door reaches the compute running the query", async () => {
+    const config = { user: p.role, password: p.password, options: `endpoint=${p.endpointId}` };
+    const running = client(config);
+    await running.connect();
+    try {
+      const slow = running.query("SELECT pg_sleep(30)");
+      const failed = slow.then(
+        () => undefined,
+        (err: { code?: string }) => err,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      // A CancelRequest carries the backend key data the client was given, on a new connection.
+      const keys = running as unknown as { processID: number; secretKey: number };
+      const packet = Buffer.alloc(16);
+      packet.writeInt32BE(16, 0);
+      packet.writeInt32BE(80877102, 4);
+      packet.writeInt32BE(keys.processID, 8);
+      packet.writeInt32BE(keys.secretKey, 12);
+      await rawExchange(packet, 2000);
+      expect((await failed)?.code).toBe("57014");
+    } finally {
+      await running.end();
+    }
+  });
+
   it("max_connections follows the minimum compute size", async () => {
     const q = await createProject("sizes");
     const patched = await api("PATCH", `/projects/${q.id}/endpoints/${q.endpointId}`, {
