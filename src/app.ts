@@ -26,7 +26,8 @@ export const API_BASE = "/api/v2";
 /** What the HTTP layer needs of the worker: wake-ups for new work, and the manual clock's advance. */
 export interface WorkerHooks {
   notify(): void;
-  advance(seconds: number): number;
+  /** Worker.advanceSettled: answers once everything due up to the new time has happened. */
+  advanceSettled(seconds: number): number | Promise<number>;
 }
 
 export interface AppOptions {
@@ -47,7 +48,7 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
         worker.notify();
         onEvents?.(events);
       },
-      advanceClock: (seconds) => worker.advance(seconds),
+      advanceClock: (seconds) => worker.advanceSettled(seconds),
     }),
   );
   app.use(

@@ -227,6 +227,48 @@ export class Worker {
     return clock.now();
   }
 
+  /** Advances of advanceSettled run one after another. */
+  private advancing: Promise<unknown> = Promise.resolve();
+
+  /**
+   * The advance clients ask for (POST /_emulator/clock/advance). With a driver whose effects take
+   * real time (processes), each moment's effects are performed and finalized before time moves
+   * past it, so what a moment starts (a server stopping, a config applied) is done at that
+   * moment's time, and what it lets proceed (a waiting operation) proceeds then too; the caller
+   * gets its answer once everything due up to the target has happened. Inline drivers: advance().
+   */
+  advanceSettled(seconds: number): number | Promise<number> {
+    if (this.driver.inline) return this.advance(seconds);
+    const clock = this.clock;
+    if (!(clock instanceof ManualClock)) throw clockNotManual();
+    const run = this.advancing
+      .catch(() => {})
+      .then(async () => {
+        const target = clock.now() + Math.round(seconds * 1000);
+        await this.settleNow();
+        for (let next = this.nextEventAt(); next !== null && next <= target; next = this.nextEventAt()) {
+          clock.set(next);
+          this.unsavedClock = clock.now();
+          await this.settleNow();
+        }
+        clock.set(target);
+        this.unsavedClock = clock.now();
+        await this.settleNow();
+        return clock.now();
+      });
+    this.advancing = run;
+    return run;
+  }
+
+  /** Runs everything due at the current time and waits for the effects it starts, until nothing moves. */
+  private async settleNow(): Promise<void> {
+    for (;;) {
+      this.runUntilIdle();
+      if (this.inflight.size === 0) return;
+      await this.drain();
+    }
+  }
+
   /** Real clock: a loop that sleeps until the next due moment (at most a second). Manual: nothing runs on its own. */
   start(): void {
     if (this.clock.mode !== "real" || this.running) return;

@@ -33,7 +33,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await server?.stop();
-  if (process.env.DOOR_DEBUG) console.log(server.stdout());
 });
 
 const api = (method: string, p: string, body?: unknown) => http(server.url, key, method, `/api/v2${p}`, body);
@@ -49,9 +48,13 @@ interface Project {
   uri: string;
 }
 
+/** Every role password the file saw: none may appear in the server's output. */
+const passwords: string[] = [];
+
 async function createProject(name: string): Promise<Project> {
   const res = await api("POST", "/projects", { project: { name } });
   expect(res.status).toBe(201);
+  passwords.push(res.body.roles[0].password);
   return {
     id: res.body.project.id,
     endpointId: res.body.endpoints[0].id,
@@ -353,7 +356,9 @@ describe("connection limits", () => {
         });
       }
       expect(refused?.code).toBe("53300");
-      expect(open.length).toBe(109);
+      // At most 109 at once; a backend of an earlier connection may still be exiting.
+      expect(open.length).toBeGreaterThanOrEqual(100);
+      expect(open.length).toBeLessThanOrEqual(109);
     } finally {
       await Promise.all(open.map((c) => c.end().catch(() => {})));
     }
@@ -459,4 +464,12 @@ describe("bad input at the front door", () => {
       p.role,
     );
   }, 30_000);
+});
+
+describe("secrets", () => {
+  it("no role password appears in the server's output", () => {
+    expect(passwords.length).toBeGreaterThan(2);
+    const output = server.stdout() + server.stderr();
+    for (const password of passwords) expect(output).not.toContain(password);
+  });
 });

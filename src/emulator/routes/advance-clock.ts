@@ -15,7 +15,7 @@ const route = createRoute({
   responses: { 200: jsonResponse(Clock, "The new time"), ...errorResponses },
 });
 
-export default createRouter().openapi(route, (c) => {
-  const now = c.var.advanceClock(c.req.valid("json").seconds);
+export default createRouter().openapi(route, async (c) => {
+  const now = await c.var.advanceClock(c.req.valid("json").seconds);
   return c.json({ mode: c.var.ctx.clock.mode, now: iso(now) }, 200);
 });
