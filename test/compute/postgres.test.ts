@@ -343,6 +343,25 @@ describe("computes are real Postgres servers", () => {
     expect(await gone(() => !fs.existsSync(branchDir))).toBe(true);
   }, 60_000);
 
+  it("a project with its own role and database names has those, and not the defaults", async () => {
+    const res = await api("POST", "/projects", {
+      project: { name: "named", branch: { role_name: "alice", database_name: "shop" } },
+    });
+    expect(res.status).toBe(201);
+    await allSettled(res.body.project.id, res.body.operations);
+    const rows = await query(
+      res.body.endpoints[0].id,
+      "alice",
+      res.body.roles[0].password,
+      "shop",
+      `SELECT current_user AS u, current_database() AS d,
+              (SELECT count(*)::int FROM pg_database WHERE datname = 'neondb') AS neondb,
+              (SELECT count(*)::int FROM pg_roles WHERE rolname = 'neondb_owner') AS owner`,
+    );
+    expect(rows).toEqual([{ u: "alice", d: "shop", neondb: 0, owner: 0 }]);
+    expect((await api("DELETE", `/projects/${res.body.project.id}`)).status).toBe(200);
+  });
+
   it("refuses a Postgres major that is not installed, naming the command that installs it", async () => {
     const res = await api("POST", "/projects", { project: { pg_version: 14 } });
     expect(res.status).toBe(422);

@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Logger } from "pino";
 import { maxConnections, SHARED_BUFFERS } from "../../control-plane/endpoints/rules.js";
 import type { ComputeEffect } from "../../control-plane/operations/rules.js";
+import { DEFAULT_DATABASE_NAME, DEFAULT_ROLE_NAME } from "../../control-plane/projects/rules.js";
 import type { Db } from "../../platform/db.js";
 import type { DomainEvent } from "../../platform/events.js";
 import type { ComputeDriver, EffectResult } from "../driver.js";
@@ -11,7 +12,7 @@ import { installCommand, type PgBinaries, readdir } from "./binaries.js";
 import { run } from "./child-process.js";
 import { type PgClient, pg } from "./pg.js";
 import { freePort, handOver, initdb, PgServer } from "./process.js";
-import { NEON_SUPERUSER, reconcile } from "./reconcile.js";
+import { MANAGED, NEON_SUPERUSER, reconcile } from "./reconcile.js";
 import { ControlPlaneView } from "./view.js";
 
 /** The cluster superuser the emulator administers branches as (Neon's name for it); clients never log in as it. */
@@ -234,6 +235,15 @@ export class PostgresDriver implements ComputeDriver {
         await client.query(
           `CREATE ROLE ${NEON_SUPERUSER} NOLOGIN CREATEDB CREATEROLE IN ROLE pg_read_all_data, pg_write_all_data`,
         );
+        // A new project's default role and database are in the template already (reconcile gives
+        // the role its password and the database its id, or drops both for other names): no
+        // CREATE DATABASE at a project's first start.
+        await client.query(
+          `CREATE ROLE ${DEFAULT_ROLE_NAME} NOLOGIN CREATEDB CREATEROLE IN ROLE ${NEON_SUPERUSER}`,
+        );
+        await client.query(`COMMENT ON ROLE ${DEFAULT_ROLE_NAME} IS '${MANAGED}'`);
+        await client.query(`CREATE DATABASE ${DEFAULT_DATABASE_NAME} OWNER ${DEFAULT_ROLE_NAME}`);
+        await client.query(`COMMENT ON DATABASE ${DEFAULT_DATABASE_NAME} IS '${MANAGED}:0'`);
       });
     } finally {
       await server.stop();
