@@ -10,6 +10,7 @@ import type { DomainEvent } from "../../platform/events.js";
 import type { ComputeDriver, EffectResult } from "../driver.js";
 import { installCommand, type PgBinaries, readdir } from "./binaries.js";
 import { run } from "./child-process.js";
+import { controlInfo, copyData, copyStopped, copyWal, lsnText, parseLsn, segmentName } from "./copy.js";
 import { type PgClient, pg } from "./pg.js";
 import { freePort, handOver, initdb, PgServer } from "./process.js";
 import { MANAGED, NEON_SUPERUSER, reconcile } from "./reconcile.js";
@@ -285,7 +286,7 @@ export class PostgresDriver implements ComputeDriver {
         const parentDir = await this.ensureBranchData(projectId, branch.parentId);
         this.copiedAt.set(branchId, await this.copyBranch(branch.parentId, parentDir, dir));
       } else {
-        await copyFolder(await this.template(major), dir);
+        await copyStopped(await this.template(major), dir);
       }
       return dir;
     });
@@ -300,7 +301,7 @@ export class PostgresDriver implements ComputeDriver {
     const primary = this.view.primaryOf(parentId);
     const port = primary ? this.portOf(primary) : undefined;
     if (port === undefined) {
-      await this.withBranch(parentId, () => copyFolder(parentDir, dir));
+      await this.withBranch(parentId, () => copyStopped(parentDir, dir));
       return checkpointLsn(dir);
     }
     return this.withAdmin(port, async (client) => {
@@ -310,22 +311,23 @@ export class PostgresDriver implements ComputeDriver {
         modern ? "SELECT pg_backup_start($1, true)" : "SELECT pg_start_backup($1, true, false)",
         ["neon-emulator branch copy"],
       );
-      await copyFolder(parentDir, dir);
-      const stopped = await client.query<{ labelfile: string; spcmapfile: string | null }>(
+      await copyData(parentDir, dir);
+      const stopped = await client.query<{ lsn: string; labelfile: string; spcmapfile: string | null }>(
         modern
-          ? "SELECT labelfile, spcmapfile FROM pg_backup_stop(false)"
-          : "SELECT labelfile, spcmapfile FROM pg_stop_backup(false, false)",
+          ? "SELECT lsn, labelfile, spcmapfile FROM pg_backup_stop(false)"
+          : "SELECT lsn, labelfile, spcmapfile FROM pg_stop_backup(false, false)",
       );
       const label = stopped.rows[0];
       if (!label) throw new Error("pg_backup_stop returned no backup label");
-      for (const name of ["postmaster.pid", "postmaster.opts"])
-        fs.rmSync(path.join(dir, name), { force: true });
       fs.writeFileSync(path.join(dir, "backup_label"), label.labelfile);
       if (label.spcmapfile) fs.writeFileSync(path.join(dir, "tablespace_map"), label.spcmapfile);
-      // The WAL written while the files were copied, up to the backup's end.
-      await run("cp", ["-a", `${path.join(parentDir, "pg_wal")}/.`, path.join(dir, "pg_wal")]);
+      // The WAL from the backup's start to its end: what the copy recovers from.
+      const start = /START WAL LOCATION: (\S+) \(file ([0-9A-F]{24})\)/.exec(label.labelfile);
+      if (!start?.[1] || !start[2]) throw new Error("pg_backup_stop returned an unexpected backup label");
+      const tli = Number(/START TIMELINE: (\d+)/.exec(label.labelfile)?.[1] ?? 1);
+      await copyWal(parentDir, dir, start[2], segmentName(tli, parseLsn(label.lsn)));
       await handOver(dir);
-      return /START WAL LOCATION: (\S+)/.exec(label.labelfile)?.[1] ?? checkpointLsn(dir);
+      return start[1];
     });
   }
 
@@ -529,14 +531,7 @@ function dataSize(dir: string): number {
   return total;
 }
 
-/** The latest checkpoint's LSN recorded in a folder's pg_control (an 8-byte LSN at offset 32), as X/X. */
+/** The latest checkpoint's LSN recorded in a folder's pg_control, as X/X. */
 function checkpointLsn(dir: string): string {
-  const control = fs.readFileSync(path.join(dir, "global", "pg_control"));
-  const lsn = control.readBigUInt64LE(32);
-  return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
-}
-
-/** `cp -a`: 2-4x faster than Node's fs.cp on a Postgres folder, and it keeps owners and modes. */
-async function copyFolder(from: string, to: string): Promise<void> {
-  await run("cp", ["-a", from, to]);
+  return lsnText(controlInfo(dir).checkpoint);
 }

@@ -1,0 +1,88 @@
+import fs from "node:fs";
+import path from "node:path";
+import { run } from "./child-process.js";
+
+/**
+ * Copies of Postgres data folders (branches, read replicas) that take only the WAL the copy
+ * needs: a folder's pg_wal can hold far more than its data (a bulk load leaves hundreds of MB of
+ * segments until the next checkpoints recycle them), and copying it would double a branch's cost.
+ */
+
+/** The WAL segment size of every cluster the emulator makes (initdb's default). */
+const SEGMENT_BYTES = 16n * 1024n * 1024n;
+const SEGMENT = /^[0-9A-F]{24}$/;
+
+/** An LSN as Postgres prints it (X/X). */
+export function lsnText(lsn: bigint): string {
+  return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
+}
+
+export function parseLsn(text: string): bigint {
+  const [hi, lo] = text.split("/");
+  return (BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`);
+}
+
+/** The name of the WAL segment holding `lsn` on timeline `tli`. */
+export function segmentName(tli: number, lsn: bigint): string {
+  const segment = lsn / SEGMENT_BYTES;
+  const hex = (n: bigint | number) => n.toString(16).toUpperCase().padStart(8, "0");
+  return `${hex(tli)}${hex(segment / 256n)}${hex(segment % 256n)}`;
+}
+
+/**
+ * What pg_control says of a folder: the latest checkpoint, its redo point and timeline, and
+ * whether the server shut down cleanly. (ControlFileData's layout, unchanged since Postgres 10:
+ * state at 16, checkPoint at 32, checkPointCopy.redo at 40, its ThisTimeLineID at 48.)
+ */
+export function controlInfo(dir: string): { checkpoint: bigint; redo: bigint; tli: number; clean: boolean } {
+  const control = fs.readFileSync(path.join(dir, "global", "pg_control"));
+  const DB_SHUTDOWNED = 1;
+  return {
+    checkpoint: control.readBigUInt64LE(32),
+    redo: control.readBigUInt64LE(40),
+    tli: control.readUInt32LE(48),
+    clean: control.readUInt32LE(16) === DB_SHUTDOWNED,
+  };
+}
+
+/** The folder's files without pg_wal's segments (`cp -a`, owners and modes kept; run files left out). */
+export async function copyData(from: string, to: string): Promise<void> {
+  const skip = new Set(["pg_wal", "postmaster.pid", "postmaster.opts"]);
+  const entries = fs
+    .readdirSync(from)
+    .filter((name) => !skip.has(name))
+    .map((name) => path.join(from, name));
+  const stat = fs.statSync(from);
+  fs.mkdirSync(to, { mode: stat.mode & 0o777 });
+  fs.mkdirSync(path.join(to, "pg_wal", "archive_status"), { recursive: true, mode: 0o700 });
+  for (const dir of [to, path.join(to, "pg_wal"), path.join(to, "pg_wal", "archive_status")])
+    fs.chownSync(dir, stat.uid, stat.gid);
+  if (entries.length) await run("cp", ["-a", ...entries, `${to}/`]);
+}
+
+/** The WAL segments from `first` to `last` (names; `last` omitted: every later one) and timeline history files. */
+export async function copyWal(from: string, to: string, first: string, last?: string): Promise<void> {
+  const wal = path.join(from, "pg_wal");
+  const files = fs
+    .readdirSync(wal)
+    .filter((name) =>
+      SEGMENT.test(name)
+        ? name.slice(0, 8) === first.slice(0, 8) && name >= first && (last === undefined || name <= last)
+        : name.endsWith(".history"),
+    )
+    .map((name) => path.join(wal, name));
+  if (files.length) await run("cp", ["-a", ...files, `${path.join(to, "pg_wal")}/`]);
+}
+
+/**
+ * A copy of a folder no server runs on: its data and the WAL from its last checkpoint's redo
+ * point (after a clean shutdown, that one segment; otherwise every later segment, for recovery).
+ */
+export async function copyStopped(from: string, to: string): Promise<void> {
+  const control = controlInfo(from);
+  await copyData(from, to);
+  const first = segmentName(control.tli, control.redo);
+  // A checkpoint record is small; one that began near a segment's end may end in the next.
+  const last = control.clean ? segmentName(control.tli, control.checkpoint + 1024n) : undefined;
+  await copyWal(from, to, first, last);
+}
