@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: measures the emulator against a bare Hono baseline on the same machine in
- * one run, prints a table and writes bench/results.json. See BENCHMARKS.md for how to read it.
+ * `npm run bench`: measures the emulator in one run, its HTTP API against a bare Hono baseline and
+ * its Postgres computes behind the front door against the same computes reached directly, on the
+ * same machine; prints a table and writes bench/results.json. See BENCHMARKS.md for how to read it.
  *
  * `npm run bench -- --update-doc` also replaces the table in BENCHMARKS.md (between the
  * bench:begin / bench:end markers) with this run's.
@@ -9,13 +10,21 @@
  * BENCH_SPAWNS start-up samples (10), BENCH_SEQ sequential page reads at 1M rows (2000),
  * BENCH_ADVANCE_REPS 7-day advances on fresh databases (3), BENCH_BIG_OPS rows for the big
  * operations table (1000000), BENCH_QUIET_WAIT longest wait in seconds for a quiet machine
- * before each measured series (15; 0 disables), BENCH_REF=<git ref> to measure that commit
- * (built from `git archive` in a temp folder) instead of the working tree.
+ * before each measured series (15; 0 disables); for the data plane BENCH_CONNECTS sequential
+ * connects (50), BENCH_WAKES (10), BENCH_BRANCHES branch copies per kind (3), BENCH_COMPUTES idle
+ * computes for the memory figure (20), BENCH_FILL_ROWS ~1 KB rows in the parent branch (100000);
+ * BENCH_REF=<git ref> to measure that commit (built from `git archive` in a temp folder) instead
+ * of the working tree, BENCH_ONLY=control or BENCH_ONLY=compute to run one section only (both by
+ * default; a partial run cannot --update-doc).
+ *
+ * Sections: `control` (the HTTP API against bare Hono, Postgres computes off) and `compute` (the
+ * data plane: real Postgres computes behind the front door; lib/compute.ts).
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { type ComputeResults, measureCompute, QUERY } from "./lib/compute.js";
 import { Api } from "./lib/http.js";
 import { type LoadOptions, runLoad, runSeries, type SeriesResult } from "./lib/load.js";
 import {
@@ -56,11 +65,29 @@ const SPAWNS = num("BENCH_SPAWNS", 10);
 const SEQ = num("BENCH_SEQ", 2000);
 const ADVANCE_REPS = num("BENCH_ADVANCE_REPS", 3);
 const BIG_OPS = num("BENCH_BIG_OPS", 1_000_000);
+const CONNECTS = num("BENCH_CONNECTS", 50);
+const WAKES = num("BENCH_WAKES", 10);
+const BRANCHES = num("BENCH_BRANCHES", 3);
+const COMPUTES = num("BENCH_COMPUTES", 20);
+const FILL_ROWS = num("BENCH_FILL_ROWS", 100_000);
 const MID_OPS = Math.min(100_000, BIG_OPS);
 const CONNECTIONS = [10, 50];
 const WARMUP_SECONDS = 2;
 /** Longest wait for a quiet machine before each measured series (0 disables). */
 const QUIET_WAIT = Number(process.env.BENCH_QUIET_WAIT ?? 15);
+const SECTIONS = ["control", "compute"] as const;
+type Section = (typeof SECTIONS)[number];
+/** BENCH_ONLY: the sections to run (comma-separated); every section when unset. */
+const ONLY: Section[] = (() => {
+  const raw = process.env.BENCH_ONLY?.trim();
+  if (!raw) return [...SECTIONS];
+  const names = raw.split(",").map((s) => s.trim());
+  for (const n of names)
+    if (!(SECTIONS as readonly string[]).includes(n))
+      throw new Error(`BENCH_ONLY: unknown section "${n}" (sections: ${SECTIONS.join(", ")})`);
+  return names as Section[];
+})();
+const selected = (section: Section) => ONLY.includes(section);
 
 async function quiet(what: string) {
   if (QUIET_WAIT <= 0) return;
@@ -109,7 +136,21 @@ function describe(cpus: os.CpuInfo[]) {
         scripts: { start: string };
       }
     ).scripts.start,
-    settings: { DURATION, RUNS, SPAWNS, SEQ, ADVANCE_REPS, BIG_OPS, CONNECTIONS },
+    settings: {
+      DURATION,
+      RUNS,
+      SPAWNS,
+      SEQ,
+      ADVANCE_REPS,
+      BIG_OPS,
+      CONNECTIONS,
+      CONNECTS,
+      WAKES,
+      BRANCHES,
+      COMPUTES,
+      FILL_ROWS,
+      sections: ONLY,
+    },
   };
 }
 
@@ -362,6 +403,18 @@ function fmt(n: number | undefined, digits = 1): string {
 }
 
 function buildRows(r: Results): Row[] {
+  const control = controlOf(r);
+  return [...(control ? controlRows(control) : []), ...(r.compute ? computeRows(r.compute) : [])];
+}
+
+/** The control-plane section's results, when that section ran. */
+function controlOf(r: Results): ControlResults | undefined {
+  const { baseline, startup, reads, writes, advance, baselineRecheck } = r;
+  if (!baseline || !startup || !reads || !writes || !advance || !baselineRecheck) return undefined;
+  return { baseline, startup, reads, writes, advance, baselineRecheck };
+}
+
+function controlRows(r: ControlResults): Row[] {
   const rows: Row[] = [];
   const b = r.baseline;
   // The ceiling: the better of the two bare Hono measurements (start and end of the run), so a
@@ -495,6 +548,97 @@ function buildRows(r: Results): Row[] {
   return rows;
 }
 
+/** The data-plane rows: the baseline column names its own baseline (the compute's server reached directly, `cp -a`). */
+function computeRows(c: ComputeResults): Row[] {
+  const rows: Row[] = [];
+  const none = { cpu: "", target: "", pass: "" as const };
+  const run = c.running;
+  rows.push({
+    figure: `front door: connect -> first row (SELECT 1), running endpoint, ${run.door.n} sequential (max ${fmt(run.door.max, 1)} ms)`,
+    conns: "1",
+    value: `${fmt(run.door.p50, 2)} ms`,
+    p50: fmt(run.door.p50, 2),
+    p99: fmt(run.door.p99, 2),
+    baseline: `${fmt(run.direct.p50, 2)} ms direct`,
+    ratio: `${(run.door.p50 / run.direct.p50).toFixed(1)}x`,
+    ...none,
+  });
+  rows.push({
+    figure: `  same, idle endpoint (suspended through the API): wake, ${c.wake.n} times (max ${fmt(c.wake.max, 0)} ms)`,
+    conns: "1",
+    value: `${fmt(c.wake.p50, 1)} ms`,
+    p50: fmt(c.wake.p50, 1),
+    p99: fmt(c.wake.p99, 1),
+    baseline: "-",
+    ratio: "-",
+    cpu: "",
+    target: "<= 150 ms",
+    pass: c.wake.p50 <= 150 ? "pass" : "FAIL",
+  });
+  for (const q of c.queries)
+    rows.push({
+      figure: `SELECT 1 through the door vs the compute directly (persistent connections, ${fmt(q.door.runs[0]?.seconds, 0)} s runs)`,
+      conns: String(q.clients),
+      value: `${fmt(q.door.qps, 0)} q/s`,
+      p50: fmt(q.door.p50, 2),
+      p99: fmt(q.door.p99, 2),
+      baseline: `${fmt(q.direct.qps, 0)} q/s direct`,
+      ratio: `${(q.ratio * 100).toFixed(1)}%`,
+      cpu: `${fmt(q.door.emulatorCpuUsPerQuery, 0)} / -`,
+      target: q.clients === 10 ? ">= 80%" : "",
+      pass: q.clients === 10 ? (q.ratio >= 0.8 ? "pass" : "FAIL") : "",
+    });
+  const b = c.branch;
+  const branchRow = (how: string, t: { ms: number; samples: number[] }, cp: { ms: number }) =>
+    rows.push({
+      figure: `${how} (median of ${t.samples.length}; max ${fmt(Math.max(...t.samples), 0)} ms)`,
+      conns: "1",
+      value: `${fmt(t.ms, 0)} ms`,
+      p50: "",
+      p99: "",
+      baseline: `${fmt(cp.ms, 0)} ms cp -a`,
+      ratio: `${(t.ms / cp.ms).toFixed(1)}x`,
+      cpu: "",
+      target: "<= 500 ms",
+      pass: t.ms <= 500 ? "pass" : "FAIL",
+    });
+  branchRow(
+    `POST branch until create_branch finished, parent ${fmt(b.parentBaseMb, 0)} MB of data (folder ${fmt(b.parentFolderMb, 0)} MB) running: online copy`,
+    b.online,
+    b.cpA.running,
+  );
+  branchRow("  same, parent suspended: file copy", b.offline, b.cpA.stopped);
+  const m = c.memory;
+  // Judged on the larger of the machine-wide figure and the one counted per server process: a
+  // machine-wide figure made small by others' processes ending meanwhile cannot pass.
+  const judged = Math.max(m.perComputeMb, m.perServer.totalMb);
+  const others = `${m.othersGrowthMb >= 0 ? "+" : ""}${fmt(m.othersGrowthMb, 0)} MB`;
+  rows.push({
+    figure: `memory per idle running compute (machine's used memory, ${m.computes} computes; other processes ${others} meanwhile)`,
+    conns: "-",
+    value: `${fmt(m.perComputeMb)} MB`,
+    p50: "",
+    p99: "",
+    baseline: "-",
+    ratio: "-",
+    cpu: "",
+    target: "<= 16 MB",
+    pass: judged <= 16 ? "pass" : "FAIL",
+  });
+  const held = m.perServer;
+  rows.push({
+    figure: `  same, held by each server's ${fmt(m.processesPerCompute, 0)} processes: shared memory ${fmt(held.sharedMb)}, anonymous ${fmt(held.anonMb)}, page tables ${fmt(held.pageTablesMb)} MB`,
+    conns: "-",
+    value: `${fmt(held.totalMb)} MB`,
+    p50: "",
+    p99: "",
+    baseline: "-",
+    ratio: "-",
+    ...none,
+  });
+  return rows;
+}
+
 /** A Markdown table (also readable as plain text). */
 function renderTable(rows: Row[]): string {
   const head: Row = {
@@ -503,7 +647,7 @@ function renderTable(rows: Row[]): string {
     value: "Value",
     p50: "p50 ms",
     p99: "p99 ms",
-    baseline: "Bare Hono",
+    baseline: "Baseline (bare Hono unless named)",
     ratio: "Ratio",
     cpu: "CPU us/req emu / hono",
     target: "Target",
@@ -519,8 +663,7 @@ function renderTable(rows: Row[]): string {
   return [line(cells[0] as string[]), sep, ...cells.slice(1).map(line)].join("\n");
 }
 
-type Results = {
-  machine: ReturnType<typeof machine>;
+interface ControlResults {
   baseline: Awaited<ReturnType<typeof measureBaseline>>;
   startup: { median: number; samples: number[] };
   reads: Awaited<ReturnType<typeof measureReads>>;
@@ -528,8 +671,14 @@ type Results = {
   advance: Awaited<ReturnType<typeof measureAdvance>>;
   /** Bare Hono measured again at the end; the table compares with the better of the two. */
   baselineRecheck: { load: SeriesResult[]; driftPct: Record<string, number> };
-  totalSeconds: number;
-};
+}
+
+/** A section's fields are present when it ran (BENCH_ONLY). */
+type Results = { machine: ReturnType<typeof machine> } & Partial<ControlResults> & {
+    /** The data plane: Postgres computes behind the front door. */
+    compute?: ComputeResults;
+    totalSeconds: number;
+  };
 
 /** Replaces the generated part of BENCHMARKS.md (between the markers) with this run's table. */
 function updateDoc(results: Results, table: string, notes: string) {
@@ -556,73 +705,127 @@ function updateDoc(results: Results, table: string, notes: string) {
   fs.writeFileSync(file, text.slice(0, a) + body + text.slice(b + end.length));
 }
 
+async function measureControl(dir: string): Promise<ControlResults> {
+  const baseline = await measureBaseline();
+  log("emulator: start-up");
+  let spawned = 0;
+  const startup = await startups(SPAWNS, () =>
+    spawnEmulator({ db: path.join(dir, `start-${spawned++}.db`), key: randomKey() }),
+  );
+  const reads = await measureReads(dir);
+  const writes = await measureWrites(dir);
+  log("emulator: 7-day manual advance");
+  const advance = await measureAdvance(dir);
+
+  log("baseline: re-check");
+  const again = await spawnBaseline();
+  const recheck = await series({ url: again.url, path: "/json", pid: again.pid });
+  await again.stop();
+  const driftPct: Record<string, number> = {};
+  for (const s of recheck) {
+    const first = baseline.load.find((x) => x.connections === s.connections)?.rps ?? Number.NaN;
+    driftPct[s.connections] = round(((s.rps - first) / first) * 100, 1);
+  }
+  return { baseline, startup, reads, writes, advance, baselineRecheck: { load: recheck, driftPct } };
+}
+
+/** The lines under the table about the control-plane section: noise and the baseline's drift. */
+function controlNotes(c: ControlResults, nproc: number): [string, string] {
+  const { baseline, reads, writes } = c;
+  const recheck = c.baselineRecheck.load;
+  const noise = [
+    ["bare Hono", baseline.load],
+    ["bare Hono (end)", recheck],
+    ["GET endpoints", reads.endpoints],
+    ["GET api_keys", reads.apiKeys],
+    ["GET operations", reads.operations],
+    ["POST endpoints", writes.readOnly],
+  ] as const;
+  const noiseLine = noise
+    .map(([name, s]) => `${name} ${Math.max(...s.map((x) => x.maxOtherCpu)).toFixed(2)}`)
+    .join(", ");
+  return [
+    `Other processes' CPU during the load runs (max, cores of ${nproc}): ${noiseLine}.`,
+    `Bare Hono at the start / end of the run: ${recheck
+      .map((s) => {
+        const first = baseline.load.find((x) => x.connections === s.connections)?.rps;
+        return `@${s.connections} ${fmt(first, 0)} / ${fmt(s.rps, 0)} req/s`;
+      })
+      .join(", ")} (ratios use the better one)`,
+  ];
+}
+
+/** The lines under the table about the data-plane section. */
+function computeNotes(c: ComputeResults, nproc: number): string {
+  const runs = c.queries.flatMap((q) => [...q.door.runs, ...q.direct.runs]);
+  const m = c.memory;
+  return (
+    `Data plane: Postgres ${c.postgresVersion}; other processes' CPU during the ${QUERY} runs (max, cores of ${nproc}, ` +
+    `Postgres servers included) ${Math.max(...runs.map((r) => r.otherCpu)).toFixed(2)}, the bench's own ` +
+    `${Math.max(...runs.map((r) => r.benchCpu)).toFixed(2)}; other Postgres servers on the machine ` +
+    `${c.otherPostgres.start} at the start / ${c.otherPostgres.end} at the end of the section; ` +
+    `machine used memory ${fmt(m.usedBeforeMb, 0)} -> ${fmt(m.usedAfterMb, 0)} MB with ${m.computes} computes, ` +
+    `${fmt(m.usedAfterCleanupMb, 0)} MB after their projects were deleted (emulator RSS ` +
+    `${fmt(m.emulatorRssBeforeMb)} -> ${fmt(m.emulatorRssAfterMb)} MB; attempt${m.attempts > 1 ? `s: ${m.attempts}, the quietest shown` : "s: 1"})` +
+    (m.settled.every(Boolean)
+      ? "."
+      : `; used memory was still moving when read (${["before", "with the computes", "after deletion"].filter((_, i) => !m.settled[i]).join(", ")}).`)
+  );
+}
+
 async function main() {
   const t0 = performance.now();
+  const updateDocs = process.argv.includes("--update-doc");
+  if (updateDocs && ONLY.length < SECTIONS.length)
+    throw new Error("--update-doc needs a full run: unset BENCH_ONLY");
   const dir = tempDir();
   try {
     const info = machine();
-    log(`${info.nproc} x ${info.cpu}, node ${info.node}, load average ${info.loadavgAtStart.join(" ")}`);
-    const baseline = await measureBaseline();
-    log("emulator: start-up");
-    let spawned = 0;
-    const startup = await startups(SPAWNS, () =>
-      spawnEmulator({ db: path.join(dir, `start-${spawned++}.db`), key: randomKey() }),
+    log(
+      `${info.nproc} x ${info.cpu}, node ${info.node}, load average ${info.loadavgAtStart.join(" ")}; sections: ${ONLY.join(", ")}`,
     );
-    const reads = await measureReads(dir);
-    const writes = await measureWrites(dir);
-    log("emulator: 7-day manual advance");
-    const advance = await measureAdvance(dir);
-
-    log("baseline: re-check");
-    const again = await spawnBaseline();
-    const recheck = await series({ url: again.url, path: "/json", pid: again.pid });
-    await again.stop();
-    const driftPct: Record<string, number> = {};
-    for (const s of recheck) {
-      const first = baseline.load.find((x) => x.connections === s.connections)?.rps ?? Number.NaN;
-      driftPct[s.connections] = round(((s.rps - first) / first) * 100, 1);
+    const control = selected("control") ? await measureControl(dir) : undefined;
+    let compute: ComputeResults | undefined;
+    if (selected("compute")) {
+      log("data plane: Postgres computes behind the front door");
+      compute = await measureCompute({
+        duration: DURATION,
+        runs: RUNS,
+        connects: CONNECTS,
+        wakes: WAKES,
+        branches: BRANCHES,
+        computes: COMPUTES,
+        fillRows: FILL_ROWS,
+        log,
+        quiet,
+      });
     }
     const results: Results = {
       machine: info,
-      baseline,
-      startup,
-      reads,
-      writes,
-      advance,
-      baselineRecheck: { load: recheck, driftPct },
+      ...control,
+      ...(compute ? { compute } : {}),
       totalSeconds: round((performance.now() - t0) / 1000, 0),
     };
     const table = renderTable(buildRows(results));
-    const noise = [
-      ["bare Hono", baseline.load],
-      ["bare Hono (end)", recheck],
-      ["GET endpoints", reads.endpoints],
-      ["GET api_keys", reads.apiKeys],
-      ["GET operations", reads.operations],
-      ["POST endpoints", writes.readOnly],
-    ] as const;
-    const noiseLine = noise
-      .map(([name, s]) => `${name} ${Math.max(...s.map((x) => x.maxOtherCpu)).toFixed(2)}`)
-      .join(", ");
     const out = path.join(ROOT, "bench/results.json");
     fs.writeFileSync(out, `${JSON.stringify({ ...results, table }, null, 2)}\n`);
-    const notes =
-      `Other processes' CPU during the load runs (max, cores of ${info.nproc}): ${noiseLine}.\n` +
-      `Bare Hono at the start / end of the run: ${recheck
-        .map((s) => {
-          const first = baseline.load.find((x) => x.connections === s.connections)?.rps;
-          return `@${s.connections} ${fmt(first, 0)} / ${fmt(s.rps, 0)} req/s`;
-        })
-        .join(", ")} (ratios use the better one); ` +
-      `load average at start ${info.loadavgAtStart.join(" ")}, at end ${os
-        .loadavg()
-        .map((l) => l.toFixed(2))
-        .join(" ")}.`;
+    const load = `load average at start ${info.loadavgAtStart.join(" ")}, at end ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}.`;
+    const lines: string[] = [];
+    if (control) {
+      const [noise, drift] = controlNotes(control, info.nproc);
+      lines.push(noise, `${drift}; ${load}`);
+    }
+    if (compute) lines.push(computeNotes(compute, info.nproc));
+    if (!control) lines.push(`L${load.slice(1)}`);
+    const notes = lines.join("\n");
     process.stdout.write(
       `\nneon-emulator bench, ${info.date}\n${info.nproc} x ${info.cpu}, node ${info.node}, code ${info.commit}\n\n${table}\n\n${notes}\n` +
         `Total ${results.totalSeconds} s. Full results: ${path.relative(process.cwd(), out)}\n`,
     );
-    if (process.argv.includes("--update-doc")) {
+    if (updateDocs) {
       updateDoc(results, table, notes);
       process.stdout.write("BENCHMARKS.md updated.\n");
     }

@@ -28,6 +28,9 @@ export function copyBuild(keepIn?: string): string {
   let dir = keepIn;
   if (!dir) {
     const temp = fs.mkdtempSync(path.join(os.tmpdir(), "neon-bench-code-"));
+    // Postgres computes run as another user when the bench is root: they start the binaries
+    // through this folder's node_modules link.
+    fs.chmodSync(temp, 0o755);
     process.on("exit", () => fs.rmSync(temp, { recursive: true, force: true }));
     dir = temp;
   }
@@ -216,6 +219,7 @@ export function buildFromRef(ref: string): string {
     encoding: "utf8",
   }).trim();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `neon-bench-${commit}-`));
+  fs.chmodSync(dir, 0o755); // see copyBuild
   process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
   const tar = execFileSync("git", ["archive", "--format=tar", commit], { cwd: ROOT, maxBuffer: 1 << 30 });
   execFileSync("tar", ["-x", "-C", dir], { input: tar });

@@ -127,8 +127,22 @@ export async function relay(
   client.once("end", () => backend.end());
   client.once("close", end);
   if (client.destroyed) end();
-  client.pipe(backend, { end: false });
-  backend.pipe(client, { end: false });
+  forward(client, backend);
+  forward(backend, client);
+}
+
+/**
+ * Bytes from one socket to the other, pausing the reader while the writer's buffer is full.
+ * (What stream.pipe does, without its per-chunk bookkeeping: this runs for every message.)
+ */
+function forward(from: net.Socket, to: net.Socket): void {
+  const resume = () => from.resume();
+  from.on("data", (chunk: Buffer) => {
+    if (!to.write(chunk)) {
+      from.pause();
+      to.once("drain", resume);
+    }
+  });
 }
 
 /** Passes a CancelRequest on to the server running the connection it names (if any). */
