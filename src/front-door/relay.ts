@@ -68,7 +68,9 @@ export async function relay(
   hooks: RelayHooks,
 ): Promise<void> {
   const startup: Record<string, string> = {};
-  for (const [name, value] of Object.entries(params)) if (name !== "options") startup[name] = value;
+  // Routing options stay at the door; protocol extensions (_pq_.*) are not negotiated through it.
+  for (const [name, value] of Object.entries(params))
+    if (name !== "options" && !name.startsWith("_pq_.")) startup[name] = value;
   const options = forwardedOptions(params.options);
   if (options) startup.options = options;
   backend.write(startupMessage(startup));
@@ -112,10 +114,10 @@ export async function relay(
   const end = () => {
     if (ended) return;
     ended = true;
-    if (cancelKey) hooks.cancelKey(cancelKey, undefined);
-    hooks.connected(-1);
     client.destroy();
     backend.destroy();
+    if (cancelKey) hooks.cancelKey(cancelKey, undefined);
+    hooks.connected(-1);
   };
   // A compute that ends (suspended: 57P01 first) ends the client once its last bytes are out; a
   // client that does not close its side in time is dropped.
@@ -129,6 +131,7 @@ export async function relay(
   if (client.destroyed) end();
   forward(client, backend);
   forward(backend, client);
+  client.resume(); // paused by the session while it woke the endpoint
 }
 
 /**

@@ -78,11 +78,20 @@ export class ScramServer {
   private nonce = "";
   private readonly verifier: Verifier;
 
+  /** `password` null: a role that does not exist; a random verifier no proof matches (and no PBKDF2). */
   constructor(
-    password: string,
+    password: string | null,
     private readonly channelBinding: Buffer | undefined,
   ) {
-    this.verifier = verifierOf(password);
+    this.verifier =
+      password === null
+        ? {
+            salt: randomBytes(16),
+            iterations: ITERATIONS,
+            storedKey: randomBytes(32),
+            serverKey: randomBytes(32),
+          }
+        : verifierOf(password);
   }
 
   /** The mechanisms to offer, best first. */

@@ -6,6 +6,9 @@ import { endPointBinding } from "./scram.js";
 import { type DoorServices, type SessionContext, serveClient } from "./session.js";
 import { tls } from "./tls.js";
 
+/** The longest a shutdown waits for sessions in the middle of a wake. */
+const CLOSE_WAIT_MS = 30_000;
+
 export interface FrontDoorOptions {
   host: string;
   /** 0 picks a free port. */
@@ -26,6 +29,7 @@ export class FrontDoor {
   private constructor(
     private readonly server: net.Server,
     private readonly sockets: Set<net.Socket>,
+    private readonly sessions: Set<Promise<void>>,
     readonly host: string,
     readonly port: number,
   ) {}
@@ -40,10 +44,13 @@ export class FrontDoor {
       ...(options.logger ? { logger: options.logger } : {}),
     };
     const sockets = new Set<net.Socket>();
+    const sessions = new Set<Promise<void>>();
     const server = net.createServer((socket) => {
       sockets.add(socket);
       socket.once("close", () => sockets.delete(socket));
-      void serveClient(socket, context);
+      const session = serveClient(socket, context);
+      sessions.add(session);
+      void session.finally(() => sessions.delete(session));
     });
     let port: number;
     try {
@@ -56,13 +63,24 @@ export class FrontDoor {
         `port ${options.port} is taken: the Postgres front door listens on ${port} instead (connection URIs from the API carry it); set NEON_EMULATOR_PG_PORT to choose`,
       );
     }
-    return new FrontDoor(server, sockets, options.host, port);
+    return new FrontDoor(server, sockets, sessions, options.host, port);
   }
 
-  /** Stops listening and ends every client connection. */
+  /**
+   * Stops listening, ends every client connection and waits (at most CLOSE_WAIT_MS) for sessions
+   * still waking their endpoint, so no compute starts after the driver has stopped the others.
+   */
   async close(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.sessions]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, CLOSE_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
     await closed;
   }
 }

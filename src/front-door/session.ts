@@ -3,6 +3,7 @@ import net from "node:net";
 import type tlsTypes from "node:tls";
 import type { Logger } from "pino";
 import type { LoginTarget } from "../control-plane/endpoints/service.js";
+import { wallNow } from "../platform/clock.js";
 import { ComputeRefused, cancelKeyOf, forwardCancel, type Login, relay } from "./relay.js";
 import { fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
 import { ScramError, ScramServer, WrongPassword } from "./scram.js";
@@ -58,6 +59,9 @@ export const TEXTS = {
   wrongPassword: (user: string) => `password authentication failed for user '${user}'`,
 };
 
+/** How long a client told of a failure may take to close its side before it is dropped. */
+const CLOSE_AFTER_ERROR_MS = 2000;
+
 /** A failure answered to the client as an ErrorResponse, after which the connection closes. */
 export class DoorError extends Error {
   constructor(readonly fields: PgErrorFields) {
@@ -84,11 +88,15 @@ class Inbox {
     this.notify?.();
   };
 
+  private readonly deadline: number;
+
   constructor(
     socket: net.Socket,
     private readonly timeoutMs: number,
   ) {
     this.socket = socket;
+    // A duration, not a time of the emulator's clock: real time bounds a real client.
+    this.deadline = wallNow() + timeoutMs;
     this.attach(socket);
   }
 
@@ -112,7 +120,7 @@ class Inbox {
     const secure = new (tls().TLSSocket)(this.socket, { isServer: true, secureContext });
     secure.on("error", () => {}); // handled through 'close'
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new ClientGone()), this.timeoutMs);
+      const timer = setTimeout(() => reject(new ClientGone()), Math.max(0, this.deadline - wallNow()));
       secure.once("secure", () => {
         clearTimeout(timer);
         resolve();
@@ -126,13 +134,22 @@ class Inbox {
     return secure;
   }
 
+  /**
+   * The next message `read` finds. Every wait shares one deadline, started with the inbox: the
+   * whole start-up and authentication must fit in it (as Postgres' authentication_timeout).
+   */
   async take<T>(read: (frames: Frames) => T | undefined): Promise<T> {
     for (;;) {
       const value = read(this.frames);
       if (value !== undefined) return value;
       if (this.gone) throw new ClientGone();
+      const left = this.deadline - wallNow();
+      if (left <= 0) throw new ClientGone();
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new ClientGone()), this.timeoutMs);
+        const timer = setTimeout(() => {
+          this.notify = undefined;
+          reject(new ClientGone());
+        }, left);
         this.notify = () => {
           clearTimeout(timer);
           this.notify = undefined;
@@ -162,12 +179,18 @@ export async function serveClient(socket: net.Socket, ctx: SessionContext): Prom
   const inbox = new Inbox(socket, ctx.handshakeTimeoutMs);
   let client: net.Socket | tlsTypes.TLSSocket = socket;
   let backend: net.Socket | undefined;
-  const fail = (fields: PgErrorFields) => {
-    // The proxy answers its own failures with severity ERROR (protocol violations: FATAL).
-    if (!client.destroyed) client.end(errorResponse(fields));
+  /** Sends a last message and closes; a client that does not close its side is dropped soon after. */
+  const finish = (last: Buffer) => {
+    if (client.destroyed) return;
+    client.end(last);
+    const c = client;
+    setTimeout(() => c.destroy(), CLOSE_AFTER_ERROR_MS).unref();
   };
+  // The proxy answers its own failures with severity ERROR (protocol violations: FATAL).
+  const fail = (fields: PgErrorFields) => finish(errorResponse(fields));
   try {
     let params: Record<string, string> | undefined;
+    let gssenc = false;
     while (!params) {
       const body = await inbox.take((f) => f.untyped());
       const code = body.length >= 4 ? body.readInt32BE(0) : 0;
@@ -176,6 +199,8 @@ export async function serveClient(socket: net.Socket, ctx: SessionContext): Prom
         socket.write("S");
         client = await inbox.upgrade(ctx.secureContext);
       } else if (code === GSSENC_REQUEST) {
+        if (gssenc || client !== socket) throw new ProtocolError("unexpected GSSENCRequest");
+        gssenc = true;
         client.write("N");
       } else if (code === CANCEL_REQUEST) {
         if (body.length >= 12) forwardCancel(body, ctx.cancelTargets.get(cancelKeyOf(body.subarray(4))));
@@ -198,6 +223,8 @@ export async function serveClient(socket: net.Socket, ctx: SessionContext): Prom
     const login = routed
       ? await scramLogin(inbox, client, routed, user, ctx)
       : await passwordLogin(inbox, client, user, ctx);
+    // Nothing more is read from the client until the relay starts (its bytes wait in the kernel).
+    client.pause();
     const port = await ctx.services.ready(login.target.endpointId).catch((err: unknown) => {
       if (!(err instanceof DoorError))
         ctx.logger?.warn({ err, endpoint: login.target.endpointId }, "front door: wake failed");
@@ -210,7 +237,14 @@ export async function serveClient(socket: net.Socket, ctx: SessionContext): Prom
     await relay(client, inbox, backend, new Inbox(backend, ctx.handshakeTimeoutMs), params, login, {
       cancelKey: (key, at) =>
         at === undefined ? ctx.cancelTargets.delete(key) : ctx.cancelTargets.set(key, at),
-      connected: (delta) => ctx.services.connected(endpointId, delta),
+      connected: (delta) => {
+        try {
+          ctx.services.connected(endpointId, delta);
+        } catch (err) {
+          // The count is activity bookkeeping: a busy or failing database must not end the relay or the process.
+          ctx.logger?.error({ err, endpoint: endpointId }, "front door: could not record a connection");
+        }
+      },
     }).catch((err: unknown) => {
       if (err instanceof ComputeRefused) throw err;
       if (err instanceof ClientGone && client.destroyed) throw err;
@@ -222,7 +256,7 @@ export async function serveClient(socket: net.Socket, ctx: SessionContext): Prom
     inbox.detach();
     backend?.destroy();
     if (err instanceof ComputeRefused) {
-      if (!client.destroyed) client.end(err.raw);
+      finish(err.raw);
       return;
     }
     if (err instanceof DoorError) fail(err.fields);
@@ -256,9 +290,12 @@ async function scramLogin(
   ctx: SessionContext,
 ): Promise<Login> {
   const found = lookUp(target, user, ctx);
-  // A role that does not exist goes through the same exchange and fails at the end, as in Postgres.
-  const password = found.password ?? `\0missing-role-${Math.random()}`;
-  const scram = new ScramServer(password, client instanceof tls().TLSSocket ? ctx.channelBinding : undefined);
+  // A role that does not exist goes through the same exchange (with a verifier nothing matches)
+  // and fails at the end, as in Postgres.
+  const scram = new ScramServer(
+    found.password,
+    client instanceof tls().TLSSocket ? ctx.channelBinding : undefined,
+  );
   client.write(authenticationSasl(scram.mechanisms()));
   try {
     const initial = await inbox.password();

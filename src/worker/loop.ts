@@ -52,6 +52,8 @@ export class Worker {
   /** When the pending timer fires (clock milliseconds). */
   private timerAt = Number.POSITIVE_INFINITY;
   private running = false;
+  /** Set at shutdown: no more effects are started for waiting clients. */
+  private stopped = false;
   private stepping = false;
   private readonly shortestOperationMs: number;
   private readonly driver: ComputeDriver;
@@ -141,7 +143,7 @@ export class Worker {
    * current time), one after another until none is left.
    */
   async expedite(endpointId: string): Promise<void> {
-    for (let round = 0; round < EXPEDITE_ROUNDS; round++) {
+    for (let round = 0; round < EXPEDITE_ROUNDS && !this.stopped; round++) {
       const now = this.clock.now();
       const unfinished = this.ctx.db.transaction((tx) => dueNowForEndpoint(tx, endpointId, now), {
         behavior: "immediate",
@@ -277,6 +279,7 @@ export class Worker {
   }
 
   stop(): void {
+    this.stopped = true;
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;

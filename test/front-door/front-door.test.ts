@@ -458,12 +458,50 @@ describe("bad input at the front door", () => {
           }),
       ),
     );
+    // The whole start-up must fit in NEON_EMULATOR_PG_AUTH_TIMEOUT (2 s), however the bytes trickle.
+    const trickled = await new Promise<number>((resolve) => {
+      const t0 = Date.now();
+      const s = net.connect({ host: "127.0.0.1", port: server.pgPort as number });
+      let at = 0;
+      const timer = setInterval(() => {
+        if (at < start.length - 1) s.write(start.subarray(at, ++at));
+      }, 500);
+      s.on("error", () => {});
+      s.on("close", () => {
+        clearInterval(timer);
+        resolve(Date.now() - t0);
+      });
+    });
+    expect(trickled).toBeLessThan(4000);
+    const gss = Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x30]);
+    expect((await rawExchange(Buffer.concat([gss, gss]))).reply.toString()).toContain(
+      "unexpected GSSENCRequest",
+    );
+    // Refused clients that never close their side are dropped: no socket is held open.
+    const fds = () => fs.readdirSync(`/proc/${server.proc.pid}/fd`).length;
+    const before = fds();
+    const halfOpen = await Promise.all(
+      Array.from(
+        { length: 20 },
+        () =>
+          new Promise<net.Socket>((resolve) => {
+            const s = net.connect({ host: "127.0.0.1", port: server.pgPort as number, allowHalfOpen: true });
+            s.on("error", () => {});
+            s.on("connect", () => s.write(startupPacket({ user: "x", options: "endpoint=ep-nope-1" })));
+            s.once("data", () => resolve(s));
+          }),
+      ),
+    );
+    expect(fds()).toBeGreaterThanOrEqual(before + 15);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(fds()).toBeLessThanOrEqual(before + 2);
+    for (const s of halfOpen) s.destroy();
     // Still serving.
     expect((await fetch(`${server.url}/_emulator/health`)).status).toBe(200);
     expect((await one({ user: p.role, password: p.password, options: `endpoint=${p.endpointId}` })).u).toBe(
       p.role,
     );
-  }, 30_000);
+  }, 60_000);
 });
 
 describe("secrets", () => {

@@ -282,11 +282,22 @@ export class PostgresDriver implements ComputeDriver {
       const major = this.view.pgVersion(projectId);
       if (!branch || major === undefined) throw new Error(`branch ${branchId} no longer exists`);
       fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
-      if (branch.parentId) {
-        const parentDir = await this.ensureBranchData(projectId, branch.parentId);
-        this.copiedAt.set(branchId, await this.copyBranch(branch.parentId, parentDir, dir));
-      } else {
-        await copyStopped(await this.template(major), dir);
+      // Made under another name and renamed once whole: a copy cut short (a failure, a crash)
+      // never looks like a branch's folder.
+      const work = `${dir}.tmp-${process.pid}`;
+      fs.rmSync(work, { recursive: true, force: true });
+      fs.rmSync(dir, { recursive: true, force: true });
+      try {
+        if (branch.parentId) {
+          const parentDir = await this.ensureBranchData(projectId, branch.parentId);
+          this.copiedAt.set(branchId, await this.copyBranch(branch.parentId, parentDir, work));
+        } else {
+          await copyStopped(await this.template(major), work);
+        }
+        fs.renameSync(work, dir);
+      } catch (err) {
+        fs.rmSync(work, { recursive: true, force: true });
+        throw err;
       }
       return dir;
     });
@@ -297,16 +308,28 @@ export class PostgresDriver implements ComputeDriver {
    * does, an online copy through Postgres' low-level backup API (the copy recovers to the backup's
    * end from the WAL copied with it).
    */
-  private async copyBranch(parentId: string, parentDir: string, dir: string): Promise<string> {
-    const primary = this.view.primaryOf(parentId);
-    const port = primary ? this.portOf(primary) : undefined;
-    if (port === undefined) {
-      await this.withBranch(parentId, () => copyStopped(parentDir, dir));
-      return checkpointLsn(dir);
-    }
+  private copyBranch(parentId: string, parentDir: string, dir: string): Promise<string> {
+    // Under the parent's lock, so a server starting on it cannot come up mid file copy.
+    return this.withBranch(parentId, async () => {
+      const primary = this.view.primaryOf(parentId);
+      const port = primary ? this.portOf(primary) : undefined;
+      if (port === undefined) {
+        await copyStopped(parentDir, dir);
+        return checkpointLsn(dir);
+      }
+      return this.copyOnline(port, parentDir, dir);
+    });
+  }
+
+  private copyOnline(port: number, parentDir: string, dir: string): Promise<string> {
     return this.withAdmin(port, async (client) => {
       const version = Number((await client.query("SHOW server_version_num")).rows[0].server_version_num);
       const modern = version >= 150000;
+      // A temporary slot (gone with this session) keeps the WAL from the backup's start until it
+      // is copied, whatever checkpoints happen meanwhile.
+      await client.query("SELECT pg_create_physical_replication_slot($1, true, true)", [
+        `neon_emulator_copy_${process.pid}_${randomBytes(4).toString("hex")}`,
+      ]);
       await client.query(
         modern ? "SELECT pg_backup_start($1, true)" : "SELECT pg_start_backup($1, true, false)",
         ["neon-emulator branch copy"],
@@ -331,7 +354,19 @@ export class PostgresDriver implements ComputeDriver {
     });
   }
 
-  private async start(endpointId: string): Promise<void> {
+  /** Starts under way, by endpoint: a second start of the same endpoint joins the first. */
+  private readonly starting = new Map<string, Promise<void>>();
+
+  private start(endpointId: string): Promise<void> {
+    let started = this.starting.get(endpointId);
+    if (!started) {
+      started = this.startOnce(endpointId).finally(() => this.starting.delete(endpointId));
+      this.starting.set(endpointId, started);
+    }
+    return started;
+  }
+
+  private async startOnce(endpointId: string): Promise<void> {
     if (this.portOf(endpointId) !== undefined) return;
     const endpoint = this.view.endpoint(endpointId);
     if (!endpoint) throw new Error(`endpoint ${endpointId} no longer exists`);

@@ -380,6 +380,13 @@ export function wakeForConnection(ctx: Ctx, endpointId: string): Outcome<{ state
       return { state: "waking" as const, ops };
     }
     const settled = row.currentState === "active" && row.pendingState === null;
+    // A client arriving is activity: an endpoint at the end of its suspend delay is not suspended
+    // under a connection that is still logging in.
+    if (settled) {
+      const now = ctx.clock.now();
+      recordActivity(tx, row.id, now);
+      stampComputeActive(tx, row.projectId, now);
+    }
     return { state: settled ? ("active" as const) : ("waking" as const), ops: none };
   });
   return { body: { state }, events: operationsStarted(ops) };
