@@ -176,6 +176,9 @@ describe("races on a real server", () => {
           }
         };
         const loops = Array.from({ length: 16 }, (_, u) => use(u));
+        // The revoke lands while the key is in use: after some requests have completed (on a busy
+        // machine the first ones can take longer than the random delay), at a random moment.
+        while (seen.length === 0) await sleep(5);
         await sleep(20 + Math.random() * 150);
         const revoke = must(
           await c.request("DELETE", `/api/v2/api_keys/${k.body.id}`, { key }),
