@@ -5,7 +5,7 @@ import { createApp } from "./app.js";
 import type { ComputeDriver } from "./compute/driver.js";
 import { noneDriver } from "./compute/none.js";
 import { findBinaries, installCommand } from "./compute/postgres/binaries.js";
-import { PostgresDriver } from "./compute/postgres/driver.js";
+import { type ComputeAddress, PostgresDriver } from "./compute/postgres/driver.js";
 import type { Config, Ctx } from "./context.js";
 import { ensureDefaultAccount } from "./control-plane/accounts/service.js";
 import { countKeys, createApiKey, ensureApiKey } from "./control-plane/api-keys/service.js";
@@ -142,15 +142,15 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
  */
 function doorServices(runtime: Runtime, postgres: PostgresDriver): DoorServices {
   const { ctx, worker } = runtime;
-  const wakes = new Map<string, Promise<number>>();
-  const wake = async (endpointId: string): Promise<number> => {
+  const wakes = new Map<string, Promise<ComputeAddress>>();
+  const wake = async (endpointId: string): Promise<ComputeAddress> => {
     await worker.expedite(endpointId);
     // Active in the control plane with no server (it exited on its own): started again.
     if (postgres.portOf(endpointId) === undefined)
       await postgres.perform({ kind: "start_compute", endpointId });
-    const port = postgres.portOf(endpointId);
-    if (port === undefined) throw new Error(`endpoint ${endpointId} has no running server`);
-    return port;
+    const address = postgres.addressOf(endpointId);
+    if (address === undefined) throw new Error(`endpoint ${endpointId} has no running server`);
+    return address;
   };
   return {
     domain: ctx.config.domain,
@@ -163,8 +163,8 @@ function doorServices(runtime: Runtime, postgres: PostgresDriver): DoorServices 
         return Promise.reject(new DoorError({ code: "XX000", message: TEXTS.notFound }));
       if (body.state === "disabled")
         return Promise.reject(new DoorError({ code: "XX000", message: TEXTS.disabled }));
-      const port = postgres.portOf(endpointId);
-      if (body.state === "active" && port !== undefined) return Promise.resolve(port);
+      const address = postgres.addressOf(endpointId);
+      if (body.state === "active" && address !== undefined) return Promise.resolve(address);
       if (events.length) worker.notify();
       const started = wake(endpointId).finally(() => wakes.delete(endpointId));
       wakes.set(endpointId, started);

@@ -1,5 +1,6 @@
 import net from "node:net";
 import type tlsTypes from "node:tls";
+import type { ComputeAddress } from "../compute/postgres/driver.js";
 import { forwardedOptions, type Target } from "./routing.js";
 import { SCRAM, ScramClient } from "./scram.js";
 import {
@@ -42,8 +43,8 @@ export class ComputeRefused extends Error {
 }
 
 export interface RelayHooks {
-  /** A live relay's backend key data: a CancelRequest carrying it goes to `port`. */
-  cancelKey(key: string, port: number | undefined): void;
+  /** A live relay's backend key data (`live`), or its end: a CancelRequest carrying it goes to its server. */
+  cancelKey(key: string, live: boolean): void;
   /** The relay is established (+1) and, later, ended (-1). */
   connected(delta: 1 | -1): void;
 }
@@ -108,7 +109,7 @@ export async function relay(
   backendInbox.detach();
   client.write(Buffer.concat([...toClient, early]));
   if (pending.length) backend.write(pending);
-  if (cancelKey) hooks.cancelKey(cancelKey, backend.remotePort);
+  if (cancelKey) hooks.cancelKey(cancelKey, true);
   hooks.connected(1);
   let ended = false;
   const end = () => {
@@ -116,7 +117,7 @@ export async function relay(
     ended = true;
     client.destroy();
     backend.destroy();
-    if (cancelKey) hooks.cancelKey(cancelKey, undefined);
+    if (cancelKey) hooks.cancelKey(cancelKey, false);
     hooks.connected(-1);
   };
   // A compute that ends (suspended: 57P01 first) ends the client once its last bytes are out; a
@@ -149,13 +150,13 @@ function forward(from: net.Socket, to: net.Socket): void {
 }
 
 /** Passes a CancelRequest on to the server running the connection it names (if any). */
-export function forwardCancel(body: Buffer, port: number | undefined): void {
-  if (port === undefined) return;
+export function forwardCancel(body: Buffer, address: ComputeAddress | undefined): void {
+  if (address === undefined) return;
   const packet = Buffer.alloc(16);
   packet.writeInt32BE(16, 0);
   packet.writeInt32BE(CANCEL_REQUEST, 4);
   body.copy(packet, 8, 4, 12);
-  const socket = net.connect({ host: "127.0.0.1", port });
+  const socket = net.connect(address);
   socket.on("error", () => {});
   socket.end(packet);
 }

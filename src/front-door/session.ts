@@ -2,6 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import net from "node:net";
 import type tlsTypes from "node:tls";
 import type { Logger } from "pino";
+import type { ComputeAddress } from "../compute/postgres/driver.js";
 import type { LoginTarget } from "../control-plane/endpoints/service.js";
 import { wallNow } from "../platform/clock.js";
 import { ComputeRefused, cancelKeyOf, forwardCancel, type Login, relay } from "./relay.js";
@@ -31,9 +32,9 @@ export interface DoorServices {
   login(endpointId: string, role: string): LoginTarget;
   /**
    * Makes sure the endpoint's server runs, waking an idle endpoint (concurrent callers share one
-   * wake); resolves to the port of its server on the loopback interface.
+   * wake); resolves to where its server is reached (a Unix socket, or a loopback port).
    */
-  ready(endpointId: string): Promise<number>;
+  ready(endpointId: string): Promise<ComputeAddress>;
   /** A client connection to the endpoint opened (+1) or ended (-1). */
   connected(endpointId: string, delta: 1 | -1): void;
 }
@@ -43,8 +44,8 @@ export interface SessionContext {
   secureContext: tlsTypes.SecureContext;
   /** The server certificate's channel-binding data (tls-server-end-point). */
   channelBinding: Buffer;
-  /** Backend key data -> the port of the server the connection runs on, for CancelRequests. */
-  cancelTargets: Map<string, number>;
+  /** Backend key data -> the server the connection runs on, for CancelRequests. */
+  cancelTargets: Map<string, ComputeAddress>;
   /** How long a client may take over each start-up message. */
   handshakeTimeoutMs: number;
   logger?: Logger;
@@ -225,18 +226,17 @@ export async function serveClient(socket: net.Socket, ctx: SessionContext): Prom
       : await passwordLogin(inbox, client, user, ctx);
     // Nothing more is read from the client until the relay starts (its bytes wait in the kernel).
     client.pause();
-    const port = await ctx.services.ready(login.target.endpointId).catch((err: unknown) => {
+    const address = await ctx.services.ready(login.target.endpointId).catch((err: unknown) => {
       if (!(err instanceof DoorError))
         ctx.logger?.warn({ err, endpoint: login.target.endpointId }, "front door: wake failed");
       throw err instanceof DoorError ? err : proxyError(TEXTS.couldNotConnect);
     });
-    backend = net.connect({ host: "127.0.0.1", port });
-    backend.setNoDelay(true);
+    backend = net.connect(address);
+    if ("port" in address) backend.setNoDelay(true);
     backend.on("error", () => {}); // ends through 'close'
     const endpointId = login.target.endpointId;
     await relay(client, inbox, backend, new Inbox(backend, ctx.handshakeTimeoutMs), params, login, {
-      cancelKey: (key, at) =>
-        at === undefined ? ctx.cancelTargets.delete(key) : ctx.cancelTargets.set(key, at),
+      cancelKey: (key, live) => (live ? ctx.cancelTargets.set(key, address) : ctx.cancelTargets.delete(key)),
       connected: (delta) => {
         try {
           ctx.services.connected(endpointId, delta);
