@@ -91,10 +91,7 @@ class Inbox {
 
   private readonly deadline: number;
 
-  constructor(
-    socket: net.Socket,
-    private readonly timeoutMs: number,
-  ) {
+  constructor(socket: net.Socket, timeoutMs: number) {
     this.socket = socket;
     // A duration, not a time of the emulator's clock: real time bounds a real client.
     this.deadline = wallNow() + timeoutMs;

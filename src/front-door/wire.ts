@@ -32,10 +32,6 @@ export class Frames {
     return rest;
   }
 
-  get buffered(): number {
-    return this.buffer.length;
-  }
-
   /** The next untyped message's body (after its length), or undefined until it is complete. */
   untyped(max = MAX_STARTUP_MESSAGE): Buffer | undefined {
     if (this.buffer.length < 4) return undefined;
@@ -56,11 +52,6 @@ export class Frames {
     const raw = this.buffer.subarray(0, length + 1);
     this.buffer = this.buffer.subarray(length + 1);
     return { type: String.fromCharCode(raw[0] ?? 0), body: raw.subarray(5), raw };
-  }
-
-  /** The first byte buffered, without taking it. */
-  peek(): number | undefined {
-    return this.buffer[0];
   }
 }
 

@@ -191,12 +191,7 @@ export class Worker {
     const clock = this.clock;
     if (!(clock instanceof ManualClock)) throw clockNotManual();
     const target = clock.now() + Math.round(seconds * 1000);
-    // Each new time is persisted by the pass that runs at it, in the same transaction as the rows
-    // it stamps (see pass()).
-    const moveTo = (ms: number) => {
-      clock.set(ms);
-      this.unsavedClock = clock.now();
-    };
+    const moveTo = (ms: number) => this.moveClock(clock, ms);
     this.runUntilIdle();
     // Moments are committed in groups: a commit per moment would cost more than the moment's
     // work (a 7-day advance stops ~340 times), while a single transaction for the whole advance
@@ -249,17 +244,24 @@ export class Worker {
         const target = clock.now() + Math.round(seconds * 1000);
         await this.settleNow();
         for (let next = this.nextEventAt(); next !== null && next <= target; next = this.nextEventAt()) {
-          clock.set(next);
-          this.unsavedClock = clock.now();
+          this.moveClock(clock, next);
           await this.settleNow();
         }
-        clock.set(target);
-        this.unsavedClock = clock.now();
+        this.moveClock(clock, target);
         await this.settleNow();
         return clock.now();
       });
     this.advancing = run;
     return run;
+  }
+
+  /**
+   * Moves the manual clock. The new time is persisted by the pass that runs at it, in the same
+   * transaction as the rows it stamps (see pass()).
+   */
+  private moveClock(clock: ManualClock, ms: number): void {
+    clock.set(ms);
+    this.unsavedClock = clock.now();
   }
 
   /** Runs everything due at the current time and waits for the effects it starts, until nothing moves. */

@@ -319,19 +319,28 @@ export function connectEndpoint(ctx: Ctx, accountId: string, projectId: string, 
     requireProject(tx, accountId, projectId);
     const row = requireEndpoint(tx, accountId, projectId, endpointId);
     if (row.disabled) throw conflict(`endpoint ${endpointId} is disabled; connections are refused`);
-    const now = ctx.clock.now();
-    if (heading(row) === "idle") {
-      const ops = startEndpointOps(ctx, tx, row, ["start_compute"]);
-      return { endpoint: refreshPendingState(tx, row), ops };
-    }
-    if (row.currentState === "active") {
-      recordActivity(tx, row.id, now);
-      stampComputeActive(tx, projectId, now);
-      return { endpoint: { ...row, lastActive: now }, ops: [] };
-    }
-    return { endpoint: row, ops: [] };
+    return clientArrives(ctx, tx, row);
   });
   return changed(endpoint, ops, [{ type: "endpoint_activity", endpointId }]);
+}
+
+/**
+ * A client arrives at an enabled endpoint (the connect route, the front door): one heading for
+ * idle is woken with start_compute; an active one has its activity recorded, so it is not
+ * suspended under a client that is still logging in.
+ */
+function clientArrives(ctx: Ctx, tx: Tx, row: EndpointRow): { endpoint: EndpointRow; ops: OperationRow[] } {
+  if (heading(row) === "idle") {
+    const ops = startEndpointOps(ctx, tx, row, ["start_compute"]);
+    return { endpoint: refreshPendingState(tx, row), ops };
+  }
+  if (row.currentState === "active") {
+    const now = ctx.clock.now();
+    recordActivity(tx, row.id, now);
+    stampComputeActive(tx, row.projectId, now);
+    return { endpoint: { ...row, lastActive: now }, ops: [] };
+  }
+  return { endpoint: row, ops: [] };
 }
 
 /** What the front door learns of an endpoint and a role before it authenticates a client. */
@@ -374,20 +383,9 @@ export function wakeForConnection(ctx: Ctx, endpointId: string): Outcome<{ state
     const row = findEndpointById(tx, endpointId);
     if (!row) return { state: "gone" as const, ops: none };
     if (row.disabled) return { state: "disabled" as const, ops: none };
-    if (heading(row) === "idle") {
-      const ops = startEndpointOps(ctx, tx, row, ["start_compute"]);
-      refreshPendingState(tx, row);
-      return { state: "waking" as const, ops };
-    }
-    const settled = row.currentState === "active" && row.pendingState === null;
-    // A client arriving is activity: an endpoint at the end of its suspend delay is not suspended
-    // under a connection that is still logging in.
-    if (settled) {
-      const now = ctx.clock.now();
-      recordActivity(tx, row.id, now);
-      stampComputeActive(tx, row.projectId, now);
-    }
-    return { state: settled ? ("active" as const) : ("waking" as const), ops: none };
+    const { endpoint, ops } = clientArrives(ctx, tx, row);
+    const settled = endpoint.currentState === "active" && endpoint.pendingState === null;
+    return { state: settled ? ("active" as const) : ("waking" as const), ops };
   });
   return { body: { state }, events: operationsStarted(ops) };
 }
