@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -75,6 +76,8 @@ describe("real server", () => {
       ["NEON_EMULATOR_API_KEY", "short"],
       ["NEON_EMULATOR_CLOCK", "sundial"],
       ["NEON_EMULATOR_OPERATION_MS", "start_compute=fast"],
+      ["NEON_EMULATOR_PG_PORT", "70000"],
+      ["NEON_EMULATOR_PG_AUTH_TIMEOUT", "0"],
     ] as const) {
       const err = await run(process.execPath, startArgs(), {
         env: { ...process.env, [name]: value },
@@ -87,6 +90,51 @@ describe("real server", () => {
     }).catch((e) => e);
     expect(noBinaries.code).toBe(2);
     expect(noBinaries.stderr).toContain("NEON_EMULATOR_PG_BIN: /no/such/folder holds no runnable postgres");
+  });
+
+  it("the Postgres front door: a taken NEON_EMULATOR_PG_PORT stops the start; a taken default port is reported and replaced", async () => {
+    const holder = net.createServer();
+    const held = await new Promise<number>((resolve) =>
+      holder.listen(0, "127.0.0.1", () => resolve((holder.address() as net.AddressInfo).port)),
+    );
+    const dir = tempDir();
+    fs.chmodSync(dir, 0o755);
+    try {
+      const taken = await run(process.execPath, startArgs(), {
+        env: {
+          ...process.env,
+          PORT: "0",
+          NEON_EMULATOR_SEED: "none",
+          NEON_EMULATOR_DB: path.join(dir, "a.sqlite"),
+          NEON_EMULATOR_COMPUTE: "postgres",
+          NEON_EMULATOR_PG_PORT: String(held),
+        },
+      }).catch((e) => e);
+      expect(taken.code).toBe(2);
+      expect(taken.stderr).toContain(
+        `NEON_EMULATOR_PG_PORT ${held} on 127.0.0.1 cannot be used (EADDRINUSE)`,
+      );
+    } finally {
+      holder.close();
+    }
+    // The default port (5432), held here unless something else on the machine already holds it.
+    const fallback = net.createServer();
+    await new Promise<void>((resolve) => {
+      fallback.once("error", () => resolve());
+      fallback.listen(5432, "127.0.0.1", () => resolve());
+    });
+    try {
+      const s = await start({
+        NEON_EMULATOR_DB: path.join(dir, "b.sqlite"),
+        NEON_EMULATOR_COMPUTE: "postgres",
+        NEON_EMULATOR_PG_PORT: "",
+      });
+      expect(s.pgPort).toBeGreaterThan(0);
+      expect(s.pgPort).not.toBe(5432);
+      expect(s.stdout()).toContain("port 5432 is taken: the Postgres front door listens on");
+    } finally {
+      fallback.close();
+    }
   });
 
   it("refuses a bad seed file or a revoked NEON_EMULATOR_API_KEY with a short message, and a taken port", async () => {
