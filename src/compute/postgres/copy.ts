@@ -45,19 +45,35 @@ export function controlInfo(dir: string): { checkpoint: bigint; redo: bigint; tl
   };
 }
 
-/** The folder's files without pg_wal's segments (`cp -a`, owners and modes kept; run files left out). */
+/**
+ * The folder's files without pg_wal's segments (`cp -a`, owners and modes kept; run files left
+ * out). A cluster is ~1,300 files, most of them small, and making a file costs more than copying
+ * its bytes: each database's folder goes to its own `cp` at once, beside one for the rest.
+ */
 export async function copyData(from: string, to: string): Promise<void> {
-  const skip = new Set(["pg_wal", "postmaster.pid", "postmaster.opts"]);
+  const skip = new Set(["base", "pg_wal", "postmaster.pid", "postmaster.opts"]);
   const entries = fs
     .readdirSync(from)
     .filter((name) => !skip.has(name))
     .map((name) => path.join(from, name));
+  const base = path.join(from, "base");
+  const databases = fs.readdirSync(base).map((name) => path.join(base, name));
   const stat = fs.statSync(from);
-  fs.mkdirSync(to, { mode: stat.mode & 0o777 });
-  fs.mkdirSync(path.join(to, "pg_wal", "archive_status"), { recursive: true, mode: 0o700 });
-  for (const dir of [to, path.join(to, "pg_wal"), path.join(to, "pg_wal", "archive_status")])
+  const made = [
+    to,
+    path.join(to, "base"),
+    path.join(to, "pg_wal"),
+    path.join(to, "pg_wal", "archive_status"),
+  ];
+  for (const dir of made) {
+    fs.mkdirSync(dir, { mode: dir === to ? stat.mode & 0o777 : 0o700 });
     fs.chownSync(dir, stat.uid, stat.gid);
-  if (entries.length) await run("cp", ["-a", ...entries, `${to}/`]);
+  }
+  const copies = databases.map((db) => run("cp", ["-a", db, `${made[1]}/`]));
+  if (entries.length) copies.push(run("cp", ["-a", ...entries, `${to}/`]));
+  // Every copy ends before this does, failed or not: the caller removes a failed copy's folder.
+  const failed = (await Promise.allSettled(copies)).find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
 /** The WAL segments from `first` to `last` (names; `last` omitted: every later one) and timeline history files. */

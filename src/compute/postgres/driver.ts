@@ -20,6 +20,13 @@ import { ControlPlaneView } from "./view.js";
 /** How to reach a running server: a Unix socket's path, or a loopback host and port. */
 export type ComputeAddress = { path: string } | { host: string; port: number };
 
+/**
+ * Defaults an endpoint's `pg_settings` may change. wal_buffers: Postgres zeroes all of it at start
+ * (4 MB, 1/32 of shared_buffers, by default), a quarter of an idle server's memory; 1 MB serves a
+ * compute's writes as well at the sizes an emulator sees.
+ */
+const DEFAULT_SETTINGS: Record<string, string> = { wal_buffers: "1MB" };
+
 /** The cluster superuser the emulator administers branches as (Neon's name for it); clients never log in as it. */
 export const ADMIN_USER = "cloud_admin";
 
@@ -418,6 +425,7 @@ export class PostgresDriver implements ComputeDriver {
     const dir = await this.ensureBranchData(endpoint.projectId, endpoint.branchId);
     const pgSettings = (endpoint.settings as { pg_settings?: Record<string, string> }).pg_settings ?? {};
     const settings = {
+      ...DEFAULT_SETTINGS,
       ...pgSettings,
       ...BASE_SETTINGS,
       max_connections: String(maxConnections(endpoint.minCu)),
