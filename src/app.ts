@@ -35,6 +35,8 @@ export interface AppOptions {
   worker: WorkerHooks;
   /** Also hears every event a service returns (runtime.ts: the compute driver discards what was deleted). */
   onEvents?: EventSink;
+  /** Neon's SQL over HTTP (`/sql`, front-door/sql-over-http.ts), when computes are real. */
+  sql?: (request: Request) => Promise<Response>;
 }
 
 /** createApp(ctx, options): the Hono app over the services; one middleware chain, one onError, /openapi.json. */
@@ -82,6 +84,8 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     .route("/", regions)
     .route("/", connectionUri);
   app.route(API_BASE, api);
+  const { sql } = options;
+  if (sql) app.all("/sql", (c) => sql(c.req.raw));
   app.route("/_emulator", emulator);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "BearerAuth", { type: "http", scheme: "bearer" });

@@ -1,3 +1,5 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
 import v8 from "node:v8";
 import { type Env, EnvError, readEnv } from "./env.js";
 import type { FrontDoor } from "./front-door/server.js";
@@ -95,6 +97,11 @@ async function main(): Promise<void> {
           "revoke them (npm run keys -- list / revoke) or start with NEON_EMULATOR_SEED=none",
       );
   });
+  // The serverless driver's WebSocket tunnels (Neon's `/v2`) share the HTTP port, as on Neon.
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (door) door.upgrade(request, socket, head);
+    else socket.destroy();
+  });
   server.on("error", (err: NodeJS.ErrnoException) => {
     if (err.code === "EADDRINUSE")
       process.stderr.write(
@@ -114,6 +121,7 @@ async function main(): Promise<void> {
     server.close(async () => {
       // Effects under way finish and are recorded before the driver and the database close.
       await door?.close();
+      await runtime.sql?.close();
       await worker.drain();
       await driver.close();
       storage.close();

@@ -22,6 +22,7 @@ import { type Env, EnvError } from "./env.js";
 import { loadTlsIdentity } from "./front-door/certificates.js";
 import { FrontDoor } from "./front-door/server.js";
 import { DoorError, type DoorServices, TEXTS } from "./front-door/session.js";
+import { SqlOverHttp } from "./front-door/sql-over-http.js";
 import { type Clock, ManualClock, RealClock, wallNow } from "./platform/clock.js";
 import { openStorage, type Storage } from "./platform/db.js";
 import { IdGenerator } from "./platform/ids.js";
@@ -72,6 +73,10 @@ export interface Runtime {
   driver: ComputeDriver;
   /** The Postgres driver when computes are real processes (the front door relays to its servers). */
   postgres: PostgresDriver | null;
+  /** What the front door and SQL over HTTP ask of the rest (with real computes). */
+  doorServices: DoorServices | null;
+  /** Neon's SQL over HTTP on the HTTP port (with real computes). */
+  sql: SqlOverHttp | null;
   worker: Worker;
   app: ReturnType<typeof createApp>;
   logger: Logger;
@@ -122,9 +127,12 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
       key: createApiKey(ctx, account.id, "first key").key,
     });
   }
+  const services = postgres && doorServices(ctx, worker, postgres);
+  const sql = services && new SqlOverHttp(services, logger);
   const app = createApp(ctx, {
     logger,
     worker,
+    ...(sql ? { sql: (request: Request) => sql.handle(request) } : {}),
     onEvents: (events) => {
       for (const event of events)
         driver
@@ -132,7 +140,7 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
           .catch((err) => logger.error({ err, event: event.type }, "could not discard a compute"));
     },
   });
-  return { ctx, storage, driver, postgres, worker, app, logger, generatedKeys };
+  return { ctx, storage, driver, postgres, doorServices: services, sql, worker, app, logger, generatedKeys };
 }
 
 /**
@@ -140,8 +148,7 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
  * shared wake per endpoint; the endpoint's operations performed at once, in either clock mode)
  * and client activity.
  */
-function doorServices(runtime: Runtime, postgres: PostgresDriver): DoorServices {
-  const { ctx, worker } = runtime;
+function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorServices {
   const wakes = new Map<string, Promise<ComputeAddress>>();
   const wake = async (endpointId: string): Promise<ComputeAddress> => {
     await worker.expedite(endpointId);
@@ -192,7 +199,7 @@ export async function openFrontDoor(runtime: Runtime, env: Env): Promise<FrontDo
     host,
     port: env.NEON_EMULATOR_PG_PORT ?? DEFAULT_PG_PORT,
     portIsDefault: env.NEON_EMULATOR_PG_PORT === undefined,
-    services: doorServices(runtime, postgres),
+    services: runtime.doorServices ?? doorServices(ctx, runtime.worker, postgres),
     identity,
     handshakeTimeoutMs: env.NEON_EMULATOR_PG_AUTH_TIMEOUT * 1000,
     logger,

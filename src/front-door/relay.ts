@@ -1,5 +1,5 @@
 import net from "node:net";
-import type tlsTypes from "node:tls";
+import type { Duplex } from "node:stream";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
 import { forwardedOptions, type Target } from "./routing.js";
 import { SCRAM, ScramClient } from "./scram.js";
@@ -60,7 +60,7 @@ export function cancelKeyOf(pidAndSecret: Buffer): string {
  * compute's ParameterStatus, BackendKeyData and ReadyForQuery, then relays bytes both ways.
  */
 export async function relay(
-  client: net.Socket | tlsTypes.TLSSocket,
+  client: Duplex,
   clientInbox: MessageSource,
   backend: net.Socket,
   backendInbox: MessageSource,
@@ -139,7 +139,7 @@ export async function relay(
  * Bytes from one socket to the other, pausing the reader while the writer's buffer is full.
  * (What stream.pipe does, without its per-chunk bookkeeping: this runs for every message.)
  */
-function forward(from: net.Socket, to: net.Socket): void {
+function forward(from: Duplex, to: Duplex): void {
   const resume = () => from.resume();
   from.on("data", (chunk: Buffer) => {
     if (!to.write(chunk)) {

@@ -1,10 +1,12 @@
+import type http from "node:http";
 import net from "node:net";
-import type tlsTypes from "node:tls";
+import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import type { TlsIdentity } from "./certificates.js";
 import { endPointBinding } from "./scram.js";
-import { type DoorServices, type SessionContext, serveClient } from "./session.js";
+import { type DoorServices, type SessionContext, serveClient, type Transport } from "./session.js";
 import { tls } from "./tls.js";
+import { WebSocketGate } from "./websocket.js";
 
 /** The longest a shutdown waits for sessions in the middle of a wake. */
 const CLOSE_WAIT_MS = 30_000;
@@ -23,16 +25,35 @@ export interface FrontDoorOptions {
 
 /**
  * The Postgres port: Neon's proxy for the emulator's computes. Every connection is served by
- * session.ts (routing, authentication, wake) and then relayed to its compute.
+ * session.ts (routing, authentication, wake) and then relayed to its compute. WebSocket tunnels
+ * arriving on the HTTP port (`upgrade`) are served the same way.
  */
 export class FrontDoor {
+  private readonly sockets = new Set<Duplex>();
+  private readonly sessions = new Set<Promise<void>>();
+  private readonly websockets = new WebSocketGate((stream, transport) => this.serve(stream, transport));
+
   private constructor(
     private readonly server: net.Server,
-    private readonly sockets: Set<net.Socket>,
-    private readonly sessions: Set<Promise<void>>,
+    private readonly context: SessionContext,
     readonly host: string,
     readonly port: number,
-  ) {}
+  ) {
+    server.on("connection", (socket: net.Socket) => this.serve(socket));
+  }
+
+  private serve(socket: Duplex, transport?: Transport): void {
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
+    const session = serveClient(socket, this.context, transport);
+    this.sessions.add(session);
+    void session.finally(() => this.sessions.delete(session));
+  }
+
+  /** An HTTP upgrade request on the emulator's HTTP port: the serverless driver's WebSocket tunnel. */
+  upgrade(request: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.websockets.upgrade(request, socket, head);
+  }
 
   static async open(options: FrontDoorOptions): Promise<FrontDoor> {
     const context: SessionContext = {
@@ -43,15 +64,7 @@ export class FrontDoor {
       handshakeTimeoutMs: options.handshakeTimeoutMs,
       ...(options.logger ? { logger: options.logger } : {}),
     };
-    const sockets = new Set<net.Socket>();
-    const sessions = new Set<Promise<void>>();
-    const server = net.createServer((socket) => {
-      sockets.add(socket);
-      socket.once("close", () => sockets.delete(socket));
-      const session = serveClient(socket, context);
-      sessions.add(session);
-      void session.finally(() => sessions.delete(session));
-    });
+    const server = net.createServer();
     let port: number;
     try {
       port = await listen(server, options.host, options.port);
@@ -63,7 +76,7 @@ export class FrontDoor {
         `port ${options.port} is taken: the Postgres front door listens on ${port} instead (connection URIs from the API carry it); set NEON_EMULATOR_PG_PORT to choose`,
       );
     }
-    return new FrontDoor(server, sockets, sessions, options.host, port);
+    return new FrontDoor(server, context, options.host, port);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import net from "node:net";
+import type { Duplex } from "node:stream";
 import type tlsTypes from "node:tls";
 import type { Logger } from "pino";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
@@ -79,7 +80,7 @@ class Inbox {
   readonly frames = new Frames();
   private notify: (() => void) | undefined;
   private gone = false;
-  private socket: net.Socket | tlsTypes.TLSSocket;
+  private socket: Duplex;
   private readonly onData = (chunk: Buffer) => {
     this.frames.push(chunk);
     this.notify?.();
@@ -91,14 +92,14 @@ class Inbox {
 
   private readonly deadline: number;
 
-  constructor(socket: net.Socket, timeoutMs: number) {
+  constructor(socket: Duplex, timeoutMs: number) {
     this.socket = socket;
     // A duration, not a time of the emulator's clock: real time bounds a real client.
     this.deadline = wallNow() + timeoutMs;
     this.attach(socket);
   }
 
-  private attach(socket: net.Socket | tlsTypes.TLSSocket): void {
+  private attach(socket: Duplex): void {
     this.socket = socket;
     socket.on("data", this.onData);
     socket.on("end", this.onGone);
@@ -166,16 +167,29 @@ class Inbox {
   }
 }
 
+/** How a client reached the front door. */
+export interface Transport {
+  /**
+   * A WebSocket tunnel (the serverless driver's): encrypted by the tunnel when it is wss, so no TLS
+   * inside it, and logins take a cleartext password (as Neon's proxy asks over WebSockets).
+   */
+  websocket: boolean;
+  /** The host name the client asked for (a WebSocket's Host or `address`), read as a TLS server name. */
+  serverName?: string;
+}
+
+const TCP: Transport = { websocket: false };
+
 /**
  * One client connection: SSL negotiation, start-up, routing, authentication against the
  * control plane's role, waking the endpoint, authenticating to its server, then relaying bytes
  * both ways until either side ends.
  */
-export async function serveClient(socket: net.Socket, ctx: SessionContext): Promise<void> {
-  socket.setNoDelay(true);
+export async function serveClient(socket: Duplex, ctx: SessionContext, transport = TCP): Promise<void> {
+  if (socket instanceof net.Socket) socket.setNoDelay(true);
   socket.on("error", () => {}); // a vanished client ends through 'close'
   const inbox = new Inbox(socket, ctx.handshakeTimeoutMs);
-  let client: net.Socket | tlsTypes.TLSSocket = socket;
+  let client: Duplex = socket;
   let backend: net.Socket | undefined;
   /** Sends a last message and closes; a client that does not close its side is dropped soon after. */
   const finish = (last: Buffer) => {
@@ -194,6 +208,10 @@ export async function serveClient(socket: net.Socket, ctx: SessionContext): Prom
       const code = body.length >= 4 ? body.readInt32BE(0) : 0;
       if (code === SSL_REQUEST) {
         if (client !== socket) throw new ProtocolError("SSLRequest received on a TLS connection");
+        if (transport.websocket) {
+          socket.write("N"); // the tunnel is the encryption
+          continue;
+        }
         socket.write("S");
         client = await inbox.upgrade(ctx.secureContext);
       } else if (code === GSSENC_REQUEST) {
@@ -216,11 +234,15 @@ export async function serveClient(socket: net.Socket, ctx: SessionContext): Prom
     const user = params.user;
     if (!user)
       throw new DoorError({ code: "28000", message: "no PostgreSQL user name specified in startup packet" });
-    const serverName = client instanceof tls().TLSSocket ? client.servername || undefined : undefined;
+    const serverName =
+      transport.serverName ??
+      (client instanceof tls().TLSSocket ? client.servername || undefined : undefined);
     const routed = routeOf(params, serverName, ctx.services.domain);
-    const login = routed
-      ? await scramLogin(inbox, client, routed, user, ctx)
-      : await passwordLogin(inbox, client, user, ctx);
+    const login = !routed
+      ? await passwordLogin(inbox, client, user, ctx)
+      : transport.websocket
+        ? await cleartextLogin(inbox, client, routed, user, ctx)
+        : await scramLogin(inbox, client, routed, user, ctx);
     // Nothing more is read from the client until the relay starts (its bytes wait in the kernel).
     client.pause();
     const address = await ctx.services.ready(login.target.endpointId).catch((err: unknown) => {
@@ -281,7 +303,7 @@ function afterLogin(found: Extract<LoginTarget, { found: true }>): void {
 /** SCRAM-SHA-256, with channel binding (SCRAM-SHA-256-PLUS) offered over TLS. */
 async function scramLogin(
   inbox: Inbox,
-  client: net.Socket,
+  client: Duplex,
   target: Target,
   user: string,
   ctx: SessionContext,
@@ -316,21 +338,47 @@ async function scramLogin(
 /** No endpoint named by options or server name: the password carries it (`endpoint=<id>;<password>`). */
 async function passwordLogin(
   inbox: Inbox,
-  client: net.Socket,
+  client: Duplex,
   user: string,
   ctx: SessionContext,
 ): Promise<Login> {
   client.write(authenticationCleartextPassword());
   const [given] = cstring(await inbox.password(), 0);
   const { target, password } = fromPassword(given);
+  return checkPassword(lookUp(target, user, ctx), target, user, password);
+}
+
+/**
+ * A cleartext password for an endpoint already named (WebSocket tunnels). The serverless driver
+ * sends it before it is asked (`pipelineConnect: "password"`): it is then already in the inbox.
+ */
+async function cleartextLogin(
+  inbox: Inbox,
+  client: Duplex,
+  target: Target,
+  user: string,
+  ctx: SessionContext,
+): Promise<Login> {
   const found = lookUp(target, user, ctx);
+  client.write(authenticationCleartextPassword());
+  const [given] = cstring(await inbox.password(), 0);
+  return checkPassword(found, target, user, given);
+}
+
+function checkPassword(
+  found: Extract<LoginTarget, { found: true }>,
+  target: Target,
+  user: string,
+  password: string,
+): Login {
   if (found.password === null || !sameText(found.password, password))
     throw new DoorError({ code: "28P01", message: TEXTS.wrongPassword(user) });
   afterLogin(found);
   return { target, password };
 }
 
-function sameText(a: string, b: string): boolean {
+/** Compares two secrets in constant time. */
+export function sameText(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);

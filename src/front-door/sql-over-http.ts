@@ -1,0 +1,536 @@
+import { randomUUID } from "node:crypto";
+import net from "node:net";
+import path from "node:path";
+import type { Pool, PoolClient, QueryResult } from "pg";
+import type { Logger } from "pino";
+import { parse as parseArray } from "postgres-array";
+import type { ComputeAddress } from "../compute/postgres/driver.js";
+import { pg } from "../compute/postgres/pg.js";
+import { fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
+import { DoorError, type DoorServices, sameText, TEXTS } from "./session.js";
+
+/**
+ * Neon's SQL over HTTP (`POST /sql`, what `neon()` of @neondatabase/serverless and Drizzle's
+ * neon-http send): the `Neon-Connection-String` header names the endpoint, role, password and
+ * database; the body is one query or a batch run in one transaction; the answer is JSON. Texts,
+ * statuses, limits and the JSON shapes are the proxy's (proxy/src/serverless/sql_over_http.rs).
+ */
+
+/** The proxy's limit on a request body and on a response (10 MiB each). */
+export const SQL_MAX_BYTES = 10 * 1024 * 1024;
+
+const ISOLATION: Record<string, string> = {
+  Serializable: "SERIALIZABLE",
+  ReadUncommitted: "READ UNCOMMITTED",
+  ReadCommitted: "READ COMMITTED",
+  RepeatableRead: "REPEATABLE READ",
+};
+
+/** What a pooled server session is reset with before the next request uses it (as the proxy's pool does). */
+const RESET =
+  "ROLLBACK; CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; DEALLOCATE ALL; UNLISTEN *; " +
+  "SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES;";
+
+/** How long an idle server session stays in the pool. */
+const IDLE_MS = 5 * 60 * 1000;
+/** Server sessions per endpoint, role and database (the proxy's pool keeps 20 per endpoint). */
+const POOL_SIZE = 20;
+
+/** The order and the full set of keys of the proxy's error body. */
+const ERROR_KEYS = [
+  "message",
+  "code",
+  "detail",
+  "hint",
+  "position",
+  "internalPosition",
+  "internalQuery",
+  "severity",
+  "where",
+  "table",
+  "column",
+  "schema",
+  "dataType",
+  "constraint",
+  "file",
+  "line",
+  "routine",
+] as const;
+
+/** A failure answered with the proxy's error body. */
+class SqlError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly fields: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+const bad = (message: string) => new SqlError(400, message);
+
+interface QueryData {
+  query: string;
+  params: unknown[];
+  arrayMode?: boolean;
+}
+
+interface Connection {
+  target: Target;
+  user: string;
+  password: string;
+  database: string;
+}
+
+const CORS = { "Access-Control-Allow-Origin": "*" };
+
+export class SqlOverHttp {
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(
+    private readonly services: DoorServices,
+    private readonly logger?: Logger,
+  ) {}
+
+  /** Answers one request to `/sql` (any method). */
+  async handle(request: Request): Promise<Response> {
+    const requestId = randomUUID();
+    if (request.method === "OPTIONS")
+      return new Response(null, {
+        status: 200,
+        headers: {
+          Allow: "OPTIONS, POST",
+          ...CORS,
+          "Access-Control-Allow-Headers":
+            "Authorization, Neon-Connection-String, Neon-Raw-Text-Output, Neon-Array-Mode, Neon-Pool-Opt-In, Neon-Batch-Read-Only, Neon-Batch-Isolation-Level",
+          "Access-Control-Max-Age": "86400",
+          "neon-request-id": requestId,
+        },
+      });
+    if (request.method !== "POST")
+      return json(400, "query is not supported", { "neon-request-id": requestId });
+    try {
+      const { body, headers } = await this.execute(request);
+      const text = JSON.stringify(body);
+      if (Buffer.byteLength(text) > SQL_MAX_BYTES) throw responseTooLarge();
+      return new Response(text, {
+        status: 200,
+        headers: { "Content-Type": "application/json", ...CORS, ...headers, "neon-request-id": requestId },
+      });
+    } catch (err) {
+      const failure = err instanceof SqlError ? err : this.unexpected(err);
+      return json(failure.status, errorBody(failure), { ...CORS, "neon-request-id": requestId });
+    }
+  }
+
+  /** Ends every pooled server session. */
+  async close(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.allSettled(pools.map((p) => p.end()));
+  }
+
+  private unexpected(err: unknown): SqlError {
+    this.logger?.error({ err }, "sql over http: unexpected failure");
+    return new SqlError(500, TEXTS.couldNotConnect);
+  }
+
+  private async execute(request: Request): Promise<{ body: unknown; headers: Record<string, string> }> {
+    const connection = connectionOf(request.headers.get("Neon-Connection-String"));
+    const header = (name: string) => request.headers.get(name) === "true";
+    const isolationName = request.headers.get("Neon-Batch-Isolation-Level");
+    const isolation = isolationName === null ? undefined : ISOLATION[isolationName];
+    if (isolationName !== null && isolation === undefined) throw bad("invalid isolation level");
+    const payload = parsePayload(await readBody(request));
+    const format = { raw: header("Neon-Raw-Text-Output"), arrayMode: header("Neon-Array-Mode") };
+
+    const found = this.services.login(connection.target.endpointId, connection.user);
+    if (!found.found || found.password === null || !sameText(found.password, connection.password))
+      throw bad(TEXTS.wrongPassword(connection.user));
+    if (found.disabled) throw bad(TEXTS.disabled);
+    const endpointId = connection.target.endpointId;
+    const address = await this.services.ready(endpointId).catch((err: unknown) => {
+      if (err instanceof DoorError) throw bad(err.fields.message);
+      this.logger?.warn({ err, endpoint: endpointId }, "sql over http: wake failed");
+      throw new SqlError(500, TEXTS.couldNotConnect);
+    });
+    this.services.connected(endpointId, 1);
+    try {
+      const client = await this.connect(address, connection);
+      let broken = false;
+      try {
+        if (!Array.isArray(payload))
+          return { body: await run(client, address, payload, format), headers: {} };
+        const modes = [
+          ...(isolation ? [`ISOLATION LEVEL ${isolation}`] : []),
+          ...(header("Neon-Batch-Read-Only") ? ["READ ONLY"] : []),
+          ...(header("Neon-Batch-Deferrable") ? ["DEFERRABLE"] : []),
+        ];
+        await client.query(["START TRANSACTION", modes.join(", ")].join(" ").trim());
+        const results: unknown[] = [];
+        try {
+          for (const query of payload) results.push(await run(client, address, query, format));
+          await client.query("COMMIT");
+        } catch (err) {
+          await client.query("ROLLBACK").catch(() => {});
+          throw err;
+        }
+        const echoed: Record<string, string> = {};
+        if (isolationName !== null) echoed["Neon-Batch-Isolation-Level"] = isolationName;
+        if (header("Neon-Batch-Read-Only")) echoed["Neon-Batch-Read-Only"] = "true";
+        if (header("Neon-Batch-Deferrable")) echoed["Neon-Batch-Deferrable"] = "true";
+        return { body: { results }, headers: echoed };
+      } catch (err) {
+        broken = !(err instanceof SqlError) && !isDatabaseError(err);
+        throw isDatabaseError(err) ? postgresError(err) : err;
+      } finally {
+        this.release(client, broken);
+      }
+    } finally {
+      this.services.connected(endpointId, -1);
+    }
+  }
+
+  private async connect(address: ComputeAddress, c: Connection): Promise<PoolClient> {
+    const where =
+      "path" in address
+        ? { host: path.dirname(address.path), port: Number(address.path.split(".").pop()) }
+        : { host: address.host, port: address.port };
+    const key = JSON.stringify([where, c.user, c.database, c.password]);
+    let pool = this.pools.get(key);
+    if (!pool) {
+      pool = new (pg().Pool)({
+        ...where,
+        user: c.user,
+        password: c.password,
+        database: c.database,
+        max: POOL_SIZE,
+        idleTimeoutMillis: IDLE_MS,
+        allowExitOnIdle: true,
+      });
+      // A server that went away (suspended) ends its idle sessions; the pool drops them.
+      pool.on("error", () => {});
+      const created = pool;
+      pool.on("remove", () => {
+        if (created.totalCount === 0 && this.pools.get(key) === created) {
+          this.pools.delete(key);
+          void created.end().catch(() => {});
+        }
+      });
+      this.pools.set(key, pool);
+    }
+    try {
+      return await pool.connect();
+    } catch (err) {
+      if (isDatabaseError(err)) throw postgresError(err);
+      this.logger?.warn({ err }, "sql over http: could not connect to the compute");
+      throw new SqlError(500, "could not connect to postgres in compute");
+    }
+  }
+
+  /** Back to the pool once reset, so the next request finds a fresh session (a failed reset discards it). */
+  private release(client: PoolClient, broken: boolean): void {
+    if (broken) {
+      client.release(true);
+      return;
+    }
+    client.query(RESET).then(
+      () => client.release(),
+      (err: Error) => client.release(err),
+    );
+  }
+}
+
+/** Endpoint, role, password and database from a connection string, as the front door reads them. */
+function connectionOf(value: string | null): Connection {
+  if (!value) throw bad("invalid header: neon-connection-string");
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw bad("invalid connection string: relative URL without a base");
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") throw bad("incorrect scheme");
+  if (!url.pathname) throw bad("missing database name");
+  let user: string;
+  let password: string;
+  let database: string;
+  try {
+    user = decodeURIComponent(url.username);
+    password = decodeURIComponent(url.password);
+    database = decodeURIComponent(url.pathname.slice(1));
+  } catch {
+    throw bad("invalid username: invalid utf-8 sequence");
+  }
+  if (!user) throw bad("missing username");
+  if (!password) throw bad("missing authentication credentials: required password");
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (!host) throw bad("missing hostname");
+  try {
+    const options = url.searchParams.get("options") ?? undefined;
+    const named = net.isIP(host) ? undefined : host.split(".")[0];
+    const routed =
+      routeOf(options === undefined ? {} : { options }, undefined, "") ??
+      (named ? routeOf({ options: `endpoint=${named}` }, undefined, "") : undefined);
+    if (routed) return { target: routed, user, password, database };
+    const hacked = fromPassword(password);
+    return { target: hacked.target, user, password: hacked.password, database };
+  } catch (err) {
+    if (err instanceof RoutingError) throw bad(err.message);
+    throw err;
+  }
+}
+
+/** The body, read up to the limit. */
+async function readBody(request: Request): Promise<string> {
+  const tooLarge = () => new SqlError(413, `request is too large (max is ${SQL_MAX_BYTES} bytes)`);
+  if (Number(request.headers.get("Content-Length") ?? 0) > SQL_MAX_BYTES) throw tooLarge();
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > SQL_MAX_BYTES) throw tooLarge();
+      chunks.push(value);
+    }
+  } catch (err) {
+    if (err instanceof SqlError) {
+      void reader.cancel().catch(() => {});
+      throw err;
+    }
+    throw bad(`could not read the HTTP request body: ${(err as Error).message}`);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** One query (an object) or a batch (an array), as the proxy's untagged Payload reads them. */
+function parsePayload(text: string): QueryData | QueryData[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw bad(`could not parse the HTTP request body: ${(err as Error).message}`);
+  }
+  const single = queryData(value);
+  if (single) return single;
+  const queries = (value as { queries?: unknown } | null)?.queries;
+  if (Array.isArray(queries)) {
+    const batch = queries.map(queryData);
+    if (batch.every((q): q is QueryData => q !== undefined)) return batch;
+  }
+  throw bad("could not parse the HTTP request body: data did not match any variant of untagged enum Payload");
+}
+
+function queryData(value: unknown): QueryData | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const { query, params = [], arrayMode } = value as Record<string, unknown>;
+  if (typeof query !== "string" || !Array.isArray(params)) return undefined;
+  if (arrayMode !== undefined && typeof arrayMode !== "boolean") return undefined;
+  return { query, params, ...(arrayMode === undefined ? {} : { arrayMode }) };
+}
+
+/** A JSON parameter as Postgres text (the proxy's json_value_to_pg_text). */
+export function paramText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string") return value;
+  if (typeof value === "boolean" || typeof value === "number") return String(value);
+  if (Array.isArray(value)) return arrayLiteral(value);
+  return JSON.stringify(value);
+}
+
+function arrayLiteral(values: unknown[]): string {
+  const items = values.map((v) => {
+    if (v === null || v === undefined) return "NULL";
+    if (Array.isArray(v)) return arrayLiteral(v);
+    if (typeof v === "boolean" || typeof v === "number") return String(v);
+    return JSON.stringify(typeof v === "string" ? v : JSON.stringify(v));
+  });
+  return `{${items.join(",")}}`;
+}
+
+/** Every value as Postgres' text (the serverless driver parses it by type itself). */
+const RAW_TYPES = { getTypeParser: () => (value: string) => value };
+
+/** Runs one query (extended protocol, as the proxy does: one statement per query). */
+async function run(
+  client: PoolClient,
+  address: ComputeAddress,
+  data: QueryData,
+  format: { raw: boolean; arrayMode: boolean },
+): Promise<unknown> {
+  const Query = pg().Query;
+  const query = new Query({
+    text: data.query,
+    values: data.params.map(paramText),
+    rowMode: "array",
+    types: RAW_TYPES,
+    queryMode: "extended",
+  } as ConstructorParameters<typeof Query>[0]);
+  const rows: unknown[][] = [];
+  let size = 0;
+  let tooLarge = false;
+  const result = await new Promise<QueryResult>((resolve, reject) => {
+    query.on("row", (row: (string | null)[]) => {
+      if (tooLarge) return;
+      for (const value of row) size += value === null ? 5 : value.length + 3;
+      if (size > SQL_MAX_BYTES) {
+        tooLarge = true;
+        rows.length = 0;
+        cancel(client, address);
+        return;
+      }
+      rows.push(row);
+    });
+    query.on("end", resolve);
+    query.on("error", reject);
+    client.query(query);
+  }).catch((err: unknown) => {
+    if (tooLarge) throw responseTooLarge();
+    throw err;
+  });
+  if (tooLarge) throw responseTooLarge();
+  const arrayMode = data.arrayMode ?? format.arrayMode;
+  const fields = result.fields.map((f) => ({
+    name: f.name,
+    dataTypeID: f.dataTypeID,
+    tableID: f.tableID,
+    columnID: f.columnID,
+    dataTypeSize: f.dataTypeSize,
+    dataTypeModifier: f.dataTypeModifier,
+    format: "text",
+  }));
+  const convert = fields.map((f) => (format.raw ? (v: string) => v : typedValue(f.dataTypeID)));
+  const out = rows.map((row) => {
+    const values = row.map((v, i) =>
+      v === null ? null : (convert[i] as (v: string) => unknown)(v as string),
+    );
+    return arrayMode ? values : Object.fromEntries(fields.map((f, i) => [f.name, values[i]]));
+  });
+  return {
+    fields,
+    rows: out,
+    command: result.command ?? "",
+    rowCount: result.rowCount ?? null,
+    rowAsArray: arrayMode,
+  };
+}
+
+const responseTooLarge = () => new SqlError(507, `response is too large (max is ${SQL_MAX_BYTES} bytes)`);
+
+/** Asks the server to stop the query the session runs (a CancelRequest with its key). */
+function cancel(client: PoolClient, address: ComputeAddress): void {
+  const { processID, secretKey } = client as unknown as { processID: number; secretKey: number };
+  const packet = Buffer.alloc(16);
+  packet.writeInt32BE(16, 0);
+  packet.writeInt32BE(80877102, 4);
+  packet.writeInt32BE(processID, 8);
+  packet.writeInt32BE(secretKey, 12);
+  const socket = net.connect(address);
+  socket.on("error", () => {});
+  socket.end(packet);
+}
+
+// Built-in array types and their element types (pg_type.typarray), for typed JSON output.
+const ARRAY_ELEMENT: Record<number, number> = {
+  1000: 16,
+  1001: 17,
+  1002: 18,
+  1003: 19,
+  1016: 20,
+  1005: 21,
+  1006: 22,
+  1007: 23,
+  1008: 24,
+  1009: 25,
+  1028: 26,
+  1010: 27,
+  1011: 28,
+  1012: 29,
+  1013: 30,
+  199: 114,
+  143: 142,
+  1017: 600,
+  1018: 601,
+  1019: 602,
+  1027: 604,
+  629: 628,
+  1021: 700,
+  1022: 701,
+  719: 718,
+  791: 790,
+  1040: 829,
+  1041: 869,
+  651: 650,
+  1014: 1042,
+  1015: 1043,
+  1182: 1082,
+  1183: 1083,
+  1115: 1114,
+  1185: 1184,
+  1187: 1186,
+  1270: 1266,
+  1561: 1560,
+  1563: 1562,
+  1231: 1700,
+  2951: 2950,
+  3807: 3802,
+  3643: 3614,
+  3645: 3615,
+  2949: 2970,
+  3221: 3220,
+  4073: 4072,
+  1263: 2275,
+};
+
+/** Postgres text as the proxy's JSON (pg_text_to_json): typed for bool, int2/4, float4/8, json(b) and arrays. */
+function typedValue(type: number): (text: string) => unknown {
+  switch (type) {
+    case 16:
+      return (t) => t === "t";
+    case 21:
+    case 23:
+      return (t) => Number(t);
+    case 700:
+    case 701:
+      return (t) => (t === "NaN" || t === "Infinity" || t === "-Infinity" ? t : Number(t));
+    case 114:
+    case 3802:
+      return (t) => JSON.parse(t);
+  }
+  const element = ARRAY_ELEMENT[type];
+  if (element === undefined) return (t) => t;
+  const item = typedValue(element);
+  return (t) => parseArray(t, item);
+}
+
+function isDatabaseError(err: unknown): err is Error & Record<string, unknown> {
+  return err instanceof Error && typeof (err as { code?: unknown }).code === "string" && "severity" in err;
+}
+
+function postgresError(err: Error & Record<string, unknown>): SqlError {
+  const fields: Record<string, unknown> = {};
+  for (const key of ERROR_KEYS) if (key !== "message") fields[key] = err[key] ?? null;
+  return new SqlError(400, err.message, fields);
+}
+
+function errorBody(err: SqlError): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const key of ERROR_KEYS)
+    body[key] =
+      key === "message"
+        ? err.message
+        : (err.fields[key] ?? (key === "code" || key === "severity" ? "" : null));
+  return body;
+}
+
+function json(status: number, body: unknown, headers: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json", ...headers },
+  });
+}

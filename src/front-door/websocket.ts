@@ -1,0 +1,96 @@
+import type http from "node:http";
+import { Duplex } from "node:stream";
+import type { WebSocket, WebSocketServer } from "ws";
+import { requireFromPackage } from "../platform/package-root.js";
+import type { Transport } from "./session.js";
+
+type WsModule = typeof import("ws");
+
+let loaded: WsModule | undefined;
+
+/** The `ws` package, loaded at run time (it holds node:http and node:net, which a start-up snapshot cannot). */
+function ws(): WsModule {
+  loaded ??= requireFromPackage()("ws") as WsModule;
+  return loaded;
+}
+
+/** The largest WebSocket message taken from a client (one carries what the driver wrote at once). */
+const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/** What Neon's proxy answers a text frame with: the tunnel carries Postgres bytes only. */
+export const TEXT_FRAME = "unexpected text message in the websocket";
+
+/**
+ * The serverless driver's WebSocket tunnel, on the HTTP port: every upgrade request (Neon's path
+ * is `/v2`; any path is taken, as the proxy does) becomes a byte stream served by the front door
+ * like a TCP connection. The endpoint may be named by the host the client asked for: the
+ * `address` parameter a driver's `wsProxy` setting adds (`?address=<host>:<port>`), else the Host
+ * header; otherwise by the start-up `options` or the password, as over TCP.
+ */
+export class WebSocketGate {
+  private readonly server: WebSocketServer;
+
+  constructor(private readonly serve: (stream: Duplex, transport: Transport) => void) {
+    this.server = new (ws().WebSocketServer)({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  }
+
+  upgrade(request: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on("error", () => {});
+    this.server.handleUpgrade(request, socket, head, (client) => {
+      const serverName = requestedHost(request);
+      this.serve(new Tunnel(client), { websocket: true, ...(serverName ? { serverName } : {}) });
+    });
+  }
+}
+
+/**
+ * A WebSocket as a byte stream: binary messages in, binary messages out, with back-pressure both
+ * ways. A text message closes it (1003). Ending the stream closes the WebSocket cleanly; `ws`
+ * drops a peer that does not answer the close in time.
+ */
+class Tunnel extends Duplex {
+  constructor(private readonly socket: WebSocket) {
+    super();
+    socket.on("error", () => {}); // ends through 'close'
+    socket.on("message", (data: Buffer, isBinary) => {
+      if (!isBinary) {
+        socket.close(1003, TEXT_FRAME);
+        this.push(null);
+      } else if (!this.push(data)) socket.pause();
+    });
+    socket.on("close", () => {
+      this.push(null);
+      this.destroy();
+    });
+  }
+
+  override _read(): void {
+    this.socket.resume();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    if (this.socket.readyState === this.socket.OPEN)
+      this.socket.send(chunk, { binary: true }, (err) => done(err ?? null));
+    else done(new Error("the WebSocket is closed"));
+  }
+
+  override _final(done: (err?: Error | null) => void): void {
+    this.socket.close(1000);
+    done();
+  }
+
+  override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
+    if (this.socket.readyState === this.socket.OPEN) this.socket.close(1000);
+    else if (this.socket.readyState === this.socket.CONNECTING) this.socket.terminate();
+    done(err);
+  }
+}
+
+/** The host name of `?address=<host>:<port>`, else of the Host header (no port, no IPv6 brackets). */
+export function requestedHost(request: http.IncomingMessage): string | undefined {
+  const url = new URL(request.url ?? "/", "http://localhost");
+  const address = url.searchParams.get("address") ?? request.headers.host;
+  if (!address) return undefined;
+  const host = address.startsWith("[") ? address.slice(1, address.indexOf("]")) : address.split(":")[0];
+  return host || undefined;
+}
