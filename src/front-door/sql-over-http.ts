@@ -5,7 +5,7 @@ import type { Pool, PoolClient, QueryResult } from "pg";
 import type { Logger } from "pino";
 import { parse as parseArray } from "postgres-array";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
-import { pg } from "../compute/postgres/pg.js";
+import { pg } from "../platform/pg.js";
 import { fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
 import { DoorError, type DoorServices, sameText, TEXTS } from "./session.js";
 

@@ -1,4 +1,4 @@
-import { type PgClient, pg } from "./pg.js";
+import { type PgClient, pg } from "../../platform/pg.js";
 
 /** What the control plane says a branch holds. */
 export interface BranchSpec {

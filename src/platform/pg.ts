@@ -1,5 +1,5 @@
 import type pgModule from "pg";
-import { requireFromPackage } from "../../platform/package-root.js";
+import { requireFromPackage } from "./package-root.js";
 
 export type PgClient = pgModule.Client;
 let loaded: typeof pgModule | undefined;
