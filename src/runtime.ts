@@ -202,6 +202,7 @@ export async function openFrontDoor(runtime: Runtime, env: Env): Promise<FrontDo
     services: runtime.doorServices ?? doorServices(ctx, runtime.worker, postgres),
     identity,
     handshakeTimeoutMs: env.NEON_EMULATOR_PG_AUTH_TIMEOUT * 1000,
+    poolerMaxClients: env.NEON_EMULATOR_POOLER_MAX_CLIENTS,
     logger,
   });
   // Clients on this machine reach a wildcard address through the loopback one.

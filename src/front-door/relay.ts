@@ -7,6 +7,7 @@ import {
   authenticationOk,
   authenticationSaslFinal,
   CANCEL_REQUEST,
+  cstring,
   errorFields,
   type Frames,
   saslInitialResponse,
@@ -23,6 +24,8 @@ export interface Login {
   password: string;
   /** SCRAM's server-final message, sent once the compute accepted the login too. */
   serverFinal?: string;
+  /** The compute's max_connections (a pool's size follows it). */
+  maxConnections: number;
 }
 
 /** Where the relay reads a socket's start-up phase from (session.ts's Inbox). */
@@ -47,6 +50,57 @@ export interface RelayHooks {
   cancelKey(key: string, live: boolean): void;
   /** The relay is established (+1) and, later, ended (-1). */
   connected(delta: 1 | -1): void;
+}
+
+/** A server session the front door logged in to. */
+export interface ComputeSession {
+  /** What the server sent after AuthenticationOk, up to and including the first ReadyForQuery. */
+  messages: Buffer[];
+  /** ParameterStatus values the server reported. */
+  parameters: Map<string, string>;
+  /** The BackendKeyData (process id and secret) as a key of cancelTargets, and its bytes. */
+  cancelKey?: string;
+  keyData?: Buffer;
+}
+
+/**
+ * Logs in to a compute as `startup.user` with the role's password (SCRAM, as the proxy does with
+ * its own credentials) and reads up to its first ReadyForQuery.
+ */
+export async function logIn(
+  backend: net.Socket,
+  inbox: MessageSource,
+  startup: Record<string, string>,
+  password: string,
+): Promise<ComputeSession> {
+  backend.write(startupMessage(startup));
+  const scram = new ScramClient(password);
+  const session: ComputeSession = { messages: [], parameters: new Map() };
+  for (let authenticated = false; ; ) {
+    const message = await inbox.take((f) => f.typed(1 << 24));
+    if (message.type === "E") throw new ComputeRefused(message.raw);
+    if (!authenticated) {
+      if (message.type !== "R")
+        throw new ComputeUnreachable(`unexpected message ${message.type} during login`);
+      const code = message.body.readInt32BE(0);
+      const data = message.body.toString("utf8", 4);
+      if (code === 10) backend.write(saslInitialResponse(SCRAM, scram.first()));
+      else if (code === 11) backend.write(saslResponse(scram.final(data)));
+      else if (code === 12) scram.verify(data);
+      else if (code === 0) authenticated = true;
+      else throw new ComputeUnreachable(`unsupported authentication request ${code} from the compute`);
+      continue;
+    }
+    if (message.type === "K") {
+      session.cancelKey = cancelKeyOf(message.body);
+      session.keyData = Buffer.from(message.body.subarray(0, 8));
+    } else if (message.type === "S") {
+      const [name, at] = cstring(message.body, 0);
+      session.parameters.set(name, cstring(message.body, at)[0]);
+    }
+    session.messages.push(message.raw);
+    if (message.type === "Z") return session;
+  }
 }
 
 /** The key of a CancelRequest or BackendKeyData: process id and secret. */
@@ -74,33 +128,11 @@ export async function relay(
     if (name !== "options" && !name.startsWith("_pq_.")) startup[name] = value;
   const options = forwardedOptions(params.options);
   if (options) startup.options = options;
-  backend.write(startupMessage(startup));
-
-  const scram = new ScramClient(login.password);
-  let cancelKey: string | undefined;
+  const session = await logIn(backend, backendInbox, startup, login.password);
   const toClient: Buffer[] = [];
-  for (let authenticated = false; ; ) {
-    const message = await backendInbox.take((f) => f.typed(1 << 24));
-    if (message.type === "E") throw new ComputeRefused(message.raw);
-    if (!authenticated) {
-      if (message.type !== "R")
-        throw new ComputeUnreachable(`unexpected message ${message.type} during login`);
-      const code = message.body.readInt32BE(0);
-      const data = message.body.toString("utf8", 4);
-      if (code === 10) backend.write(saslInitialResponse(SCRAM, scram.first()));
-      else if (code === 11) backend.write(saslResponse(scram.final(data)));
-      else if (code === 12) scram.verify(data);
-      else if (code === 0) {
-        authenticated = true;
-        if (login.serverFinal) toClient.push(authenticationSaslFinal(login.serverFinal));
-        toClient.push(authenticationOk());
-      } else throw new ComputeUnreachable(`unsupported authentication request ${code} from the compute`);
-      continue;
-    }
-    if (message.type === "K") cancelKey = cancelKeyOf(message.body);
-    toClient.push(message.raw);
-    if (message.type === "Z") break;
-  }
+  if (login.serverFinal) toClient.push(authenticationSaslFinal(login.serverFinal));
+  toClient.push(authenticationOk(), ...session.messages);
+  const cancelKey = session.cancelKey;
 
   // From here on, bytes. What each side sent past the messages read above goes first.
   const pending = clientInbox.frames.rest();
@@ -149,13 +181,12 @@ function forward(from: Duplex, to: Duplex): void {
   });
 }
 
-/** Passes a CancelRequest on to the server running the connection it names (if any). */
-export function forwardCancel(body: Buffer, address: ComputeAddress | undefined): void {
-  if (address === undefined) return;
+/** Sends a CancelRequest for the session with this BackendKeyData (process id and secret) to its server. */
+export function sendCancel(address: ComputeAddress, keyData: Buffer): void {
   const packet = Buffer.alloc(16);
   packet.writeInt32BE(16, 0);
   packet.writeInt32BE(CANCEL_REQUEST, 4);
-  body.copy(packet, 8, 4, 12);
+  keyData.copy(packet, 8, 0, 8);
   const socket = net.connect(address);
   socket.on("error", () => {});
   socket.end(packet);

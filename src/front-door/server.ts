@@ -3,6 +3,7 @@ import net from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import type { TlsIdentity } from "./certificates.js";
+import { POOLER_DEFAULTS, Pooler } from "./pooler.js";
 import { endPointBinding } from "./scram.js";
 import { type DoorServices, type SessionContext, serveClient, type Transport } from "./session.js";
 import { tls } from "./tls.js";
@@ -20,6 +21,8 @@ export interface FrontDoorOptions {
   services: DoorServices;
   identity: TlsIdentity;
   handshakeTimeoutMs: number;
+  /** Pooled clients per endpoint (PgBouncer's max_client_conn; Neon's is 10,000). */
+  poolerMaxClients?: number;
   logger?: Logger;
 }
 
@@ -62,6 +65,11 @@ export class FrontDoor {
       channelBinding: endPointBinding(options.identity.certDer),
       cancelTargets: new Map(),
       handshakeTimeoutMs: options.handshakeTimeoutMs,
+      pooler: new Pooler(options.services, {
+        ...POOLER_DEFAULTS,
+        maxClients: options.poolerMaxClients ?? POOLER_DEFAULTS.maxClients,
+        loginTimeoutMs: options.handshakeTimeoutMs,
+      }),
       ...(options.logger ? { logger: options.logger } : {}),
     };
     const server = net.createServer();
@@ -86,6 +94,7 @@ export class FrontDoor {
   async close(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
+    this.context.pooler?.close();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.allSettled([...this.sessions]),

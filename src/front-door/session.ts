@@ -5,8 +5,9 @@ import type tlsTypes from "node:tls";
 import type { Logger } from "pino";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
 import type { LoginTarget } from "../control-plane/endpoints/service.js";
-import { wallNow } from "../platform/clock.js";
-import { ComputeRefused, cancelKeyOf, forwardCancel, type Login, relay } from "./relay.js";
+import { ClientGone, Inbox } from "./inbox.js";
+import { MAX_CLIENT_CONN, type Pooler } from "./pooler.js";
+import { ComputeRefused, cancelKeyOf, type Login, relay, sendCancel } from "./relay.js";
 import { fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
 import { ScramError, ScramServer, WrongPassword } from "./scram.js";
 import { tls } from "./tls.js";
@@ -17,7 +18,6 @@ import {
   CANCEL_REQUEST,
   cstring,
   errorResponse,
-  Frames,
   GSSENC_REQUEST,
   type PgErrorFields,
   ProtocolError,
@@ -45,10 +45,12 @@ export interface SessionContext {
   secureContext: tlsTypes.SecureContext;
   /** The server certificate's channel-binding data (tls-server-end-point). */
   channelBinding: Buffer;
-  /** Backend key data -> the server the connection runs on, for CancelRequests. */
-  cancelTargets: Map<string, ComputeAddress>;
+  /** Backend key data a client was given -> what a CancelRequest carrying it does. */
+  cancelTargets: Map<string, () => void>;
   /** How long a client may take over each start-up message. */
   handshakeTimeoutMs: number;
+  /** Transaction pooling for `-pooler` connections. */
+  pooler?: Pooler;
   logger?: Logger;
 }
 
@@ -73,97 +75,10 @@ export class DoorError extends Error {
 
 const proxyError = (message: string) => new DoorError({ code: "XX000", message });
 
-class ClientGone extends Error {}
-
-/** Reads start-up phase messages from a client socket (plain, then perhaps TLS). */
-class Inbox {
-  readonly frames = new Frames();
-  private notify: (() => void) | undefined;
-  private gone = false;
-  private socket: Duplex;
-  private readonly onData = (chunk: Buffer) => {
-    this.frames.push(chunk);
-    this.notify?.();
-  };
-  private readonly onGone = () => {
-    this.gone = true;
-    this.notify?.();
-  };
-
-  private readonly deadline: number;
-
-  constructor(socket: Duplex, timeoutMs: number) {
-    this.socket = socket;
-    // A duration, not a time of the emulator's clock: real time bounds a real client.
-    this.deadline = wallNow() + timeoutMs;
-    this.attach(socket);
-  }
-
-  private attach(socket: Duplex): void {
-    this.socket = socket;
-    socket.on("data", this.onData);
-    socket.on("end", this.onGone);
-    socket.on("close", this.onGone);
-  }
-
-  detach(): void {
-    this.socket.off("data", this.onData);
-    this.socket.off("end", this.onGone);
-    this.socket.off("close", this.onGone);
-  }
-
-  /** Hands the socket to TLS; resolves once the handshake is done. */
-  async upgrade(secureContext: tlsTypes.SecureContext): Promise<tlsTypes.TLSSocket> {
-    this.detach();
-    this.frames.rest(); // a client may not send anything between SSLRequest and the handshake
-    const secure = new (tls().TLSSocket)(this.socket, { isServer: true, secureContext });
-    secure.on("error", () => {}); // handled through 'close'
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new ClientGone()), Math.max(0, this.deadline - wallNow()));
-      secure.once("secure", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      secure.once("close", () => {
-        clearTimeout(timer);
-        reject(new ClientGone());
-      });
-    });
-    this.attach(secure);
-    return secure;
-  }
-
-  /**
-   * The next message `read` finds. Every wait shares one deadline, started with the inbox: the
-   * whole start-up and authentication must fit in it (as Postgres' authentication_timeout).
-   */
-  async take<T>(read: (frames: Frames) => T | undefined): Promise<T> {
-    for (;;) {
-      const value = read(this.frames);
-      if (value !== undefined) return value;
-      if (this.gone) throw new ClientGone();
-      const left = this.deadline - wallNow();
-      if (left <= 0) throw new ClientGone();
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          this.notify = undefined;
-          reject(new ClientGone());
-        }, left);
-        this.notify = () => {
-          clearTimeout(timer);
-          this.notify = undefined;
-          resolve();
-        };
-      });
-    }
-  }
-
-  /** The next password-type ('p') message's body. */
-  async password(): Promise<Buffer> {
-    const message = await this.take((f) => f.typed());
-    if (message.type !== "p")
-      throw new ProtocolError(`expected password response, got message type ${message.raw[0]}`);
-    return message.body;
+/** PgBouncer's answer past max_client_conn (FATAL 08P01). */
+class PoolerRefusal extends Error {
+  constructor() {
+    super(MAX_CLIENT_CONN);
   }
 }
 
@@ -219,7 +134,7 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
         gssenc = true;
         client.write("N");
       } else if (code === CANCEL_REQUEST) {
-        if (body.length >= 12) forwardCancel(body, ctx.cancelTargets.get(cancelKeyOf(body.subarray(4))));
+        if (body.length >= 12) ctx.cancelTargets.get(cancelKeyOf(body.subarray(4)))?.();
         client.destroy();
         return;
       } else if (code >> 16 === 3) {
@@ -238,6 +153,8 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
       transport.serverName ??
       (client instanceof tls().TLSSocket ? client.servername || undefined : undefined);
     const routed = routeOf(params, serverName, ctx.services.domain);
+    // PgBouncer refuses a client beyond max_client_conn before it authenticates.
+    if (routed?.pooled && ctx.pooler && !ctx.pooler.admits(routed.endpointId)) throw new PoolerRefusal();
     const login = !routed
       ? await passwordLogin(inbox, client, user, ctx)
       : transport.websocket
@@ -245,6 +162,15 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
         : await scramLogin(inbox, client, routed, user, ctx);
     // Nothing more is read from the client until the relay starts (its bytes wait in the kernel).
     client.pause();
+    if (login.target.pooled && ctx.pooler) {
+      if (!ctx.pooler.admits(login.target.endpointId)) throw new PoolerRefusal();
+      await ctx.pooler.serve(client, inbox, params, login, ctx.cancelTargets).catch((err: unknown) => {
+        if (err instanceof ComputeRefused || err instanceof DoorError) throw err;
+        ctx.logger?.warn({ err, endpoint: login.target.endpointId }, "front door: pooled login failed");
+        throw proxyError(TEXTS.couldNotConnect);
+      });
+      return;
+    }
     const address = await ctx.services.ready(login.target.endpointId).catch((err: unknown) => {
       if (!(err instanceof DoorError))
         ctx.logger?.warn({ err, endpoint: login.target.endpointId }, "front door: wake failed");
@@ -255,7 +181,10 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
     backend.on("error", () => {}); // ends through 'close'
     const endpointId = login.target.endpointId;
     await relay(client, inbox, backend, new Inbox(backend, ctx.handshakeTimeoutMs), params, login, {
-      cancelKey: (key, live) => (live ? ctx.cancelTargets.set(key, address) : ctx.cancelTargets.delete(key)),
+      cancelKey: (key, live) =>
+        live
+          ? ctx.cancelTargets.set(key, () => sendCancel(address, Buffer.from(key, "hex")))
+          : ctx.cancelTargets.delete(key),
       connected: (delta) => {
         try {
           ctx.services.connected(endpointId, delta);
@@ -280,7 +209,8 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
     }
     if (err instanceof DoorError) fail(err.fields);
     else if (err instanceof RoutingError) fail({ code: "XX000", message: err.message });
-    else if (err instanceof ProtocolError) fail({ severity: "FATAL", code: "08P01", message: err.message });
+    else if (err instanceof ProtocolError || err instanceof PoolerRefusal)
+      fail({ severity: "FATAL", code: "08P01", message: err.message });
     else if (err instanceof ClientGone) client.destroy();
     else {
       ctx.logger?.error({ err }, "front door: unexpected failure");
@@ -326,7 +256,7 @@ async function scramLogin(
     const serverFinal = scram.final((await inbox.password()).toString("utf8"));
     if (found.password === null) throw new WrongPassword();
     afterLogin(found);
-    return { target, password: found.password, serverFinal };
+    return { target, password: found.password, serverFinal, maxConnections: found.maxConnections };
   } catch (err) {
     if (err instanceof WrongPassword)
       throw new DoorError({ code: "28P01", message: TEXTS.wrongPassword(user) });
@@ -374,7 +304,7 @@ function checkPassword(
   if (found.password === null || !sameText(found.password, password))
     throw new DoorError({ code: "28P01", message: TEXTS.wrongPassword(user) });
   afterLogin(found);
-  return { target, password };
+  return { target, password, maxConnections: found.maxConnections };
 }
 
 /** Compares two secrets in constant time. */

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { parse as parseArray } from "postgres-array";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
 import { pg } from "../platform/pg.js";
+import { sendCancel } from "./relay.js";
 import { fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
 import { DoorError, type DoorServices, sameText, TEXTS } from "./session.js";
 
@@ -425,14 +426,10 @@ const responseTooLarge = () => new SqlError(507, `response is too large (max is 
 /** Asks the server to stop the query the session runs (a CancelRequest with its key). */
 function cancel(client: PoolClient, address: ComputeAddress): void {
   const { processID, secretKey } = client as unknown as { processID: number; secretKey: number };
-  const packet = Buffer.alloc(16);
-  packet.writeInt32BE(16, 0);
-  packet.writeInt32BE(80877102, 4);
-  packet.writeInt32BE(processID, 8);
-  packet.writeInt32BE(secretKey, 12);
-  const socket = net.connect(address);
-  socket.on("error", () => {});
-  socket.end(packet);
+  const keyData = Buffer.alloc(8);
+  keyData.writeInt32BE(processID, 0);
+  keyData.writeInt32BE(secretKey, 4);
+  sendCancel(address, keyData);
 }
 
 // Built-in array types and their element types (pg_type.typarray), for typed JSON output.

@@ -33,6 +33,7 @@ import {
   checkLimits,
   heading,
   initialState,
+  maxConnections,
   readWriteTaken,
   updateActions,
   VERB_ACTIONS,
@@ -353,6 +354,8 @@ export type LoginTarget =
       disabled: boolean;
       /** The role's password; null when the branch has no such role or it cannot log in. */
       password: string | null;
+      /** The compute's max_connections (from its minimum size). */
+      maxConnections: number;
     };
 
 /** The endpoint a client connects to (by id alone) and the password of the role it logs in as. */
@@ -366,6 +369,7 @@ export function findLoginTarget(ctx: Ctx, endpointId: string, roleName: string):
     branchId: row.branchId,
     disabled: row.disabled,
     password: role && !role.noLogin ? role.password : null,
+    maxConnections: maxConnections(row.minCu),
   };
 }
 

@@ -1,0 +1,630 @@
+import { randomBytes } from "node:crypto";
+import net from "node:net";
+import type { Duplex } from "node:stream";
+import type { ComputeAddress } from "../compute/postgres/driver.js";
+import { wallNow } from "../platform/clock.js";
+import { Inbox } from "./inbox.js";
+import { ComputeRefused, cancelKeyOf, type Login, logIn, type MessageSource, sendCancel } from "./relay.js";
+import {
+  authenticationOk,
+  authenticationSaslFinal,
+  cstring,
+  errorFields,
+  errorResponse,
+  ProtocolError,
+} from "./wire.js";
+
+/**
+ * Transaction pooling for `-pooler` connections, as Neon's PgBouncer does it (pool_mode=transaction,
+ * max_client_conn=10000, default_pool_size=0.9 × max_connections, query_wait_timeout=120): the
+ * front door answers a pooled client's login itself, and each of its transactions borrows a server
+ * session of the pool for its database and role, which returns to the pool at the transaction's
+ * end (ReadyForQuery idle). The startup parameters PgBouncer tracks follow the client from server
+ * to server (a SET before its first statement when the borrowed session differs); everything else
+ * a session holds (other SET, LISTEN, session advisory locks, SQL-level PREPARE, temporary tables
+ * kept across transactions) stays with the server session, as with PgBouncer. Pooler errors are
+ * PgBouncer's: FATAL 08P01, then the connection closes.
+ */
+
+export interface PoolerServices {
+  /** Where the endpoint's server is reached, waking it if needed. */
+  ready(endpointId: string): Promise<ComputeAddress>;
+  /** A client connection to the endpoint opened (+1) or ended (-1). */
+  connected(endpointId: string, delta: 1 | -1): void;
+}
+
+export interface PoolerOptions {
+  /** Pooled clients per endpoint (PgBouncer's max_client_conn). */
+  maxClients: number;
+  /** How long a client waits for a server session before it is dropped (query_wait_timeout). */
+  queryWaitMs: number;
+  /** How long a server session may stay idle in its pool before it is closed (server_idle_timeout). */
+  serverIdleMs: number;
+  /** How long a login to the compute may take. */
+  loginTimeoutMs: number;
+}
+
+export const POOLER_DEFAULTS: PoolerOptions = {
+  maxClients: 10_000,
+  queryWaitMs: 120_000,
+  serverIdleMs: 600_000,
+  loginTimeoutMs: 10_000,
+};
+
+/** Startup parameters PgBouncer keeps per client and re-applies on each server session it lends. */
+const TRACKED = [
+  "client_encoding",
+  "DateStyle",
+  "TimeZone",
+  "standard_conforming_strings",
+  "application_name",
+  "IntervalStyle",
+];
+
+/** How long a session its client abandoned mid-transaction may take to come back clean. */
+const ABANDON_MS = 5000;
+
+const Z = 0x5a; // ReadyForQuery
+const S = 0x53; // ParameterStatus (server) / Sync (client)
+const E = 0x45; // ErrorResponse
+const Q = 0x51; // Query
+const F = 0x46; // FunctionCall
+const X = 0x58; // Terminate
+const IDLE = 0x49; // 'I'
+
+const poolerError = (message: string) => errorResponse({ severity: "FATAL", code: "08P01", message });
+export const MAX_CLIENT_CONN = "no more connections allowed (max_client_conn)";
+
+/**
+ * Walks a byte stream message by message without keeping message bodies, except for the types
+ * `keep` names (small ones: ReadyForQuery, ParameterStatus, ErrorResponse).
+ */
+class Scanner {
+  private readonly header = Buffer.alloc(5);
+  private headerBytes = 0;
+  private type = 0;
+  private left = 0;
+  private kept: Buffer[] | null = null;
+
+  constructor(
+    private readonly keep: (type: number) => boolean,
+    private readonly onMessage: (type: number, body: Buffer | undefined, end: number) => void,
+  ) {}
+
+  /** Whether the stream stopped in the middle of a message. */
+  get partial(): boolean {
+    return this.headerBytes > 0;
+  }
+
+  push(chunk: Buffer): void {
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.headerBytes < 5) {
+        const n = Math.min(5 - this.headerBytes, chunk.length - at);
+        chunk.copy(this.header, this.headerBytes, at, at + n);
+        this.headerBytes += n;
+        at += n;
+        if (this.headerBytes < 5) return;
+        this.type = this.header[0] as number;
+        const length = this.header.readInt32BE(1);
+        if (length < 4) throw new ProtocolError("invalid message length");
+        this.left = length - 4;
+        this.kept = this.keep(this.type) ? [] : null;
+        if (this.left === 0) {
+          this.finish(at);
+          continue;
+        }
+      }
+      const n = Math.min(this.left, chunk.length - at);
+      this.kept?.push(chunk.subarray(at, at + n));
+      this.left -= n;
+      at += n;
+      if (this.left === 0) this.finish(at);
+    }
+  }
+
+  private finish(end: number): void {
+    this.headerBytes = 0;
+    const body = this.kept ? Buffer.concat(this.kept) : undefined;
+    this.kept = null;
+    this.onMessage(this.type, body, end);
+  }
+}
+
+/** One server session of a pool. */
+class Server {
+  client: PooledClient | undefined;
+  /** ReadyForQuery messages still owed to the client (one per Query, Sync or FunctionCall sent). */
+  owed = 0;
+  status = IDLE;
+  idleSince = wallNow();
+  /** While set, the server's messages go here, not to a client (a SET before lending, a ROLLBACK after). */
+  private internal: ((type: number, body: Buffer | undefined) => void) | undefined;
+  private lastError: Buffer | undefined;
+  private readonly scanner: Scanner;
+
+  constructor(
+    readonly pool: Pool,
+    readonly socket: net.Socket,
+    readonly address: ComputeAddress,
+    readonly parameters: Map<string, string>,
+    readonly keyData: Buffer | undefined,
+  ) {
+    this.scanner = new Scanner(
+      (t) => t === Z || t === S || t === E,
+      (type, body) => this.onMessage(type, body),
+    );
+    socket.on("data", (chunk: Buffer) => this.onData(chunk));
+    socket.on("close", () => pool.serverClosed(this, this.lastError));
+    socket.on("error", () => {});
+  }
+
+  private onData(chunk: Buffer): void {
+    const client = this.client;
+    if (client && !this.internal) client.socket.write(chunk);
+    try {
+      this.scanner.push(chunk);
+    } catch {
+      this.socket.destroy();
+    }
+  }
+
+  private onMessage(type: number, body: Buffer | undefined): void {
+    if (type === S && body) {
+      const [name, at] = cstring(body, 0);
+      const value = cstring(body, at)[0];
+      this.parameters.set(name, value);
+      if (this.client && !this.internal && TRACKED.includes(name)) this.client.tracked.set(name, value);
+    } else if (type === E && body) {
+      this.lastError = Buffer.concat([Buffer.from([E]), int32(body.length + 4), body]);
+    }
+    if (this.internal) {
+      this.internal(type, body);
+      return;
+    }
+    if (type === Z && body) {
+      this.status = body[0] as number;
+      this.owed--;
+      if (this.owed <= 0 && this.status === IDLE && this.client) this.pool.release(this);
+    }
+  }
+
+  /** Runs a query whose results no client sees; resolves at its ReadyForQuery (rejects on an error). */
+  quietly(sql: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let failed: string | undefined;
+      this.internal = (type, body) => {
+        if (type === E && body) failed = errorFields(body).M ?? "error";
+        if (type !== Z || !body) return;
+        this.status = body[0] as number;
+        this.internal = undefined;
+        if (failed) reject(new Error(failed));
+        else resolve();
+      };
+      this.socket.write(query(sql));
+    });
+  }
+
+  /** Waits (quietly) for the ReadyForQuery messages still owed to a client that left. */
+  drain(): Promise<void> {
+    if (this.owed <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.internal = (type, body) => {
+        if (type !== Z || !body) return;
+        this.status = body[0] as number;
+        if (--this.owed > 0) return;
+        this.internal = undefined;
+        resolve();
+      };
+    });
+  }
+}
+
+/** A pool: the server sessions of one endpoint, database and role. */
+class Pool {
+  readonly clients = new Set<PooledClient>();
+  private readonly servers = new Set<Server>();
+  private readonly idle: Server[] = [];
+  private readonly waiting: PooledClient[] = [];
+  private opening = 0;
+  /** What a new client is told of the server (ParameterStatus), from the first session opened. */
+  parameters: Map<string, string> | undefined;
+  password: string;
+
+  constructor(
+    readonly pooler: Pooler,
+    readonly endpointId: string,
+    readonly database: string,
+    readonly user: string,
+    password: string,
+    readonly size: number,
+  ) {
+    this.password = password;
+  }
+
+  /** A server session is needed by `client`: lent now, or when one frees up or opens. */
+  acquire(client: PooledClient): void {
+    const server = this.idle.pop();
+    if (server) {
+      client.lend(server);
+      return;
+    }
+    this.waiting.push(client);
+    client.waitSince(this.pooler.options.queryWaitMs);
+    if (this.servers.size + this.opening < this.size) void this.open().catch(() => {});
+  }
+
+  /** No longer waiting (the client left). */
+  forget(client: PooledClient): void {
+    const i = this.waiting.indexOf(client);
+    if (i >= 0) this.waiting.splice(i, 1);
+    this.clients.delete(client);
+    this.pooler.prune(this);
+  }
+
+  /** A server session back from a client: to the next waiting client, else idle. */
+  release(server: Server): void {
+    const client = server.client;
+    server.client = undefined;
+    client?.returned(server);
+    for (let next = this.waiting.shift(); next; next = this.waiting.shift()) {
+      if (next.alive) {
+        next.lend(server);
+        return;
+      }
+    }
+    server.idleSince = wallNow();
+    this.idle.push(server);
+  }
+
+  /** Opens a server session (for the waiting clients, or for the pool's first client's login). */
+  async open(): Promise<Server> {
+    this.opening++;
+    try {
+      const address = await this.pooler.services.ready(this.endpointId);
+      const socket = net.connect(address);
+      if ("port" in address) socket.setNoDelay(true);
+      socket.on("error", () => {});
+      const inbox = new Inbox(socket, this.pooler.options.loginTimeoutMs);
+      let session: Awaited<ReturnType<typeof logIn>>;
+      try {
+        session = await logIn(
+          socket,
+          inbox,
+          { user: this.user, database: this.database, application_name: "pgbouncer" },
+          this.password,
+        );
+      } catch (err) {
+        socket.destroy();
+        throw err;
+      } finally {
+        inbox.detach();
+      }
+      const server = new Server(this, socket, address, session.parameters, session.keyData);
+      this.parameters ??= new Map(session.parameters);
+      this.servers.add(server);
+      this.opening--;
+      this.release(server);
+      return server;
+    } catch (err) {
+      this.opening--;
+      // The compute refused a login (e.g. 53300, a dropped database): the clients waiting hear why.
+      const message =
+        err instanceof ComputeRefused
+          ? err.raw
+          : errorResponse({ code: "XX000", message: "Couldn't connect to compute node" });
+      if (this.servers.size + this.opening === 0)
+        for (const client of this.waiting.splice(0)) client.close(message);
+      throw err;
+    }
+  }
+
+  serverClosed(server: Server, lastError: Buffer | undefined): void {
+    this.servers.delete(server);
+    const i = this.idle.indexOf(server);
+    if (i >= 0) this.idle.splice(i, 1);
+    const client = server.client;
+    server.client = undefined;
+    client?.close();
+    // A compute that stopped (suspend: 57P01) ends every client of the pool, as on Neon, where the
+    // pooler runs on the compute.
+    if (lastError && errorFields(lastError.subarray(5)).C === "57P01")
+      for (const client of this.clients) client.close(lastError);
+    else if (this.waiting.length && this.servers.size + this.opening < this.size)
+      void this.open().catch(() => {});
+    this.pooler.prune(this);
+  }
+
+  /** Closes server sessions idle for longer than `idleMs`. */
+  sweep(idleMs: number): void {
+    const now = wallNow();
+    for (const server of [...this.idle]) if (now - server.idleSince > idleMs) server.socket.end(terminate());
+  }
+
+  get empty(): boolean {
+    return this.clients.size === 0 && this.servers.size === 0 && this.opening === 0;
+  }
+
+  closeAll(): void {
+    for (const client of this.clients) client.close();
+    for (const server of this.servers) server.socket.destroy();
+  }
+}
+
+/** One pooled client connection, after its login. */
+class PooledClient {
+  readonly tracked = new Map<string, string>();
+  /** The session lent to this client, once what waited for it has been sent. */
+  server: Server | undefined;
+  /** A session being readied for this client (its tracked parameters being set). */
+  private lending: Server | undefined;
+  alive = true;
+  private pending: Buffer[] = [];
+  private pendingOwed = 0;
+  private waitTimer: NodeJS.Timeout | undefined;
+  private readonly scanner: Scanner;
+  /** The messages of the chunk being read that expect a ReadyForQuery. */
+  private owedInChunk = 0;
+
+  constructor(
+    readonly pool: Pool,
+    readonly socket: Duplex,
+    params: Record<string, string>,
+  ) {
+    for (const name of TRACKED)
+      if (params[name] !== undefined) this.tracked.set(name, params[name] as string);
+    this.scanner = new Scanner(
+      () => false,
+      (type) => {
+        if (type === Q || type === S || type === F) this.owedInChunk++;
+        else if (type === X) this.close();
+      },
+    );
+  }
+
+  onData(chunk: Buffer): void {
+    if (!this.alive) return;
+    this.owedInChunk = 0;
+    try {
+      this.scanner.push(chunk);
+    } catch (err) {
+      this.close(poolerError((err as Error).message));
+      return;
+    }
+    if (!this.alive) return; // Terminate
+    const server = this.server;
+    if (server) {
+      server.owed += this.owedInChunk;
+      server.socket.write(chunk);
+      return;
+    }
+    this.pending.push(chunk);
+    this.pendingOwed += this.owedInChunk;
+    if (this.pending.length === 1) {
+      this.socket.pause();
+      this.pool.acquire(this);
+    }
+  }
+
+  waitSince(ms: number): void {
+    this.waitTimer = setTimeout(() => this.close(poolerError("query_wait_timeout")), ms);
+    this.waitTimer.unref();
+  }
+
+  /** A server session is this client's until its transaction ends. */
+  lend(server: Server): void {
+    clearTimeout(this.waitTimer);
+    server.client = this;
+    this.lending = server;
+    const set = TRACKED.filter((name) => {
+      const want = this.tracked.get(name);
+      return want !== undefined && want.toLowerCase() !== (server.parameters.get(name) ?? "").toLowerCase();
+    });
+    const go = () => {
+      if (!this.alive || this.lending !== server) return;
+      this.lending = undefined;
+      this.server = server;
+      const pending = this.pending;
+      this.pending = [];
+      server.owed += this.pendingOwed;
+      this.pendingOwed = 0;
+      for (const chunk of pending) server.socket.write(chunk);
+      this.socket.resume();
+    };
+    if (!set.length) {
+      go();
+      return;
+    }
+    const sql = set.map((name) => `SET ${name}=${literal(this.tracked.get(name) as string)};`).join("");
+    server.quietly(sql).then(go, () => server.socket.destroy());
+  }
+
+  /** The pool took back the session. */
+  returned(server: Server): void {
+    if (this.server === server) this.server = undefined;
+  }
+
+  /** Ends the client's connection (with a last message); a session it held goes back clean, or is closed. */
+  close(last?: Buffer): void {
+    if (!this.alive) return;
+    this.alive = false;
+    clearTimeout(this.waitTimer);
+    if (last) this.socket.end(last);
+    else this.socket.end();
+    setTimeout(() => this.socket.destroy(), 2000).unref();
+    const server = this.server ?? this.lending;
+    this.server = undefined;
+    this.lending = undefined;
+    if (server && server.client === this) this.abandon(server);
+    this.pool.forget(this);
+  }
+
+  /** A session whose client left mid-transaction: its query cancelled, rolled back, back to the pool. */
+  private abandon(server: Server): void {
+    server.client = undefined;
+    if (this.scanner.partial) {
+      server.socket.destroy(); // half a message went to the server
+      return;
+    }
+    const timer = setTimeout(() => server.socket.destroy(), ABANDON_MS);
+    timer.unref();
+    if (server.owed > 0 && server.keyData) sendCancel(server.address, server.keyData);
+    server
+      .drain()
+      .then(() => (server.status === IDLE ? undefined : server.quietly("ROLLBACK")))
+      .then(
+        () => {
+          clearTimeout(timer);
+          if (server.status === IDLE && !server.socket.destroyed) {
+            server.owed = 0;
+            server.pool.release(server);
+          } else server.socket.destroy();
+        },
+        () => server.socket.destroy(),
+      );
+  }
+}
+
+/** Every pool of the front door, and the pooled clients per endpoint. */
+export class Pooler {
+  private readonly pools = new Map<string, Pool>();
+  private readonly perEndpoint = new Map<string, number>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    readonly services: PoolerServices,
+    readonly options: PoolerOptions = POOLER_DEFAULTS,
+  ) {
+    this.sweeper = setInterval(
+      () => {
+        for (const pool of this.pools.values()) pool.sweep(options.serverIdleMs);
+      },
+      Math.min(30_000, options.serverIdleMs),
+    );
+    this.sweeper.unref();
+  }
+
+  /** Whether the endpoint takes another pooled client (PgBouncer checks before authentication). */
+  admits(endpointId: string): boolean {
+    return (this.perEndpoint.get(endpointId) ?? 0) < this.options.maxClients;
+  }
+
+  /**
+   * Serves an authenticated pooled client: answers its login with the pool's server parameters
+   * and a key of its own for CancelRequests, then lends it server sessions transaction by
+   * transaction until it leaves.
+   */
+  async serve(
+    client: Duplex,
+    inbox: MessageSource,
+    params: Record<string, string>,
+    login: Login,
+    cancelTargets: Map<string, () => void>,
+  ): Promise<void> {
+    const endpointId = login.target.endpointId;
+    const database = params.database ?? params.user ?? "";
+    const user = params.user ?? "";
+    const key = JSON.stringify([endpointId, database, user]);
+    let pool = this.pools.get(key);
+    if (!pool) {
+      pool = new Pool(
+        this,
+        endpointId,
+        database,
+        user,
+        login.password,
+        Math.max(1, Math.floor(0.9 * login.maxConnections)),
+      );
+      this.pools.set(key, pool);
+    }
+    pool.password = login.password;
+    const count = (this.perEndpoint.get(endpointId) ?? 0) + 1;
+    this.perEndpoint.set(endpointId, count);
+    const pooled = new PooledClient(pool, client, params);
+    pool.clients.add(pooled);
+    let counted = false;
+    const leave = () => {
+      this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 1) - 1);
+      if (this.perEndpoint.get(endpointId) === 0) this.perEndpoint.delete(endpointId);
+      if (counted) this.count(endpointId, -1);
+    };
+    try {
+      // The first client of a pool waits for a server session: its parameters answer the login (and
+      // a refused login — a missing database, no slot left — is this client's error).
+      if (!pool.parameters) await pool.open();
+    } catch (err) {
+      pool.forget(pooled);
+      leave();
+      throw err;
+    }
+    const keyData = randomBytes(8);
+    keyData[0] = (keyData[0] as number) & 0x7f;
+    const cancelKey = cancelKeyOf(keyData);
+    cancelTargets.set(cancelKey, () => {
+      const server = pooled.server;
+      if (server?.keyData && server.owed > 0) sendCancel(server.address, server.keyData);
+    });
+    const toClient: Buffer[] = [];
+    if (login.serverFinal) toClient.push(authenticationSaslFinal(login.serverFinal));
+    toClient.push(authenticationOk());
+    const reported = new Map(pool.parameters);
+    for (const [name, value] of pooled.tracked) reported.set(name, value);
+    for (const [name, value] of reported) toClient.push(parameterStatus(name, value));
+    toClient.push(backendKeyData(keyData), readyForQuery());
+    const early = inbox.frames.rest();
+    inbox.detach();
+    client.write(Buffer.concat(toClient));
+    counted = true;
+    this.count(endpointId, 1);
+    client.on("data", (chunk: Buffer) => pooled.onData(chunk));
+    client.once("end", () => pooled.close());
+    client.once("close", () => {
+      pooled.close();
+      cancelTargets.delete(cancelKey);
+      leave();
+    });
+    if (early.length) pooled.onData(early);
+    client.resume();
+  }
+
+  /** Activity bookkeeping: a busy database must not end a client or the process. */
+  private count(endpointId: string, delta: 1 | -1): void {
+    try {
+      this.services.connected(endpointId, delta);
+    } catch {
+      // the open-connection count is only used for auto-suspend
+    }
+  }
+
+  /** Drops a pool nobody uses any more. */
+  prune(pool: Pool): void {
+    if (pool.empty) this.pools.delete(JSON.stringify([pool.endpointId, pool.database, pool.user]));
+  }
+
+  /** Ends every pooled client and server session (shutdown). */
+  close(): void {
+    clearInterval(this.sweeper);
+    for (const pool of this.pools.values()) pool.closeAll();
+  }
+}
+
+function int32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+}
+
+function typed(type: string, body: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(type, "latin1"), int32(body.length + 4), body]);
+}
+
+const query = (sql: string) => typed("Q", Buffer.from(`${sql}\0`));
+const terminate = () => typed("X", Buffer.alloc(0));
+const readyForQuery = () => typed("Z", Buffer.from("I"));
+const backendKeyData = (key: Buffer) => typed("K", key);
+const parameterStatus = (name: string, value: string) => typed("S", Buffer.from(`${name}\0${value}\0`));
+
+/** A string literal for SET (standard_conforming_strings on). */
+function literal(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}

@@ -1,0 +1,447 @@
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { NeonDbError, Pool as NeonPool, neon, neonConfig } from "@neondatabase/serverless";
+import { sql as dsql } from "drizzle-orm";
+import { drizzle as drizzleHttp } from "drizzle-orm/neon-http";
+import { drizzle as drizzleWs } from "drizzle-orm/neon-serverless";
+import { integer, pgTable, text } from "drizzle-orm/pg-core";
+import { Kysely, PostgresDialect } from "kysely";
+import { NeonDialect } from "kysely-neon";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import ws from "ws";
+import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+
+/**
+ * Neon's serverless driver and the pooler against a real server: SQL over HTTP (`POST /sql`) and
+ * WebSocket tunnels on the HTTP port, through @neondatabase/serverless itself, Drizzle and Kysely;
+ * `-pooler` connections in transaction mode. One server (and its computes) for the file.
+ */
+let server: RunningServer;
+let dir: string;
+const key = randomKey();
+/** Small enough to reach in a test; Neon's (and the default) is 10,000. */
+const MAX_POOLED = 1000;
+
+beforeAll(async () => {
+  dir = tempDir();
+  fs.chmodSync(dir, 0o755);
+  server = await startServer({
+    NEON_EMULATOR_DB: path.join(dir, "db.sqlite"),
+    NEON_EMULATOR_API_KEY: key,
+    NEON_EMULATOR_COMPUTE: "postgres",
+    NEON_EMULATOR_PG_PORT: "0",
+    NEON_EMULATOR_POOLER_MAX_CLIENTS: String(MAX_POOLED),
+    NEON_EMULATOR_OPERATION_MS:
+      "start_compute=0,suspend_compute=0,create_branch=0,create_timeline=0,apply_config=0",
+  });
+  neonConfig.fetchEndpoint = `${server.url}/sql`;
+  neonConfig.webSocketConstructor = ws;
+  neonConfig.wsProxy = () => `${new URL(server.url).host}/v2`;
+  neonConfig.useSecureWebSocket = false;
+  const res = await api("POST", "/projects", { project: { name: "serverless" } });
+  expect(res.status).toBe(201);
+  p = {
+    id: res.body.project.id,
+    endpointId: res.body.endpoints[0].id,
+    role: res.body.roles[0].name,
+    password: res.body.roles[0].password,
+    uri: res.body.connection_uris[0].connection_uri,
+  };
+  const pooled = await api(
+    "GET",
+    `/projects/${p.id}/connection_uri?role_name=${p.role}&database_name=neondb&pooled=true`,
+  );
+  expect(pooled.status).toBe(200);
+  p.pooledUri = pooled.body.uri;
+  expect(p.pooledUri).toContain(`endpoint%3D${p.endpointId}-pooler`);
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+const api = (method: string, p: string, body?: unknown) => http(server.url, key, method, `/api/v2${p}`, body);
+
+let p: { id: string; endpointId: string; role: string; password: string; uri: string; pooledUri?: string };
+
+/** A raw request to /sql. */
+async function post(body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${server.url}/sql`, {
+    method: "POST",
+    headers: { "Neon-Connection-String": p.uri, ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+describe("SQL over HTTP (neon())", () => {
+  it("tagged templates, sql.query, fullResults and arrayMode return what Postgres returns", async () => {
+    const sql = neon(p.uri);
+    await sql`CREATE TABLE items (id int PRIMARY KEY, name text, tags text[], meta jsonb)`;
+    await sql`INSERT INTO items VALUES (${1}, ${"one"}, ${["a", "b"]}, ${JSON.stringify({ x: 1 })})`;
+    expect(await sql`SELECT id, name, tags, meta FROM items WHERE id = ${1}`).toEqual([
+      { id: 1, name: "one", tags: ["a", "b"], meta: { x: 1 } },
+    ]);
+    const full = await sql.query("SELECT id, name FROM items", [], { fullResults: true, arrayMode: true });
+    expect(full.rows).toEqual([[1, "one"]]);
+    expect(full.command).toBe("SELECT");
+    expect(full.rowCount).toBe(1);
+    expect(full.fields.map((f) => [f.name, f.dataTypeID])).toEqual([
+      ["id", 23],
+      ["name", 25],
+    ]);
+    const inserted = await sql.query("INSERT INTO items VALUES (2, 'two'), (3, 'three')", [], {
+      fullResults: true,
+    });
+    expect([inserted.command, inserted.rowCount]).toEqual(["INSERT", 2]);
+  });
+
+  it("transaction([...]) runs in one transaction with its options, and an error rolls it all back", async () => {
+    const sql = neon(p.uri);
+    const [, counted] = await sql.transaction(
+      [sql`INSERT INTO items VALUES (10, 'ten')`, sql`SELECT count(*)::int AS n FROM items`],
+      { isolationLevel: "Serializable" },
+    );
+    expect(counted).toEqual([{ n: 4 }]);
+    await expect(
+      sql.transaction([
+        sql`INSERT INTO items VALUES (11, 'eleven')`,
+        sql`INSERT INTO items VALUES (10, 'dup')`,
+      ]),
+    ).rejects.toMatchObject({ name: "NeonDbError", code: "23505", constraint: "items_pkey" });
+    expect(await sql`SELECT count(*)::int AS n FROM items WHERE id = 11`).toEqual([{ n: 0 }]);
+    const readOnly = sql.transaction([sql`INSERT INTO items VALUES (12, 'x')`], { readOnly: true });
+    await expect(readOnly).rejects.toMatchObject({ code: "25006" });
+  });
+
+  it("Postgres errors surface as NeonDbError with the SQLSTATE and fields", async () => {
+    const sql = neon(p.uri);
+    const err = await sql`SELECT nosuch FROM items`.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NeonDbError);
+    expect(err).toMatchObject({ code: "42703", severity: "ERROR", position: "8" });
+    const wrong = neon(p.uri.replace(`:${p.password}@`, ":wrong@"));
+    await expect(wrong`SELECT 1`).rejects.toMatchObject({
+      message: `password authentication failed for user '${p.role}'`,
+    });
+  });
+
+  it("answers the proxy's shapes: typed JSON by default, raw text and arrays on request, batch headers echoed", async () => {
+    const q = {
+      query: "SELECT 1 AS n, 'a' AS s, '{1,2,3}'::int4[] AS arr, 2::int8 AS big, true AS b, null AS z",
+    };
+    const typed = await post(q);
+    expect(typed.status).toBe(200);
+    expect(typed.headers.get("access-control-allow-origin")).toBe("*");
+    expect(typed.body.rows).toEqual([{ n: 1, s: "a", arr: [1, 2, 3], big: "2", b: true, z: null }]);
+    expect(typed.body.rowAsArray).toBe(false);
+    const raw = await post(q, { "Neon-Raw-Text-Output": "true", "Neon-Array-Mode": "true" });
+    expect(raw.body.rows).toEqual([["1", "a", "{1,2,3}", "2", "t", null]]);
+    const batch = await post(
+      {
+        queries: [
+          { query: "SELECT $1::text AS v", params: [[1, 'a"b', null]] },
+          { query: "SELECT 2 AS two" },
+        ],
+      },
+      { "Neon-Batch-Isolation-Level": "RepeatableRead", "Neon-Batch-Read-Only": "true" },
+    );
+    expect(batch.status).toBe(200);
+    expect(batch.body.results.map((r: { rows: unknown[] }) => r.rows)).toEqual([
+      [{ v: '{1,"a\\"b",NULL}' }],
+      [{ two: 2 }],
+    ]);
+    expect(batch.headers.get("neon-batch-isolation-level")).toBe("RepeatableRead");
+    expect(batch.headers.get("neon-batch-read-only")).toBe("true");
+  });
+
+  it("bad requests get the proxy's texts and statuses", async () => {
+    const noHeader = await fetch(`${server.url}/sql`, { method: "POST", body: '{"query":"select 1"}' });
+    expect(noHeader.status).toBe(400);
+    expect(((await noHeader.json()) as { message: string }).message).toBe(
+      "invalid header: neon-connection-string",
+    );
+    expect((await post("not json")).body.message).toMatch(/^could not parse the HTTP request body: /);
+    expect((await post({ nothing: 1 })).body.message).toBe(
+      "could not parse the HTTP request body: data did not match any variant of untagged enum Payload",
+    );
+    expect((await post({ query: "SELECT 1" }, { "Neon-Batch-Isolation-Level": "Chaos" })).body.message).toBe(
+      "invalid isolation level",
+    );
+    const multi = await post({ query: "SELECT 1; SELECT 2" });
+    expect([multi.status, multi.body.code]).toEqual([400, "42601"]);
+    const unknown = await fetch(`${server.url}/sql`, {
+      method: "POST",
+      headers: { "Neon-Connection-String": p.uri.replace(p.endpointId, "ep-nothing-here-12345678") },
+      body: '{"query":"select 1"}',
+    });
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as { message: string }).message).toBe(
+      `password authentication failed for user '${p.role}'`,
+    );
+    const get = await fetch(`${server.url}/sql`);
+    expect([get.status, await get.json()]).toEqual([400, "query is not supported"]);
+    const preflight = await fetch(`${server.url}/sql`, { method: "OPTIONS" });
+    expect(preflight.status).toBe(200);
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("Neon-Connection-String");
+    expect(preflight.headers.get("access-control-max-age")).toBe("86400");
+  });
+
+  it("limits request and response sizes to 10 MiB (413, 507) and the session stays usable", async () => {
+    const big = await post({ query: "SELECT $1::text AS t", params: ["x".repeat(11 * 1024 * 1024)] });
+    expect(big.status).toBe(413);
+    expect(big.body.message).toBe("request is too large (max is 10485760 bytes)");
+    const huge = await post({ query: "SELECT repeat('y', 1024 * 1024) FROM generate_series(1, 12)" });
+    expect(huge.status).toBe(507);
+    expect(huge.body.message).toBe("response is too large (max is 10485760 bytes)");
+    expect((await post({ query: "SELECT 1 AS ok" })).body.rows).toEqual([{ ok: 1 }]);
+  });
+
+  it("wakes an idle endpoint, recording a start_compute", async () => {
+    expect((await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/suspend`)).status).toBe(200);
+    for (let i = 0; i < 200; i++) {
+      const e = await api("GET", `/projects/${p.id}/endpoints/${p.endpointId}`);
+      if (e.body.endpoint.current_state === "idle" && !e.body.endpoint.pending_state) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await neon(p.uri)`SELECT count(*)::int AS n FROM items`).toEqual([{ n: 4 }]);
+    const ops = await api("GET", `/projects/${p.id}/operations`);
+    expect(ops.body.operations[0]).toMatchObject({ action: "start_compute", status: "finished" });
+  });
+});
+
+describe("WebSocket tunnels (Pool and Client)", () => {
+  it("Pool runs an interactive transaction over the WebSocket, with the driver's pipelined login", async () => {
+    const pool = new NeonPool({ connectionString: p.uri });
+    try {
+      const client = await pool.connect();
+      await client.query("BEGIN");
+      await client.query("INSERT INTO items VALUES (20, 'ws')");
+      expect((await client.query("SELECT name FROM items WHERE id = 20")).rows).toEqual([{ name: "ws" }]);
+      await client.query("ROLLBACK");
+      client.release();
+      expect((await pool.query("SELECT count(*)::int AS n FROM items WHERE id = 20")).rows).toEqual([
+        { n: 0 },
+      ]);
+      const err = await pool.query("SELECT 1/0").catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: "22012" });
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("routes by the host the tunnel was asked for (?address=) and refuses a wrong password", async () => {
+    const host = `${p.endpointId}.c-2.us-east-2.aws.neon.tech`;
+    const proxy = neonConfig.wsProxy;
+    neonConfig.wsProxy = (h, port) => `${new URL(server.url).host}/v2?address=${h}:${port}`;
+    const pool = new NeonPool({ connectionString: `postgresql://${p.role}:${p.password}@${host}/neondb` });
+    try {
+      expect((await pool.query("SELECT current_user AS u")).rows).toEqual([{ u: p.role }]);
+    } finally {
+      await pool.end();
+      neonConfig.wsProxy = proxy;
+    }
+    const wrong = new NeonPool({ connectionString: p.uri.replace(`:${p.password}@`, ":nope@") });
+    await expect(wrong.query("SELECT 1")).rejects.toThrow(
+      `password authentication failed for user '${p.role}'`,
+    );
+    await wrong.end();
+  });
+
+  it("a text frame, garbage bytes or a tunnel closed mid-startup end that tunnel only", async () => {
+    const url = `${server.url.replace("http", "ws")}/v2`;
+    const closed = (socket: ws) =>
+      new Promise<number>((resolve) => socket.on("close", (code) => resolve(code)));
+    const text = new ws(url);
+    await new Promise((r) => text.on("open", r));
+    const textClosed = closed(text);
+    text.send("hello");
+    expect(await textClosed).toBe(1003);
+    const garbage = new ws(url);
+    await new Promise((r) => garbage.on("open", r));
+    const answer = new Promise<Buffer>((resolve) => garbage.on("message", (d) => resolve(d as Buffer)));
+    garbage.send(Buffer.from([0x7f, 0xff, 0xff, 0xff, 0xde, 0xad, 0xbe, 0xef]));
+    expect((await answer).toString("latin1")).toContain("08P01");
+    const half = new ws(url);
+    await new Promise((r) => half.on("open", r));
+    half.send(Buffer.from([0, 0, 0, 40, 0, 3]));
+    half.terminate();
+    expect((await http(server.url, key, "GET", "/_emulator/health")).status).toBe(200);
+    expect(await neon(p.uri)`SELECT 1 AS one`).toEqual([{ one: 1 }]);
+  });
+});
+
+describe("ORMs and query builders", () => {
+  const notes = pgTable("notes", { id: integer("id").primaryKey(), body: text("body").notNull() });
+
+  it("Drizzle over neon-http and neon-serverless", async () => {
+    const http = drizzleHttp(neon(p.uri));
+    await http.execute(dsql`CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL)`);
+    await http.insert(notes).values([{ id: 1, body: "first" }]);
+    expect(await http.select().from(notes)).toEqual([{ id: 1, body: "first" }]);
+    const pool = new NeonPool({ connectionString: p.uri });
+    const db = drizzleWs(pool);
+    await db
+      .transaction(async (tx) => {
+        await tx.insert(notes).values({ id: 2, body: "second" });
+        expect((await tx.select().from(notes)).length).toBe(2);
+        tx.rollback();
+      })
+      .catch((e: unknown) => expect((e as Error).message).toBe("Rollback"));
+    expect((await db.select().from(notes)).map((n) => n.id)).toEqual([1]);
+    await pool.end();
+  });
+
+  it("Kysely with kysely-neon's NeonDialect (HTTP) and with the serverless Pool (WebSocket)", async () => {
+    interface Db {
+      notes: { id: number; body: string };
+    }
+    await neon(p.uri)`CREATE TABLE IF NOT EXISTS notes (id int PRIMARY KEY, body text NOT NULL)`;
+    const overHttp = new Kysely<Db>({ dialect: new NeonDialect({ neon: neon(p.uri) }) });
+    await overHttp.insertInto("notes").values({ id: 3, body: "third" }).execute();
+    expect(await overHttp.selectFrom("notes").select("body").where("id", "=", 3).execute()).toEqual([
+      { body: "third" },
+    ]);
+    const overWs = new Kysely<Db>({
+      dialect: new PostgresDialect({ pool: new NeonPool({ connectionString: p.uri }) }),
+    });
+    const count = await overWs.transaction().execute(async (trx) => {
+      await trx.deleteFrom("notes").where("id", "=", 3).execute();
+      return trx
+        .selectFrom("notes")
+        .select((eb) => eb.fn.countAll<string>().as("n"))
+        .executeTakeFirstOrThrow();
+    });
+    expect(Number(count.n)).toBe(1);
+    await overWs.destroy();
+  });
+});
+
+describe("the pooler (transaction mode)", () => {
+  const pooledClient = (options: pg.ClientConfig = {}) =>
+    new pg.Client({ connectionString: p.pooledUri, ...options });
+
+  it("1,000 concurrent pooled clients share at most 0.9 × max_connections server sessions of a 0.25 CU compute; one more gets PgBouncer's FATAL 08P01", async () => {
+    const clients = Array.from({ length: MAX_POOLED }, (_, i) =>
+      pooledClient({ application_name: `app${i % 4}` }),
+    );
+    const direct = new pg.Client({ connectionString: p.uri });
+    await direct.connect();
+    const sessions = async () =>
+      (
+        await direct.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+        )
+      ).rows[0].n as number;
+    const before = await sessions();
+    try {
+      for (let i = 0; i < clients.length; i += 100)
+        await Promise.all(clients.slice(i, i + 100).map((c) => c.connect()));
+      await Promise.all(
+        clients.map(async (c, i) => {
+          const r = await c.query(
+            "SELECT $1::int AS i, current_setting('application_name') AS app, pg_sleep(0.01)",
+            [i],
+          );
+          expect(r.rows[0]).toMatchObject({ i, app: `app${i % 4}` });
+        }),
+      );
+      const pooled = (await sessions()) - before;
+      expect(pooled).toBeGreaterThan(1);
+      expect(pooled).toBeLessThanOrEqual(Math.floor(0.9 * 112));
+      const extra = pooledClient();
+      await expect(extra.connect()).rejects.toMatchObject({
+        code: "08P01",
+        severity: "FATAL",
+        message: "no more connections allowed (max_client_conn)",
+      });
+      await extra.end().catch(() => {});
+    } finally {
+      await direct.end();
+      await Promise.all(clients.map((c) => c.end().catch(() => {})));
+    }
+  }, 120_000);
+
+  it("direct connections beyond max_connections get Postgres' 53300", async () => {
+    const direct: pg.Client[] = [];
+    let refused: unknown;
+    try {
+      for (let i = 0; i < 130 && !refused; i++) {
+        const c = new pg.Client({ connectionString: p.uri });
+        direct.push(c);
+        await c.connect().catch((e: unknown) => {
+          refused = e;
+        });
+      }
+      expect(refused).toMatchObject({ code: "53300" });
+    } finally {
+      await Promise.all(direct.map((c) => c.end().catch(() => {})));
+    }
+  }, 60_000);
+
+  it("a transaction keeps its session; a client that vanishes mid-transaction leaves its session rolled back and reusable", async () => {
+    const a = pooledClient();
+    await a.connect();
+    await a.query("BEGIN");
+    const pid = (await a.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+    await a.query("INSERT INTO items VALUES (30, 'vanishing')");
+    await a.query("SELECT pg_advisory_xact_lock(42)");
+    expect((await a.query("SELECT pg_backend_pid() AS pid")).rows[0].pid).toBe(pid);
+    a.on("error", () => {});
+    (a as unknown as { connection: { stream: net.Socket } }).connection.stream.destroy();
+    const b = pooledClient();
+    await b.connect();
+    let free = false;
+    for (let i = 0; i < 100 && !free; i++) {
+      free = (await b.query("SELECT pg_try_advisory_xact_lock(42) AS got")).rows[0].got;
+      if (!free) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(free).toBe(true);
+    expect((await b.query("SELECT count(*)::int AS n FROM items WHERE id = 30")).rows).toEqual([{ n: 0 }]);
+    expect(
+      (
+        await b.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'",
+        )
+      ).rows,
+    ).toEqual([{ n: 0 }]);
+    await b.end();
+  });
+
+  it("a CancelRequest with the pooler's key cancels the query of the session the client holds", async () => {
+    const c = pooledClient();
+    await c.connect();
+    const slow = c.query("SELECT pg_sleep(30)");
+    await new Promise((r) => setTimeout(r, 300));
+    const processID = (c as unknown as { processID: number }).processID;
+    const secretKey = (c as unknown as { secretKey: number }).secretKey;
+    await new Promise<void>((resolve) => {
+      const s = net.connect(server.pgPort as number, "127.0.0.1", () => {
+        const packet = Buffer.alloc(16);
+        packet.writeInt32BE(16, 0);
+        packet.writeInt32BE(80877102, 4);
+        packet.writeInt32BE(processID, 8);
+        packet.writeInt32BE(secretKey, 12);
+        s.end(packet);
+      });
+      s.on("close", () => resolve());
+    });
+    await expect(slow).rejects.toMatchObject({ code: "57014" });
+    expect((await c.query("SELECT 1 AS ok")).rows).toEqual([{ ok: 1 }]);
+    await c.end();
+  });
+
+  it("suspending the compute ends its pooled clients with 57P01, and the next pooled client wakes it", async () => {
+    const c = pooledClient();
+    await c.connect();
+    await c.query("SELECT 1");
+    const ended = new Promise<unknown>((resolve) => c.on("error", resolve));
+    expect((await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/suspend`)).status).toBe(200);
+    expect(await ended).toMatchObject({ code: "57P01" });
+    const next = pooledClient();
+    await next.connect();
+    expect((await next.query("SELECT count(*)::int AS n FROM items")).rows).toEqual([{ n: 4 }]);
+    await next.end();
+  });
+});
