@@ -12,7 +12,8 @@
  * operations table (1000000), BENCH_QUIET_WAIT longest wait in seconds for a quiet machine
  * before each measured series (15; 0 disables); for the data plane BENCH_CONNECTS sequential
  * connects (50), BENCH_WAKES (10), BENCH_BRANCHES branch copies per kind (3), BENCH_COMPUTES idle
- * computes for the memory figure (20), BENCH_FILL_ROWS ~1 KB rows in the parent branch (100000);
+ * computes for the memory figure (20), BENCH_FILL_ROWS ~1 KB rows in the parent branch (100000),
+ * BENCH_POOLED clients of the pooler's figure (1000);
  * BENCH_REF=<git ref> to measure that commit (built from `git archive` in a temp folder) instead
  * of the working tree, BENCH_ONLY=control or BENCH_ONLY=compute to run one section only (both by
  * default; a partial run cannot --update-doc).
@@ -53,6 +54,7 @@ import {
   prepareAdvance,
 } from "./lib/scenarios.js";
 import { countRows, cursorOf, operationTimes, seedOperations } from "./lib/seed.js";
+import type { Pair } from "./lib/serverless.js";
 import { median, percentile, round } from "./lib/stats.js";
 
 const num = (name: string, dflt: number) => {
@@ -70,6 +72,7 @@ const WAKES = num("BENCH_WAKES", 10);
 const BRANCHES = num("BENCH_BRANCHES", 3);
 const COMPUTES = num("BENCH_COMPUTES", 20);
 const FILL_ROWS = num("BENCH_FILL_ROWS", 100_000);
+const POOLED = num("BENCH_POOLED", 1000);
 const MID_OPS = Math.min(100_000, BIG_OPS);
 const CONNECTIONS = [10, 50];
 const WARMUP_SECONDS = 2;
@@ -588,6 +591,52 @@ function computeRows(c: ComputeResults): Row[] {
       target: q.clients === 10 ? ">= 80%" : "",
       pass: q.clients === 10 ? (q.ratio >= 0.8 ? "pass" : "FAIL") : "",
     });
+  const sv = c.serverless;
+  const pairRow = (
+    figure: string,
+    pair: Pair,
+    latency: boolean,
+    target: string,
+    pass: boolean | undefined,
+  ) => {
+    const ratio = latency ? pair.subject.p50 / pair.baseline.p50 : pair.subject.qps / pair.baseline.qps;
+    rows.push({
+      figure,
+      conns: String(pair.clients),
+      value: latency ? `${fmt(pair.subject.p50, 2)} ms` : `${fmt(pair.subject.qps, 0)} q/s`,
+      p50: fmt(pair.subject.p50, 2),
+      p99: fmt(pair.subject.p99, 2),
+      baseline: latency
+        ? `${fmt(pair.baseline.p50, 2)} ms @${pair.baselineClients}`
+        : `${fmt(pair.baseline.qps, 0)} q/s @${pair.baselineClients}`,
+      ratio: latency ? `${ratio.toFixed(1)}x` : `${(ratio * 100).toFixed(1)}%`,
+      cpu: `${fmt(pair.subject.emulatorCpuUsPerQuery, 0)} / -`,
+      target,
+      pass: pass === undefined ? "" : pass ? "pass" : "FAIL",
+    });
+  };
+  pairRow(
+    "neon() SELECT 1 over HTTP (POST /sql) vs a direct TCP query on an open connection: p50",
+    sv.http1,
+    true,
+    "<= 2x",
+    sv.http1.subject.p50 <= 2 * sv.http1.baseline.p50,
+  );
+  pairRow("  same, 10 concurrent: throughput", sv.http10, false, "", undefined);
+  pairRow(
+    "serverless Client over its WebSocket tunnel vs node-postgres through the door (TCP)",
+    sv.websocket10,
+    false,
+    "",
+    undefined,
+  );
+  pairRow(
+    `pooled (-pooler, transaction mode) clients on one 0.25 CU compute vs 10 direct clients`,
+    sv.pooled,
+    false,
+    ">= 70%",
+    sv.pooled.subject.qps >= 0.7 * sv.pooled.baseline.qps,
+  );
   const b = c.branch;
   const branchRow = (how: string, t: { ms: number; samples: number[] }, cp: { ms: number }) =>
     rows.push({
@@ -796,6 +845,7 @@ async function main() {
         branches: BRANCHES,
         computes: COMPUTES,
         fillRows: FILL_ROWS,
+        pooledClients: POOLED,
         log,
         quiet,
       });

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import { methodNotAllowed } from "hono/method-not-allowed";
@@ -36,7 +37,18 @@ export interface AppOptions {
   /** Also hears every event a service returns (runtime.ts: the compute driver discards what was deleted). */
   onEvents?: EventSink;
   /** Neon's SQL over HTTP (`/sql`, front-door/sql-over-http.ts), when computes are real. */
-  sql?: (request: Request) => Promise<Response>;
+  sql?: SqlHandler;
+  /**
+   * @hono/node-server's RESPONSE_ALREADY_SENT: a handler that wrote node's response itself returns
+   * it. (Made by the adapter before it replaces the global Response; one made later is not recognised.)
+   */
+  alreadySent?: Response;
+}
+
+/** SQL over HTTP, as node's request and response or as a web Request. */
+export interface SqlHandler {
+  serveNode(incoming: IncomingMessage, outgoing: ServerResponse): Promise<void>;
+  handle(request: Request): Promise<Response>;
 }
 
 /** createApp(ctx, options): the Hono app over the services; one middleware chain, one onError, /openapi.json. */
@@ -84,8 +96,15 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     .route("/", regions)
     .route("/", connectionUri);
   app.route(API_BASE, api);
-  const { sql } = options;
-  if (sql) app.all("/sql", (c) => sql(c.req.raw));
+  const { sql, alreadySent } = options;
+  if (sql)
+    app.all("/sql", async (c) => {
+      // Under @hono/node-server, node's request and response are used as they are.
+      const node = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined;
+      if (!alreadySent || !node?.incoming || !node.outgoing) return sql.handle(c.req.raw);
+      await sql.serveNode(node.incoming, node.outgoing);
+      return alreadySent;
+    });
   app.route("/_emulator", emulator);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "BearerAuth", { type: "http", scheme: "bearer" });

@@ -26,6 +26,7 @@ import { SqlOverHttp } from "./front-door/sql-over-http.js";
 import { type Clock, ManualClock, RealClock, wallNow } from "./platform/clock.js";
 import { openStorage, type Storage } from "./platform/db.js";
 import { IdGenerator } from "./platform/ids.js";
+import { requireFromPackage } from "./platform/package-root.js";
 import { applySeedFile, demoSeedFile, type GeneratedKey } from "./seed/apply.js";
 import { Worker } from "./worker/loop.js";
 
@@ -132,7 +133,14 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   const app = createApp(ctx, {
     logger,
     worker,
-    ...(sql ? { sql: (request: Request) => sql.handle(request) } : {}),
+    ...(sql
+      ? {
+          sql,
+          alreadySent: (
+            requireFromPackage()("@hono/node-server/utils/response") as { RESPONSE_ALREADY_SENT: Response }
+          ).RESPONSE_ALREADY_SENT,
+        }
+      : {}),
     onEvents: (events) => {
       for (const event of events)
         driver

@@ -12,6 +12,7 @@ import pg from "pg";
 import { Api } from "./http.js";
 import { type Child, cpuMs, machineBusyMs, randomKey, rssMb, sleep, spawnEmulator, tempDir } from "./proc.js";
 import { BASE } from "./scenarios.js";
+import { measureServerless, type ServerlessResults } from "./serverless.js";
 import { median, percentile, round } from "./stats.js";
 
 export interface ComputeOptions {
@@ -29,6 +30,8 @@ export interface ComputeOptions {
   computes: number;
   /** Rows of ~1 KB put in the parent branch before the branch-creation figure. */
   fillRows: number;
+  /** Pooled clients for the pooler's figure. */
+  pooledClients: number;
   log: (msg: string) => void;
   /** Waits (bounded) for a quiet machine before a measured series. */
   quiet: (what: string) => Promise<void>;
@@ -131,6 +134,7 @@ export interface ComputeResults {
   };
   /** The quietest attempt (other processes' memory moved least), and how many were made. */
   memory: MemoryAttempt & { attempts: number };
+  serverless: ServerlessResults;
   /** Postgres servers of others on the machine (not this run's) at the start and at the end. */
   otherPostgres: { start: number; end: number };
 }
@@ -443,21 +447,45 @@ async function firstRow(config: pg.ClientConfig): Promise<number> {
   }
 }
 
+/** One client of a load: runs QUERY once per call. */
+interface Runner {
+  query(): Promise<unknown>;
+  end(): Promise<void>;
+}
+
+/** A node-postgres connection as a Runner. */
+const pgRunner = (config: pg.ClientConfig) => async (): Promise<Runner> => {
+  const c = new pg.Client(config);
+  await c.connect();
+  return { query: () => c.query(QUERY), end: () => c.end() };
+};
+
 /** `clients` persistent connections each running QUERY back to back for `seconds`. */
-async function queryLoad(
+function queryLoad(
   config: pg.ClientConfig,
   clients: number,
   seconds: number,
   emulatorPid: number,
 ): Promise<QueryRun> {
-  const conns: pg.Client[] = [];
+  return runnerLoad(pgRunner(config), clients, seconds, emulatorPid);
+}
+
+/** `clients` runners (connected 100 at a time) each running QUERY back to back for `seconds`. */
+export async function runnerLoad(
+  make: () => Promise<Runner>,
+  clients: number,
+  seconds: number,
+  emulatorPid: number,
+): Promise<QueryRun> {
+  const conns: Runner[] = [];
   try {
-    for (let i = 0; i < clients; i++) {
-      const c = new pg.Client(config);
-      conns.push(c);
-      await c.connect();
-    }
-    for (const c of conns) for (let i = 0; i < 20; i++) await c.query(QUERY);
+    for (let i = 0; i < clients; i += 100)
+      conns.push(...(await Promise.all(Array.from({ length: Math.min(100, clients - i) }, make))));
+    await Promise.all(
+      conns.map(async (c) => {
+        for (let i = 0; i < 20; i++) await c.query();
+      }),
+    );
     const ms: number[] = [];
     const cpu0 = cpuMs(emulatorPid);
     const busy0 = machineBusyMs();
@@ -468,7 +496,7 @@ async function queryLoad(
       conns.map(async (c) => {
         while (performance.now() < end) {
           const s = performance.now();
-          await c.query(QUERY);
+          await c.query();
           ms.push(performance.now() - s);
         }
       }),
@@ -818,6 +846,21 @@ export async function measureCompute(o: ComputeOptions): Promise<ComputeResults>
       );
     }
 
+    // 3b. The serverless driver (HTTP, WebSocket) and the pooler.
+    await bench.ensureRunning(p);
+    const serverless = await measureServerless({
+      uri: p.uri,
+      pooledUri: p.uri.replace(`endpoint%3D${p.endpointId}`, `endpoint%3D${p.endpointId}-pooler`),
+      direct: bench.direct(p),
+      httpUrl: child.url,
+      emulatorPid: child.pid,
+      runs: o.runs,
+      seconds: o.duration,
+      pooledClients: o.pooledClients,
+      log: o.log,
+      quiet: o.quiet,
+    });
+
     // 4. Branch creation with ~100 MB in the parent.
     o.log(`compute: filling the parent branch (${o.fillRows} rows of ~1 KB)`);
     await bench.ensureRunning(p);
@@ -908,6 +951,7 @@ export async function measureCompute(o: ComputeOptions): Promise<ComputeResults>
       queries,
       branch,
       memory,
+      serverless,
       otherPostgres: { start: otherAtStart, end: postmasters(processes(), dir, true).length },
     };
   } finally {

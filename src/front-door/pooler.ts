@@ -189,6 +189,11 @@ class Server {
     }
   }
 
+  /** Whether the pooler itself is exchanging messages with the server (its client hears nothing). */
+  get talking(): boolean {
+    return this.internal !== undefined;
+  }
+
   /** Runs a query whose results no client sees; resolves at its ReadyForQuery (rejects on an error). */
   quietly(sql: string): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -325,7 +330,8 @@ class Pool {
     if (i >= 0) this.idle.splice(i, 1);
     const client = server.client;
     server.client = undefined;
-    client?.close();
+    // Its client saw the server's last words, unless the pooler was talking to the server itself.
+    client?.close(server.talking ? lastError : undefined);
     // A compute that stopped (suspend: 57P01) ends every client of the pool, as on Neon, where the
     // pooler runs on the compute.
     if (lastError && errorFields(lastError.subarray(5)).C === "57P01")

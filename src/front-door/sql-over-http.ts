@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import net from "node:net";
 import path from "node:path";
 import type { Pool, PoolClient, QueryResult } from "pg";
@@ -31,6 +32,9 @@ const ISOLATION: Record<string, string> = {
 const RESET =
   "ROLLBACK; CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; DEALLOCATE ALL; UNLISTEN *; " +
   "SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES;";
+
+/** A request running longer than this counts as an open connection (auto-suspend waits for it). */
+const LONG_REQUEST_MS = 1000;
 
 /** How long an idle server session stays in the pool. */
 const IDLE_MS = 5 * 60 * 1000;
@@ -77,6 +81,20 @@ interface QueryData {
   arrayMode?: boolean;
 }
 
+/** What the handler reads of a request (node's or a web one). */
+interface SqlRequest {
+  method: string;
+  header(name: string): string | null;
+  /** The body, up to the limit (a larger one: SqlError 413). */
+  body(): Promise<string>;
+}
+
+interface SqlReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
 interface Connection {
   target: Target;
   user: string;
@@ -94,11 +112,39 @@ export class SqlOverHttp {
     private readonly logger?: Logger,
   ) {}
 
-  /** Answers one request to `/sql` (any method). */
+  /**
+   * Answers a request to `/sql` made through node's http server: read from node's request and
+   * written to its response directly (a web Request and Response per query cost more than the
+   * query). Resolves once the answer is written.
+   */
+  async serveNode(incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
+    const reply = await this.answer({
+      method: incoming.method ?? "GET",
+      header: (name) => {
+        const value = incoming.headers[name.toLowerCase()];
+        return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+      },
+      body: () => readNodeBody(incoming),
+    });
+    if (outgoing.writableEnded) return;
+    outgoing.writeHead(reply.status, reply.headers);
+    outgoing.end(reply.body ?? undefined);
+  }
+
+  /** Answers a web Request to `/sql` (any method). */
   async handle(request: Request): Promise<Response> {
+    const reply = await this.answer({
+      method: request.method,
+      header: (name) => request.headers.get(name),
+      body: () => readBody(request),
+    });
+    return new Response(reply.body, { status: reply.status, headers: reply.headers });
+  }
+
+  private async answer(request: SqlRequest): Promise<SqlReply> {
     const requestId = randomUUID();
     if (request.method === "OPTIONS")
-      return new Response(null, {
+      return {
         status: 200,
         headers: {
           Allow: "OPTIONS, POST",
@@ -108,17 +154,19 @@ export class SqlOverHttp {
           "Access-Control-Max-Age": "86400",
           "neon-request-id": requestId,
         },
-      });
+        body: null,
+      };
     if (request.method !== "POST")
       return json(400, "query is not supported", { "neon-request-id": requestId });
     try {
       const { body, headers } = await this.execute(request);
       const text = JSON.stringify(body);
       if (Buffer.byteLength(text) > SQL_MAX_BYTES) throw responseTooLarge();
-      return new Response(text, {
+      return {
         status: 200,
         headers: { "Content-Type": "application/json", ...CORS, ...headers, "neon-request-id": requestId },
-      });
+        body: text,
+      };
     } catch (err) {
       const failure = err instanceof SqlError ? err : this.unexpected(err);
       return json(failure.status, errorBody(failure), { ...CORS, "neon-request-id": requestId });
@@ -137,13 +185,13 @@ export class SqlOverHttp {
     return new SqlError(500, TEXTS.couldNotConnect);
   }
 
-  private async execute(request: Request): Promise<{ body: unknown; headers: Record<string, string> }> {
-    const connection = connectionOf(request.headers.get("Neon-Connection-String"));
-    const header = (name: string) => request.headers.get(name) === "true";
-    const isolationName = request.headers.get("Neon-Batch-Isolation-Level");
+  private async execute(request: SqlRequest): Promise<{ body: unknown; headers: Record<string, string> }> {
+    const connection = connectionOf(request.header("Neon-Connection-String"));
+    const header = (name: string) => request.header(name) === "true";
+    const isolationName = request.header("Neon-Batch-Isolation-Level");
     const isolation = isolationName === null ? undefined : ISOLATION[isolationName];
     if (isolationName !== null && isolation === undefined) throw bad("invalid isolation level");
-    const payload = parsePayload(await readBody(request));
+    const payload = parsePayload(await request.body());
     const format = { raw: header("Neon-Raw-Text-Output"), arrayMode: header("Neon-Array-Mode") };
 
     const found = this.services.login(connection.target.endpointId, connection.user);
@@ -156,7 +204,12 @@ export class SqlOverHttp {
       this.logger?.warn({ err, endpoint: endpointId }, "sql over http: wake failed");
       throw new SqlError(500, TEXTS.couldNotConnect);
     });
-    this.services.connected(endpointId, 1);
+    // A query is activity (ready() stamped it); one still running after a second also counts as an
+    // open connection, so auto-suspend never cuts it off.
+    let counted = false;
+    const long = setTimeout(() => {
+      counted = this.count(endpointId, 1);
+    }, LONG_REQUEST_MS);
     try {
       const client = await this.connect(address, connection);
       let broken = false;
@@ -189,7 +242,19 @@ export class SqlOverHttp {
         this.release(client, broken);
       }
     } finally {
-      this.services.connected(endpointId, -1);
+      clearTimeout(long);
+      if (counted) this.count(endpointId, -1);
+    }
+  }
+
+  /** Activity bookkeeping: a busy database must not fail a query. */
+  private count(endpointId: string, delta: 1 | -1): boolean {
+    try {
+      this.services.connected(endpointId, delta);
+      return true;
+    } catch (err) {
+      this.logger?.warn({ err, endpoint: endpointId }, "sql over http: could not record a connection");
+      return false;
     }
   }
 
@@ -283,11 +348,40 @@ function connectionOf(value: string | null): Connection {
   }
 }
 
-/** The body, read up to the limit. */
+const tooLarge = () => new SqlError(413, `request is too large (max is ${SQL_MAX_BYTES} bytes)`);
+
+/** A body from node's request, read up to the limit (a larger one is left unread: the connection closes). */
+function readNodeBody(incoming: IncomingMessage): Promise<string> {
+  if (Number(incoming.headers["content-length"] ?? 0) > SQL_MAX_BYTES) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > SQL_MAX_BYTES) {
+        incoming.off("data", onData);
+        incoming.pause();
+        reject(tooLarge());
+      } else chunks.push(chunk);
+    };
+    incoming.on("data", onData);
+    incoming.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    incoming.once("error", (err) => reject(bad(`could not read the HTTP request body: ${err.message}`)));
+  });
+}
+
+/** The body of a web Request, read up to the limit. */
 async function readBody(request: Request): Promise<string> {
-  const tooLarge = () => new SqlError(413, `request is too large (max is ${SQL_MAX_BYTES} bytes)`);
-  if (Number(request.headers.get("Content-Length") ?? 0) > SQL_MAX_BYTES) throw tooLarge();
+  const declared = request.headers.get("Content-Length");
+  if (Number(declared ?? 0) > SQL_MAX_BYTES) throw tooLarge();
   if (!request.body) return "";
+  if (declared !== null) {
+    try {
+      return await request.text();
+    } catch (err) {
+      throw bad(`could not read the HTTP request body: ${(err as Error).message}`);
+    }
+  }
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body.getReader();
@@ -525,9 +619,6 @@ function errorBody(err: SqlError): Record<string, unknown> {
   return body;
 }
 
-function json(status: number, body: unknown, headers: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { "Content-Type": "application/json", ...headers },
-  });
+function json(status: number, body: unknown, headers: Record<string, string>): SqlReply {
+  return { status, headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(body) };
 }

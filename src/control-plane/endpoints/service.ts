@@ -382,6 +382,18 @@ export type ConnectState = "gone" | "disabled" | "active" | "waking";
  * while operations on it are under way.
  */
 export function wakeForConnection(ctx: Ctx, endpointId: string): Outcome<{ state: ConnectState }> {
+  // A settled active endpoint whose activity was stamped within the last second needs no write:
+  // clients arriving in a stream (SQL over HTTP: one per query) cost a read each.
+  const seen = findEndpointById(ctx.db, endpointId);
+  if (
+    seen &&
+    !seen.disabled &&
+    seen.currentState === "active" &&
+    seen.pendingState === null &&
+    seen.lastActive !== null &&
+    ctx.clock.now() - seen.lastActive < ACTIVITY_STAMP_MS
+  )
+    return { body: { state: "active" }, events: [] };
   const { state, ops } = ctx.db.transaction((tx) => {
     const none: OperationRow[] = [];
     const row = findEndpointById(tx, endpointId);
@@ -393,6 +405,9 @@ export function wakeForConnection(ctx: Ctx, endpointId: string): Outcome<{ state
   });
   return { body: { state }, events: operationsStarted(ops) };
 }
+
+/** How often a stream of clients arriving at an active endpoint stamps its activity (last_active). */
+const ACTIVITY_STAMP_MS = 1000;
 
 /** At start: connections a previous run counted are gone with it. */
 export function resetClientConnections(ctx: Ctx): number {

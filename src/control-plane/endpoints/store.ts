@@ -244,7 +244,14 @@ export function nextSuspendAt(tx: Tx): number | null {
 
 /** An endpoint by id alone (the front door knows no account): what a login needs of it. */
 export function findEndpointById(tx: Tx, endpointId: string): EndpointRow | undefined {
-  return tx.select().from(endpoints).where(eq(endpoints.id, endpointId)).get();
+  // Prepared once: the front door reads it for every client (and SQL over HTTP for every query).
+  return prepared(tx, "endpoints.byId", () =>
+    tx
+      .select()
+      .from(endpoints)
+      .where(eq(endpoints.id, sql.placeholder("endpointId")))
+      .prepare(),
+  ).get({ endpointId });
 }
 
 /**

@@ -1,6 +1,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { uniqueOrConflict } from "../../platform/sql.js";
+import { prepared } from "../../platform/statements.js";
 import { type ConfigUndo, configUndo, databases, roles } from "./table.js";
 
 export type RoleRow = typeof roles.$inferSelect;
@@ -14,11 +15,13 @@ export function insertRole(tx: Tx, row: RoleRow): void {
 }
 
 export function findRole(tx: Tx, branchId: string, name: string): RoleRow | undefined {
-  return tx
-    .select()
-    .from(roles)
-    .where(and(eq(roles.branchId, branchId), eq(roles.name, name)))
-    .get();
+  return prepared(tx, "roles.byName", () =>
+    tx
+      .select()
+      .from(roles)
+      .where(and(eq(roles.branchId, sql.placeholder("branchId")), eq(roles.name, sql.placeholder("name"))))
+      .prepare(),
+  ).get({ branchId, name });
 }
 
 export function listRoleRows(tx: Tx, branchId: string): RoleRow[] {
