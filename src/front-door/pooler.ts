@@ -71,77 +71,102 @@ const Q = 0x51; // Query
 const F = 0x46; // FunctionCall
 const X = 0x58; // Terminate
 const IDLE = 0x49; // 'I'
+const PARSE = 0x50; // 'P'
+const BIND = 0x42; // 'B'
+const DESCRIBE = 0x44; // 'D'
+const CLOSE = 0x43; // 'C' (client) / CommandComplete (server)
+const COMMAND_COMPLETE = 0x43;
+const PARSE_COMPLETE = 0x31; // '1'
+const CLOSE_COMPLETE = 0x33; // '3'
+/** A statement name no session has: closing it answers CloseComplete and changes nothing. */
+const CLOSED_NAME = "PGBOUNCER_CLOSED";
 
 const poolerError = (message: string) => errorResponse({ severity: "FATAL", code: "08P01", message });
 export const MAX_CLIENT_CONN = "no more connections allowed (max_client_conn)";
 
 /**
- * Walks a byte stream message by message without keeping message bodies, except for the types
- * `keep` names (small ones: ReadyForQuery, ParameterStatus, ErrorResponse).
+ * Cuts a byte stream into Postgres messages as it arrives. Messages of the types `whole` names are
+ * handed over complete (held back until they are) and may be replaced; the others pass through in
+ * pieces as their bytes arrive (their type is still reported). `push` returns what to send on.
  */
-class Scanner {
-  private readonly header = Buffer.alloc(5);
-  private headerBytes = 0;
-  private type = 0;
+class Framer {
+  private carry: Buffer | undefined;
   private left = 0;
-  private kept: Buffer[] | null = null;
 
   constructor(
-    private readonly keep: (type: number) => boolean,
-    private readonly onMessage: (type: number, body: Buffer | undefined, end: number) => void,
+    private readonly whole: (type: number) => boolean,
+    private readonly onPassing: (type: number) => void,
+    private readonly onWhole: (type: number, body: Buffer, raw: Buffer, out: Buffer[]) => void,
   ) {}
 
   /** Whether the stream stopped in the middle of a message. */
   get partial(): boolean {
-    return this.headerBytes > 0;
+    return this.left > 0 || this.carry !== undefined;
   }
 
-  push(chunk: Buffer): void {
-    let at = 0;
-    while (at < chunk.length) {
-      if (this.headerBytes < 5) {
-        const n = Math.min(5 - this.headerBytes, chunk.length - at);
-        chunk.copy(this.header, this.headerBytes, at, at + n);
-        this.headerBytes += n;
-        at += n;
-        if (this.headerBytes < 5) return;
-        this.type = this.header[0] as number;
-        const length = this.header.readInt32BE(1);
-        if (length < 4) throw new ProtocolError("invalid message length");
-        this.left = length - 4;
-        this.kept = this.keep(this.type) ? [] : null;
-        if (this.left === 0) {
-          this.finish(at);
-          continue;
-        }
+  push(chunk: Buffer): Buffer[] {
+    const data = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
+    this.carry = undefined;
+    const out: Buffer[] = [];
+    let at = Math.min(this.left, data.length);
+    this.left -= at;
+    let run = 0;
+    while (at < data.length) {
+      const type = data[at] as number;
+      const total = data.length - at >= 5 ? 1 + data.readInt32BE(at + 1) : -1;
+      if (total !== -1 && total < 5) throw new ProtocolError("invalid message length");
+      if (total === -1 || (this.whole(type) && data.length - at < total)) {
+        if (at > run) out.push(data.subarray(run, at));
+        this.carry = Buffer.from(data.subarray(at));
+        return out;
       }
-      const n = Math.min(this.left, chunk.length - at);
-      this.kept?.push(chunk.subarray(at, at + n));
-      this.left -= n;
-      at += n;
-      if (this.left === 0) this.finish(at);
+      if (this.whole(type)) {
+        if (at > run) out.push(data.subarray(run, at));
+        this.onWhole(type, data.subarray(at + 5, at + total), data.subarray(at, at + total), out);
+        at += total;
+        run = at;
+        continue;
+      }
+      this.onPassing(type);
+      if (data.length - at < total) {
+        this.left = total - (data.length - at);
+        at = data.length;
+      } else at += total;
     }
+    if (at > run) out.push(data.subarray(run, at));
+    return out;
   }
+}
 
-  private finish(end: number): void {
-    this.headerBytes = 0;
-    const body = this.kept ? Buffer.concat(this.kept) : undefined;
-    this.kept = null;
-    this.onMessage(this.type, body, end);
-  }
+/** A ParseComplete or CloseComplete the server owes for a Parse or Close sent to it. */
+interface Expected {
+  type: number;
+  /** Sent by the pooler, not the client: the client does not see its answer. */
+  drop: boolean;
+  /** ReadyForQuery-producing messages sent before it: it is answered before ReadyForQuery number batch + 1. */
+  batch: number;
+  /** It was answered (the statement exists now / is closed). */
+  done?: () => void;
+  /** It was skipped (an error earlier in its batch). */
+  skipped?: () => void;
 }
 
 /** One server session of a pool. */
 class Server {
   client: PooledClient | undefined;
-  /** ReadyForQuery messages still owed to the client (one per Query, Sync or FunctionCall sent). */
-  owed = 0;
+  /** ReadyForQuery messages sent for (Query, Sync, FunctionCall) and received. */
+  zSent = 0;
+  zSeen = 0;
   status = IDLE;
   idleSince = wallNow();
+  /** Statements (the pool's names, PGBOUNCER_<n>) prepared on this session. */
+  readonly prepared = new Set<string>();
+  readonly expected: Expected[] = [];
   /** While set, the server's messages go here, not to a client (a SET before lending, a ROLLBACK after). */
-  private internal: ((type: number, body: Buffer | undefined) => void) | undefined;
+  private internal: ((type: number, body: Buffer) => void) | undefined;
   private lastError: Buffer | undefined;
-  private readonly scanner: Scanner;
+  private readonly framer: Framer;
+  private releaseNow = false;
 
   constructor(
     readonly pool: Pool,
@@ -150,43 +175,83 @@ class Server {
     readonly parameters: Map<string, string>,
     readonly keyData: Buffer | undefined,
   ) {
-    this.scanner = new Scanner(
-      (t) => t === Z || t === S || t === E,
-      (type, body) => this.onMessage(type, body),
+    this.framer = new Framer(
+      (t) =>
+        t === Z ||
+        t === S ||
+        t === E ||
+        t === PARSE_COMPLETE ||
+        t === CLOSE_COMPLETE ||
+        t === COMMAND_COMPLETE,
+      () => {},
+      (type, body, raw, out) => {
+        if (this.onMessage(type, body)) out.push(raw);
+      },
     );
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
     socket.on("close", () => pool.serverClosed(this, this.lastError));
     socket.on("error", () => {});
   }
 
+  /** ReadyForQuery messages still owed. */
+  get owed(): number {
+    return this.zSent - this.zSeen;
+  }
+
   private onData(chunk: Buffer): void {
-    const client = this.client;
-    if (client && !this.internal) client.socket.write(chunk);
+    let out: Buffer[];
     try {
-      this.scanner.push(chunk);
+      out = this.framer.push(chunk);
     } catch {
       this.socket.destroy();
+      return;
+    }
+    const client = this.client;
+    if (client && !this.internal) {
+      if (out.length === 1) client.socket.write(out[0] as Buffer);
+      else if (out.length > 1) client.socket.write(Buffer.concat(out));
+    }
+    if (this.releaseNow) {
+      this.releaseNow = false;
+      if (this.client) this.pool.release(this);
     }
   }
 
-  private onMessage(type: number, body: Buffer | undefined): void {
-    if (type === S && body) {
+  /** One complete message of the types the pooler reads; false: the client does not see it. */
+  private onMessage(type: number, body: Buffer): boolean {
+    if (type === Z) {
+      this.zSeen++;
+      this.status = body[0] as number;
+      // Parse and Close messages of batches now over that got no answer were skipped (an error).
+      while (this.expected.length && (this.expected[0] as Expected).batch < this.zSeen)
+        (this.expected.shift() as Expected).skipped?.();
+    } else if (type === PARSE_COMPLETE || type === CLOSE_COMPLETE) {
+      const next = this.expected[0];
+      if (next && next.type === type) {
+        this.expected.shift();
+        next.done?.();
+        if (next.drop) return false;
+      }
+    } else if (type === COMMAND_COMPLETE) {
+      const tag = body.toString("latin1", 0, Math.max(0, body.length - 1));
+      if (tag === "DEALLOCATE ALL" || tag === "DISCARD ALL") {
+        this.prepared.clear();
+        this.client?.statements.clear();
+      }
+    } else if (type === S) {
       const [name, at] = cstring(body, 0);
       const value = cstring(body, at)[0];
       this.parameters.set(name, value);
       if (this.client && !this.internal && TRACKED.includes(name)) this.client.tracked.set(name, value);
-    } else if (type === E && body) {
+    } else if (type === E) {
       this.lastError = Buffer.concat([Buffer.from([E]), int32(body.length + 4), body]);
     }
     if (this.internal) {
       this.internal(type, body);
-      return;
+      return false;
     }
-    if (type === Z && body) {
-      this.status = body[0] as number;
-      this.owed--;
-      if (this.owed <= 0 && this.status === IDLE && this.client) this.pool.release(this);
-    }
+    if (type === Z && this.owed <= 0 && this.status === IDLE && this.client) this.releaseNow = true;
+    return true;
   }
 
   /** Whether the pooler itself is exchanging messages with the server (its client hears nothing). */
@@ -199,13 +264,13 @@ class Server {
     return new Promise((resolve, reject) => {
       let failed: string | undefined;
       this.internal = (type, body) => {
-        if (type === E && body) failed = errorFields(body).M ?? "error";
-        if (type !== Z || !body) return;
-        this.status = body[0] as number;
+        if (type === E) failed = errorFields(body).M ?? "error";
+        if (type !== Z) return;
         this.internal = undefined;
         if (failed) reject(new Error(failed));
         else resolve();
       };
+      this.zSent++;
       this.socket.write(query(sql));
     });
   }
@@ -214,10 +279,8 @@ class Server {
   drain(): Promise<void> {
     if (this.owed <= 0) return Promise.resolve();
     return new Promise((resolve) => {
-      this.internal = (type, body) => {
-        if (type !== Z || !body) return;
-        this.status = body[0] as number;
-        if (--this.owed > 0) return;
+      this.internal = (type) => {
+        if (type !== Z || this.owed > 0) return;
         this.internal = undefined;
         resolve();
       };
@@ -282,6 +345,16 @@ class Pool {
     this.idle.push(server);
   }
 
+  private opened: Promise<Server> | undefined;
+
+  /** The session the pool's first clients wait for (one, whoever asks). */
+  firstSession(): Promise<Server> {
+    this.opened ??= this.open().finally(() => {
+      this.opened = undefined;
+    });
+    return this.opened;
+  }
+
   /** Opens a server session (for the waiting clients, or for the pool's first client's login). */
   async open(): Promise<Server> {
     this.opening++;
@@ -334,9 +407,13 @@ class Pool {
     client?.close(server.talking ? lastError : undefined);
     // A compute that stopped (suspend: 57P01) ends every client of the pool, as on Neon, where the
     // pooler runs on the compute.
-    if (lastError && errorFields(lastError.subarray(5)).C === "57P01")
+    if (lastError && errorFields(lastError.subarray(5)).C === "57P01") {
       for (const client of this.clients) client.close(lastError);
-    else if (this.waiting.length && this.servers.size + this.opening < this.size)
+      // Its other sessions are going too: none is lent again, and the next client's login opens
+      // a session anew (waking the compute).
+      for (const idle of this.idle.splice(0)) idle.socket.destroy();
+      this.parameters = undefined;
+    } else if (this.waiting.length && this.servers.size + this.opening < this.size)
       void this.open().catch(() => {});
     this.pooler.prune(this);
   }
@@ -357,20 +434,29 @@ class Pool {
   }
 }
 
+/** A client broke a rule of the pooler: PgBouncer's FATAL 08P01, and the connection closes. */
+class PoolerRule extends Error {}
+
+/** A named statement a client prepared: the pool's name for it, and what its Parse carried after the name. */
+interface ClientStatement {
+  name: string;
+  rest: Buffer;
+}
+
 /** One pooled client connection, after its login. */
 class PooledClient {
   readonly tracked = new Map<string, string>();
+  /** Protocol-level named statements, by the client's name (kept across server sessions). */
+  readonly statements = new Map<string, ClientStatement>();
   /** The session lent to this client, once what waited for it has been sent. */
   server: Server | undefined;
   /** A session being readied for this client (its tracked parameters being set). */
   private lending: Server | undefined;
   alive = true;
   private pending: Buffer[] = [];
-  private pendingOwed = 0;
   private waitTimer: NodeJS.Timeout | undefined;
-  private readonly scanner: Scanner;
-  /** The messages of the chunk being read that expect a ReadyForQuery. */
-  private owedInChunk = 0;
+  private readonly framer: Framer;
+  private terminated = false;
 
   constructor(
     readonly pool: Pool,
@@ -379,36 +465,119 @@ class PooledClient {
   ) {
     for (const name of TRACKED)
       if (params[name] !== undefined) this.tracked.set(name, params[name] as string);
-    this.scanner = new Scanner(
-      () => false,
+    this.framer = new Framer(
+      (t) => t === PARSE || t === BIND || t === DESCRIBE || t === CLOSE,
       (type) => {
-        if (type === Q || type === S || type === F) this.owedInChunk++;
-        else if (type === X) this.close();
+        if (type === Q || type === S || type === F) (this.server as Server).zSent++;
+        else if (type === X) this.terminated = true;
       },
+      (type, body, raw, out) => this.rewrite(type, body, raw, out),
     );
   }
 
   onData(chunk: Buffer): void {
     if (!this.alive) return;
-    this.owedInChunk = 0;
+    if (this.server) {
+      this.send(this.server, chunk);
+      return;
+    }
+    if (chunk.length === 5 && chunk[0] === X) {
+      this.close();
+      return;
+    }
+    this.pending.push(chunk);
+    if (this.pending.length === 1) {
+      this.socket.pause();
+      this.pool.acquire(this);
+    }
+  }
+
+  /** Passes the client's bytes to its session, named statements renamed to the pool's. */
+  private send(server: Server, chunk: Buffer): void {
+    let out: Buffer[];
     try {
-      this.scanner.push(chunk);
+      out = this.framer.push(chunk);
     } catch (err) {
       this.close(poolerError((err as Error).message));
       return;
     }
-    if (!this.alive) return; // Terminate
-    const server = this.server;
-    if (server) {
-      server.owed += this.owedInChunk;
-      server.socket.write(chunk);
-      return;
-    }
-    this.pending.push(chunk);
-    this.pendingOwed += this.owedInChunk;
-    if (this.pending.length === 1) {
-      this.socket.pause();
-      this.pool.acquire(this);
+    if (out.length === 1) server.socket.write(out[0] as Buffer);
+    else if (out.length > 1) server.socket.write(Buffer.concat(out));
+    if (this.terminated) this.close();
+  }
+
+  /** Parse, Bind, Describe and Close: what goes to the server for them (as PgBouncer's max_prepared_statements). */
+  private rewrite(type: number, body: Buffer, raw: Buffer, out: Buffer[]): void {
+    const server = this.server as Server;
+    const expect = (what: number, drop: boolean, done?: () => void, skipped?: () => void) =>
+      server.expected.push({
+        type: what,
+        drop,
+        batch: server.zSent,
+        ...(done ? { done } : {}),
+        ...(skipped ? { skipped } : {}),
+      });
+    /** Makes sure the session has the statement, preparing it first if not (its answer unseen). */
+    const ensure = (statement: ClientStatement) => {
+      if (server.prepared.has(statement.name)) return;
+      server.prepared.add(statement.name);
+      out.push(message(PARSE, Buffer.from(`${statement.name}\0`), statement.rest));
+      expect(PARSE_COMPLETE, true, undefined, () => server.prepared.delete(statement.name));
+    };
+    const known = (name: string) => {
+      const statement = this.statements.get(name);
+      if (!statement) throw new PoolerRule("prepared statement did not exist");
+      return statement;
+    };
+    if (type === PARSE) {
+      const [name, at] = cstring(body, 0);
+      if (!name) {
+        out.push(raw);
+        expect(PARSE_COMPLETE, false);
+        return;
+      }
+      if (this.statements.has(name)) throw new PoolerRule("prepared statement name is already in use");
+      const rest = Buffer.from(body.subarray(at));
+      const statement = { name: this.pool.pooler.statementName(rest), rest };
+      this.statements.set(name, statement);
+      const forget = () => {
+        if (this.statements.get(name) === statement) this.statements.delete(name);
+      };
+      if (server.prepared.has(statement.name)) {
+        // Already on this session (another client's): closed and prepared again, so the client
+        // gets its ParseComplete in order.
+        out.push(message(CLOSE, Buffer.from(`S${statement.name}\0`)));
+        expect(CLOSE_COMPLETE, true);
+      }
+      server.prepared.add(statement.name);
+      out.push(message(PARSE, Buffer.from(`${statement.name}\0`), rest));
+      expect(PARSE_COMPLETE, false, undefined, () => {
+        server.prepared.delete(statement.name);
+        forget();
+      });
+    } else if (type === BIND) {
+      const [, afterPortal] = cstring(body, 0);
+      const [name, at] = cstring(body, afterPortal);
+      if (!name) return void out.push(raw);
+      const statement = known(name);
+      ensure(statement);
+      out.push(
+        message(BIND, body.subarray(0, afterPortal), Buffer.from(`${statement.name}\0`), body.subarray(at)),
+      );
+    } else if (type === DESCRIBE) {
+      const [name] = cstring(body, 1);
+      if (body[0] !== 0x53 || !name) return void out.push(raw);
+      const statement = known(name);
+      ensure(statement);
+      out.push(message(DESCRIBE, Buffer.from(`S${statement.name}\0`)));
+    } else {
+      const [name] = cstring(body, 1);
+      if (body[0] === 0x53 && name) {
+        // The statement stays on the sessions that have it (others may use it); the client's name goes.
+        this.statements.delete(name);
+        out.push(message(CLOSE, Buffer.from(`S${CLOSED_NAME}\0`)));
+      } else out.push(raw);
+      expect(CLOSE_COMPLETE, false);
     }
   }
 
@@ -432,9 +601,7 @@ class PooledClient {
       this.server = server;
       const pending = this.pending;
       this.pending = [];
-      server.owed += this.pendingOwed;
-      this.pendingOwed = 0;
-      for (const chunk of pending) server.socket.write(chunk);
+      for (const chunk of pending) if (this.alive) this.send(server, chunk);
       this.socket.resume();
     };
     if (!set.length) {
@@ -468,7 +635,7 @@ class PooledClient {
   /** A session whose client left mid-transaction: its query cancelled, rolled back, back to the pool. */
   private abandon(server: Server): void {
     server.client = undefined;
-    if (this.scanner.partial) {
+    if (this.framer.partial) {
       server.socket.destroy(); // half a message went to the server
       return;
     }
@@ -481,10 +648,8 @@ class PooledClient {
       .then(
         () => {
           clearTimeout(timer);
-          if (server.status === IDLE && !server.socket.destroyed) {
-            server.owed = 0;
-            server.pool.release(server);
-          } else server.socket.destroy();
+          if (server.status === IDLE && !server.socket.destroyed) server.pool.release(server);
+          else server.socket.destroy();
         },
         () => server.socket.destroy(),
       );
@@ -495,6 +660,7 @@ class PooledClient {
 export class Pooler {
   private readonly pools = new Map<string, Pool>();
   private readonly perEndpoint = new Map<string, number>();
+  private readonly statementNames = new Map<string, string>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -508,6 +674,17 @@ export class Pooler {
       Math.min(30_000, options.serverIdleMs),
     );
     this.sweeper.unref();
+  }
+
+  /** The pool's name for a statement (PGBOUNCER_<n>), by what its Parse carries after the name. */
+  statementName(rest: Buffer): string {
+    const key = rest.toString("latin1");
+    let name = this.statementNames.get(key);
+    if (!name) {
+      name = `PGBOUNCER_${this.statementNames.size + 1}`;
+      this.statementNames.set(key, name);
+    }
+    return name;
   }
 
   /** Whether the endpoint takes another pooled client (PgBouncer checks before authentication). */
@@ -554,10 +731,11 @@ export class Pooler {
       if (this.perEndpoint.get(endpointId) === 0) this.perEndpoint.delete(endpointId);
       if (counted) this.count(endpointId, -1);
     };
+    let parameters: Map<string, string>;
     try {
       // The first client of a pool waits for a server session: its parameters answer the login (and
       // a refused login — a missing database, no slot left — is this client's error).
-      if (!pool.parameters) await pool.open();
+      parameters = pool.parameters ?? (await pool.firstSession()).parameters;
     } catch (err) {
       pool.forget(pooled);
       leave();
@@ -573,7 +751,7 @@ export class Pooler {
     const toClient: Buffer[] = [];
     if (login.serverFinal) toClient.push(authenticationSaslFinal(login.serverFinal));
     toClient.push(authenticationOk());
-    const reported = new Map(pool.parameters);
+    const reported = new Map(parameters);
     for (const [name, value] of pooled.tracked) reported.set(name, value);
     for (const [name, value] of reported) toClient.push(parameterStatus(name, value));
     toClient.push(backendKeyData(keyData), readyForQuery());
@@ -618,6 +796,12 @@ function int32(n: number): Buffer {
   const b = Buffer.alloc(4);
   b.writeInt32BE(n);
   return b;
+}
+
+/** A message of `type` whose body is `parts` one after the other. */
+function message(type: number, ...parts: Buffer[]): Buffer {
+  const length = parts.reduce((n, p) => n + p.length, 4);
+  return Buffer.concat([Buffer.from([type]), int32(length), ...parts]);
 }
 
 function typed(type: string, body: Buffer): Buffer {

@@ -430,6 +430,37 @@ describe("the pooler (transaction mode)", () => {
     }
   }, 120_000);
 
+  it("a named prepared statement follows its client to another server session (as PgBouncer's max_prepared_statements)", async () => {
+    const a = pooledClient();
+    const b = pooledClient();
+    await a.connect();
+    await b.connect();
+    try {
+      const named = (v: number) =>
+        a.query({ name: "pid-and-value", text: "SELECT pg_backend_pid() AS pid, $1::int AS v", values: [v] });
+      const first = (await named(1)).rows[0];
+      // b holds the session a just gave back (the most recently returned is lent first).
+      await b.query("BEGIN");
+      const held = (await b.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+      const second = (await named(2)).rows[0];
+      expect(first.v).toBe(1);
+      expect(second.v).toBe(2);
+      expect(held).toBe(first.pid);
+      expect(second.pid).not.toBe(first.pid);
+      await b.query("COMMIT");
+      // A statement error inside a pipeline leaves the pooler's bookkeeping in step.
+      await expect(a.query({ name: "broken", text: "SELECT nosuch", values: [] })).rejects.toMatchObject({
+        code: "42703",
+      });
+      expect((await named(3)).rows[0].v).toBe(3);
+      await a.query("DEALLOCATE ALL");
+      expect((await a.query("SELECT 4 AS v")).rows).toEqual([{ v: 4 }]);
+    } finally {
+      await a.end();
+      await b.end();
+    }
+  });
+
   it("direct connections beyond max_connections get Postgres' 53300", async () => {
     const direct: pg.Client[] = [];
     let refused: unknown;
