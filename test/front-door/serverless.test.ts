@@ -530,6 +530,63 @@ describe("the pooler (transaction mode)", () => {
     await c.end();
   });
 
+  it("clients that vanish, garbage and bad requests leave no session stuck and no descriptor behind", async () => {
+    const fds = () => fs.readdirSync(`/proc/${server.proc.pid}/fd`).length;
+    const settle = () => new Promise((r) => setTimeout(r, 500));
+    // The first round grows the pool to what the rounds need (its sessions stay, as PgBouncer's
+    // do, until server_idle_timeout); the later rounds must leave the count where it was.
+    let before = 0;
+    for (let round = 0; round < 3; round++) {
+      if (round === 1) {
+        await settle();
+        before = process.platform === "linux" ? fds() : 0;
+      }
+      const vanishing = await Promise.all(
+        Array.from({ length: 20 }, async (_, i) => {
+          const c = pooledClient();
+          c.on("error", () => {});
+          await c.connect();
+          await c.query("BEGIN");
+          await c.query("SELECT pg_advisory_xact_lock($1)", [100 + i]);
+          return c;
+        }),
+      );
+      for (const c of vanishing)
+        (c as unknown as { connection: { stream: net.Socket } }).connection.stream.destroy();
+      await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const socket = new ws(`${server.url.replace("http", "ws")}/v2`);
+          await new Promise((r) => socket.on("open", r));
+          socket.send(Buffer.from("garbage, not a startup packet"));
+          await new Promise((r) => socket.on("close", r));
+        }),
+      );
+      await Promise.all(Array.from({ length: 20 }, () => post("{")));
+      const busy = pooledClient();
+      busy.on("error", () => {});
+      await busy.connect();
+      const slow = busy.query("SELECT pg_sleep(5)").catch(() => {});
+      await new Promise((r) => setTimeout(r, 100));
+      (busy as unknown as { connection: { stream: net.Socket } }).connection.stream.destroy();
+      await slow;
+    }
+    const check = new pg.Client({ connectionString: p.uri });
+    await check.connect();
+    let stuck = -1;
+    for (let i = 0; i < 100 && stuck !== 0; i++) {
+      stuck = (
+        await check.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND (state LIKE 'idle in transaction%' OR wait_event = 'PgSleep')",
+        )
+      ).rows[0].n;
+      if (stuck) await new Promise((r) => setTimeout(r, 50));
+    }
+    await check.end();
+    expect(stuck).toBe(0);
+    await settle();
+    if (process.platform === "linux") expect(fds()).toBeLessThanOrEqual(before + 3);
+  }, 60_000);
+
   it("suspending the compute ends its pooled clients with 57P01, and the next pooled client wakes it", async () => {
     const c = pooledClient();
     await c.connect();

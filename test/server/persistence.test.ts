@@ -78,6 +78,7 @@ describe("real server", () => {
       ["NEON_EMULATOR_OPERATION_MS", "start_compute=fast"],
       ["NEON_EMULATOR_PG_PORT", "70000"],
       ["NEON_EMULATOR_PG_AUTH_TIMEOUT", "0"],
+      ["NEON_EMULATOR_POOLER_MAX_CLIENTS", "many"],
     ] as const) {
       const err = await run(process.execPath, startArgs(), {
         env: { ...process.env, [name]: value },
