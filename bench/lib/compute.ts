@@ -861,6 +861,11 @@ export async function measureCompute(o: ComputeOptions): Promise<ComputeResults>
       quiet: o.quiet,
     });
 
+    // The pooler keeps its server sessions (PgBouncer's server_idle_timeout, 600 s): a suspend and
+    // a start give the next figures the compute's connection slots back.
+    await bench.suspend(p);
+    await bench.ensureRunning(p);
+
     // 4. Branch creation with ~100 MB in the parent.
     o.log(`compute: filling the parent branch (${o.fillRows} rows of ~1 KB)`);
     await bench.ensureRunning(p);

@@ -8,10 +8,16 @@ import { ComputeRefused, cancelKeyOf, type Login, logIn, type MessageSource, sen
 import {
   authenticationOk,
   authenticationSaslFinal,
+  backendKeyData,
   cstring,
   errorFields,
   errorResponse,
+  message,
   ProtocolError,
+  parameterStatus,
+  query,
+  readyForQuery,
+  terminate,
 } from "./wire.js";
 
 /**
@@ -78,6 +84,8 @@ const CLOSE = 0x43; // 'C' (client) / CommandComplete (server)
 const COMMAND_COMPLETE = 0x43;
 const PARSE_COMPLETE = 0x31; // '1'
 const CLOSE_COMPLETE = 0x33; // '3'
+/** Postgres' own limit on a message (PQ_LARGE_MESSAGE_LIMIT): what the framer may hold back. */
+const MAX_MESSAGE_BYTES = 0x3fffffff;
 /** A statement name no session has: closing it answers CloseComplete and changes nothing. */
 const CLOSED_NAME = "PGBOUNCER_CLOSED";
 
@@ -114,7 +122,8 @@ class Framer {
     while (at < data.length) {
       const type = data[at] as number;
       const total = data.length - at >= 5 ? 1 + data.readInt32BE(at + 1) : -1;
-      if (total !== -1 && total < 5) throw new ProtocolError("invalid message length");
+      if (total !== -1 && (total < 5 || total > MAX_MESSAGE_BYTES))
+        throw new ProtocolError("invalid message length");
       if (total === -1 || (this.whole(type) && data.length - at < total)) {
         if (at > run) out.push(data.subarray(run, at));
         this.carry = Buffer.from(data.subarray(at));
@@ -244,7 +253,7 @@ class Server {
       this.parameters.set(name, value);
       if (this.client && !this.internal && TRACKED.includes(name)) this.client.tracked.set(name, value);
     } else if (type === E) {
-      this.lastError = Buffer.concat([Buffer.from([E]), int32(body.length + 4), body]);
+      this.lastError = message(E, body);
     }
     if (this.internal) {
       this.internal(type, body);
@@ -791,28 +800,6 @@ export class Pooler {
     for (const pool of this.pools.values()) pool.closeAll();
   }
 }
-
-function int32(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeInt32BE(n);
-  return b;
-}
-
-/** A message of `type` whose body is `parts` one after the other. */
-function message(type: number, ...parts: Buffer[]): Buffer {
-  const length = parts.reduce((n, p) => n + p.length, 4);
-  return Buffer.concat([Buffer.from([type]), int32(length), ...parts]);
-}
-
-function typed(type: string, body: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(type, "latin1"), int32(body.length + 4), body]);
-}
-
-const query = (sql: string) => typed("Q", Buffer.from(`${sql}\0`));
-const terminate = () => typed("X", Buffer.alloc(0));
-const readyForQuery = () => typed("Z", Buffer.from("I"));
-const backendKeyData = (key: Buffer) => typed("K", key);
-const parameterStatus = (name: string, value: string) => typed("S", Buffer.from(`${name}\0${value}\0`));
 
 /** A string literal for SET (standard_conforming_strings on). */
 function literal(value: string): string {

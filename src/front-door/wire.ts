@@ -83,11 +83,15 @@ export function cstring(body: Buffer, at: number): [string, number] {
   return [body.toString("utf8", at, end), end + 1];
 }
 
-function message(type: string, body: Buffer): Buffer {
+/** A typed message: the type (a letter or its code), the length, then `parts` one after the other. */
+export function message(type: string | number, ...parts: Buffer[]): Buffer {
   const head = Buffer.alloc(5);
-  head.write(type, 0, "latin1");
-  head.writeInt32BE(body.length + 4, 1);
-  return Buffer.concat([head, body]);
+  head[0] = typeof type === "number" ? type : type.charCodeAt(0);
+  head.writeInt32BE(
+    parts.reduce((n, p) => n + p.length, 4),
+    1,
+  );
+  return Buffer.concat([head, ...parts]);
 }
 
 function int32(n: number): Buffer {
@@ -149,6 +153,14 @@ export function startupMessage(params: Record<string, string>): Buffer {
   const body = Buffer.concat([int32(PROTOCOL_3), Buffer.from(`${pairs.join("")}\0`)]);
   return Buffer.concat([int32(body.length + 4), body]);
 }
+
+/** A simple-protocol Query. */
+export const query = (sql: string): Buffer => message("Q", Buffer.from(`${sql}\0`));
+export const terminate = (): Buffer => message("X");
+export const readyForQuery = (status = "I"): Buffer => message("Z", Buffer.from(status));
+export const backendKeyData = (processAndSecret: Buffer): Buffer => message("K", processAndSecret);
+export const parameterStatus = (name: string, value: string): Buffer =>
+  message("S", Buffer.from(`${name}\0${value}\0`));
 
 /** SASLInitialResponse: the mechanism and the client-first message. */
 export function saslInitialResponse(mechanism: string, data: string): Buffer {
