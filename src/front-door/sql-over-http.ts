@@ -87,6 +87,8 @@ interface SqlRequest {
   header(name: string): string | null;
   /** The body, up to the limit (a larger one: SqlError 413). */
   body(): Promise<string>;
+  /** Calls `then` if the client goes away before its answer (node's requests only). */
+  onGone?(then: () => void): void;
 }
 
 interface SqlReply {
@@ -125,8 +127,14 @@ export class SqlOverHttp {
         return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
       },
       body: () => readNodeBody(incoming),
+      onGone: (then) => {
+        const gone = () => {
+          if (!outgoing.writableFinished) then();
+        };
+        outgoing.once("close", gone);
+      },
     });
-    if (outgoing.writableEnded) return;
+    if (outgoing.writableEnded || outgoing.destroyed) return;
     outgoing.writeHead(reply.status, reply.headers);
     outgoing.end(reply.body ?? undefined);
   }
@@ -213,6 +221,14 @@ export class SqlOverHttp {
     try {
       const client = await this.connect(address, connection);
       let broken = false;
+      // A client gone mid-request has its query cancelled (and a batch rolled back), as the proxy does.
+      let gone = false;
+      let holding = true;
+      request.onGone?.(() => {
+        if (!holding) return;
+        gone = true;
+        cancel(client, address);
+      });
       try {
         if (!Array.isArray(payload))
           return { body: await run(client, address, payload, format), headers: {} };
@@ -237,8 +253,10 @@ export class SqlOverHttp {
         return { body: { results }, headers: echoed };
       } catch (err) {
         broken = !(err instanceof SqlError) && !isDatabaseError(err);
+        if (gone) throw new SqlError(400, "Query cancelled, connection was terminated", { code: "08P01" });
         throw isDatabaseError(err) ? postgresError(err) : err;
       } finally {
+        holding = false;
         this.release(client, broken);
       }
     } finally {

@@ -201,6 +201,32 @@ describe("SQL over HTTP (neon())", () => {
     expect((await post({ query: "SELECT 1 AS ok" })).body.rows).toEqual([{ ok: 1 }]);
   });
 
+  it("a client that goes away mid-batch has its query cancelled and the batch rolled back", async () => {
+    const abort = new AbortController();
+    const request = fetch(`${server.url}/sql`, {
+      method: "POST",
+      headers: { "Neon-Connection-String": p.uri },
+      body: JSON.stringify({
+        queries: [{ query: "INSERT INTO items VALUES (40, 'abandoned')" }, { query: "SELECT pg_sleep(10)" }],
+      }),
+      signal: abort.signal,
+    }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 400));
+    abort.abort();
+    await request;
+    let left = -1;
+    for (let i = 0; i < 100 && left !== 0; i++) {
+      left = (
+        await post({ query: "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'PgSleep'" })
+      ).body.rows[0].n;
+      if (left) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(left).toBe(0);
+    expect((await post({ query: "SELECT count(*)::int AS n FROM items WHERE id = 40" })).body.rows).toEqual([
+      { n: 0 },
+    ]);
+  });
+
   it("wakes an idle endpoint, recording a start_compute", async () => {
     expect((await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/suspend`)).status).toBe(200);
     for (let i = 0; i < 200; i++) {
