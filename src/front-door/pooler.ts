@@ -26,10 +26,12 @@ import {
  * front door answers a pooled client's login itself, and each of its transactions borrows a server
  * session of the pool for its database and role, which returns to the pool at the transaction's
  * end (ReadyForQuery idle). The startup parameters PgBouncer tracks follow the client from server
- * to server (a SET before its first statement when the borrowed session differs); everything else
- * a session holds (other SET, LISTEN, session advisory locks, SQL-level PREPARE, temporary tables
- * kept across transactions) stays with the server session, as with PgBouncer. Pooler errors are
- * PgBouncer's: FATAL 08P01, then the connection closes.
+ * to server (a SET before its first statement when the borrowed session differs), and so do its
+ * protocol-level named prepared statements (max_prepared_statements: prepared again, under the
+ * pool's own names, on each session that runs them); everything else a session holds (other SET,
+ * LISTEN, session advisory locks, SQL-level PREPARE, temporary tables kept across transactions)
+ * stays with the server session, as with PgBouncer. Pooler errors are PgBouncer's: FATAL 08P01,
+ * then the connection closes.
  */
 
 export interface PoolerServices {
