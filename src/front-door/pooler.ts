@@ -96,8 +96,10 @@ export const MAX_CLIENT_CONN = "no more connections allowed (max_client_conn)";
 
 /**
  * Cuts a byte stream into Postgres messages as it arrives. Messages of the types `whole` names are
- * handed over complete (held back until they are) and may be replaced; the others pass through in
- * pieces as their bytes arrive (their type is still reported). `push` returns what to send on.
+ * handed over complete (held back until they are) and may be replaced: `onWhole` puts what goes
+ * instead into `instead` and returns true, or returns false to send the message as it came. The
+ * others pass through in pieces as their bytes arrive (their type is still reported). `push`
+ * returns what to send on: in the common case, where nothing is replaced, the chunk itself.
  */
 class Framer {
   private carry: Buffer | undefined;
@@ -106,7 +108,7 @@ class Framer {
   constructor(
     private readonly whole: (type: number) => boolean,
     private readonly onPassing: (type: number) => void,
-    private readonly onWhole: (type: number, body: Buffer, raw: Buffer, out: Buffer[]) => void,
+    private readonly onWhole: (type: number, body: Buffer, instead: Buffer[]) => boolean,
   ) {}
 
   /** Whether the stream stopped in the middle of a message. */
@@ -132,10 +134,13 @@ class Framer {
         return out;
       }
       if (this.whole(type)) {
-        if (at > run) out.push(data.subarray(run, at));
-        this.onWhole(type, data.subarray(at + 5, at + total), data.subarray(at, at + total), out);
+        const instead: Buffer[] = [];
+        if (this.onWhole(type, data.subarray(at + 5, at + total), instead)) {
+          if (at > run) out.push(data.subarray(run, at));
+          out.push(...instead);
+          run = at + total;
+        }
         at += total;
-        run = at;
         continue;
       }
       this.onPassing(type);
@@ -195,9 +200,7 @@ class Server {
         t === CLOSE_COMPLETE ||
         t === COMMAND_COMPLETE,
       () => {},
-      (type, body, raw, out) => {
-        if (this.onMessage(type, body)) out.push(raw);
-      },
+      (type, body) => !this.onMessage(type, body),
     );
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
     socket.on("close", () => pool.serverClosed(this, this.lastError));
@@ -482,7 +485,7 @@ class PooledClient {
         if (type === Q || type === S || type === F) (this.server as Server).zSent++;
         else if (type === X) this.terminated = true;
       },
-      (type, body, raw, out) => this.rewrite(type, body, raw, out),
+      (type, body, instead) => this.rewrite(type, body, instead),
     );
   }
 
@@ -517,8 +520,11 @@ class PooledClient {
     if (this.terminated) this.close();
   }
 
-  /** Parse, Bind, Describe and Close: what goes to the server for them (as PgBouncer's max_prepared_statements). */
-  private rewrite(type: number, body: Buffer, raw: Buffer, out: Buffer[]): void {
+  /**
+   * Parse, Bind, Describe and Close: what goes to the server for them (as PgBouncer's
+   * max_prepared_statements). True when `out` holds what goes instead; false: the message as it is.
+   */
+  private rewrite(type: number, body: Buffer, out: Buffer[]): boolean {
     const server = this.server as Server;
     const expect = (what: number, drop: boolean, done?: () => void, skipped?: () => void) =>
       server.expected.push({
@@ -543,9 +549,8 @@ class PooledClient {
     if (type === PARSE) {
       const [name, at] = cstring(body, 0);
       if (!name) {
-        out.push(raw);
         expect(PARSE_COMPLETE, false);
-        return;
+        return false;
       }
       if (this.statements.has(name)) throw new PoolerRule("prepared statement name is already in use");
       const rest = Buffer.from(body.subarray(at));
@@ -566,30 +571,34 @@ class PooledClient {
         server.prepared.delete(statement.name);
         forget();
       });
-    } else if (type === BIND) {
+      return true;
+    }
+    if (type === BIND) {
       const [, afterPortal] = cstring(body, 0);
       const [name, at] = cstring(body, afterPortal);
-      if (!name) return void out.push(raw);
+      if (!name) return false;
       const statement = known(name);
       ensure(statement);
       out.push(
         message(BIND, body.subarray(0, afterPortal), Buffer.from(`${statement.name}\0`), body.subarray(at)),
       );
-    } else if (type === DESCRIBE) {
-      const [name] = cstring(body, 1);
-      if (body[0] !== 0x53 || !name) return void out.push(raw);
+      return true;
+    }
+    const [name] = cstring(body, 1);
+    const ofStatement = body[0] === 0x53 && name !== "";
+    if (type === DESCRIBE) {
+      if (!ofStatement) return false;
       const statement = known(name);
       ensure(statement);
       out.push(message(DESCRIBE, Buffer.from(`S${statement.name}\0`)));
-    } else {
-      const [name] = cstring(body, 1);
-      if (body[0] === 0x53 && name) {
-        // The statement stays on the sessions that have it (others may use it); the client's name goes.
-        this.statements.delete(name);
-        out.push(message(CLOSE, Buffer.from(`S${CLOSED_NAME}\0`)));
-      } else out.push(raw);
-      expect(CLOSE_COMPLETE, false);
+      return true;
     }
+    expect(CLOSE_COMPLETE, false);
+    if (!ofStatement) return false;
+    // The statement stays on the sessions that have it (others may use it); the client's name goes.
+    this.statements.delete(name);
+    out.push(message(CLOSE, Buffer.from(`S${CLOSED_NAME}\0`)));
+    return true;
   }
 
   waitSince(ms: number): void {
