@@ -57,6 +57,8 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     expect(orgs.data.organizations).toHaveLength(1);
     const auth = await api.getAuthDetails();
     expect(auth.data.account_id).toBe(orgs.data.organizations[0]?.id);
+    const org = await api.getOrganization(auth.data.account_id);
+    expect(org.data).toEqual(orgs.data.organizations[0]);
     const regions = await api.getActiveRegions({});
     expect(regions.data.regions.some((r) => r.region_id === "aws-us-east-2" && r.default)).toBe(true);
   });
@@ -163,6 +165,7 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     step("branches: list");
     const all = await api.listProjectBranches({ projectId });
     expect(all.data.branches).toHaveLength(3);
+    expect((await api.countProjectBranches({ projectId })).data.count).toBe(3);
     expect(all.data.annotations[featureId]?.value).toEqual({ owner: "sdk" });
     expect(all.data.pagination?.next).toBeUndefined();
     const names: string[] = [];

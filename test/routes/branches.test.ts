@@ -113,6 +113,19 @@ describe("GET /projects/{p}/branches", () => {
     expect(res.body.branches.map((b: { name: string }) => b.name)).toEqual(["feature-y", "feature-x"]);
   });
 
+  it("counts the project's branches, all or those matching a search (branches/count is not a branch id)", async () => {
+    await t.api("POST", base(), { branch: { name: "feature-x" } });
+    await t.api("POST", base(), { branch: { name: "feature-y" } });
+    const all = await t.api("GET", `${base()}/count`);
+    expectStatus(all, 200);
+    const listed = await t.api("GET", base());
+    expect(all.body).toEqual({ count: listed.body.branches.length });
+    const some = await t.api("GET", `${base()}/count?search=feature`);
+    expect(some.body).toEqual({ count: 2 });
+    expectStatus(await t.api("GET", `${base()}/count?search=${"x".repeat(300)}`), 400);
+    expectStatus(await t.api("GET", "/api/v2/projects/no-such-project/branches/count"), 404);
+  });
+
   it.each(["sort_by=size", "sort_order=up", "limit=0", "cursor=garbage"])(
     "rejects %s with 400",
     async (q) => {

@@ -221,6 +221,11 @@ describe("account views", () => {
     expect(me.body).toMatchObject({ id: t.accountId, email: expect.any(String), plan: expect.any(String) });
     const orgs = await t.api("GET", "/api/v2/users/me/organizations");
     expect(orgs.body.organizations).toHaveLength(1);
+    const org = await t.api("GET", `/api/v2/organizations/${orgs.body.organizations[0].id}`);
+    expectStatus(org, 200);
+    expect(org.body).toEqual(orgs.body.organizations[0]);
+    expectStatus(await t.api("GET", "/api/v2/organizations/org-someone-else-12345678"), 404);
+    expectStatus(await t.api("GET", "/api/v2/organizations/Not_An_Id"), 400);
     const auth = await t.api("GET", "/api/v2/auth");
     expect(auth.body).toMatchObject({
       auth_method: "api_key_org",

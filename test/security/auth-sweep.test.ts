@@ -37,6 +37,7 @@ const PARAM_KIND: Record<string, RealKind> = {
   database_name: "database_name",
   operation_id: "operation_id",
   key_id: "key_id",
+  org_id: "org_id",
 };
 
 /** A request body each route would accept from the owner, so a refusal is about who asks, not what. */

@@ -1,4 +1,5 @@
 import type { Ctx } from "../../context.js";
+import { notFound } from "../../errors.js";
 import type { PlanName } from "../../plans.js";
 import type { Tx } from "../../platform/db.js";
 import { toCurrentUserJson, toOrganizationJson } from "./render.js";
@@ -44,6 +45,13 @@ export function currentUser(ctx: Ctx, accountId: string) {
 
 export function currentOrganizations(ctx: Ctx, accountId: string) {
   return { organizations: [toOrganizationJson(getAccount(ctx.db, accountId))] };
+}
+
+/** GET /organizations/{org_id}: the account's organization; any other id is not found (404, as for every other account's objects). */
+export function organization(ctx: Ctx, accountId: string, orgId: string) {
+  const account = getAccount(ctx.db, accountId);
+  if (account.orgId !== orgId) throw notFound(`organization ${orgId} not found`);
+  return toOrganizationJson(account);
 }
 
 /** GET /auth: keys are organization keys of the account's organization. */

@@ -23,6 +23,7 @@ import { toAnnotationJson, toBranchJson } from "./render.js";
 import { checkDeletable, decodeCursor, encodeCursor, expiryOf, newBranchRow, sortValue } from "./rules.js";
 import type { BranchCreateInput, BranchListInput, BranchUpdateInput } from "./schema.js";
 import {
+  countBranchRows,
   deleteBranchRow,
   findChild,
   findDefaultBranch,
@@ -48,6 +49,12 @@ export function addBranch(
   });
   insertBranch(tx, row);
   return row;
+}
+
+/** GET /projects/{p}/branches/count: how many branches the project has (matching `search`). */
+export function countBranches(ctx: Ctx, accountId: string, projectId: string, search: string | undefined) {
+  requireProject(ctx.db, accountId, projectId);
+  return { count: countBranchRows(ctx.db, projectId, search) };
 }
 
 export function listBranches(ctx: Ctx, accountId: string, projectId: string, q: BranchListInput) {

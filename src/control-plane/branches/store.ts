@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, lt, or } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, lt, or } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { contains, uniqueOrConflict } from "../../platform/sql.js";
 import { statement } from "../../platform/statements.js";
@@ -58,6 +58,21 @@ export function markReady(tx: Tx, branchId: string, now: number): void {
 
 const SORT_COLUMNS = { name: branches.name, created_at: branches.createdAt, updated_at: branches.updatedAt };
 
+/** Branches whose name or id contains `search` (every branch without one). */
+function matching(search: string | undefined) {
+  return search ? or(contains(branches.name, search), contains(branches.id, search)) : undefined;
+}
+
+/** How many of a project's branches match `search` (all of them without one). */
+export function countBranchRows(tx: Tx, projectId: string, search: string | undefined): number {
+  const row = tx
+    .select({ n: count() })
+    .from(branches)
+    .where(and(eq(branches.projectId, projectId), matching(search)))
+    .get();
+  return row?.n ?? 0;
+}
+
 /** A page of a project's branches in the given order after `after` ([sort value, id]); limit + 1 rows. */
 export function listBranchRows(
   tx: Tx,
@@ -79,7 +94,7 @@ export function listBranchRows(
     .where(
       and(
         eq(branches.projectId, projectId),
-        search ? or(contains(branches.name, search), contains(branches.id, search)) : undefined,
+        matching(search),
         after ? or(cmp(column, after[0]), and(eq(column, after[0]), cmp(branches.id, after[1]))) : undefined,
       ),
     )

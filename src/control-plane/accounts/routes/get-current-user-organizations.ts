@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter, errorResponses, jsonResponse, security } from "../../../http/router.js";
+import { Organization } from "../schema.js";
 import { currentOrganizations } from "../service.js";
 
 const route = createRoute({
@@ -12,17 +13,7 @@ const route = createRoute({
   responses: {
     200: jsonResponse(
       z.object({
-        organizations: z.array(
-          z.object({
-            id: z.string(),
-            name: z.string(),
-            handle: z.string(),
-            plan: z.string(),
-            created_at: z.string(),
-            managed_by: z.string(),
-            updated_at: z.string(),
-          }),
-        ),
+        organizations: z.array(Organization),
       }),
       "Organizations",
     ),

@@ -3,6 +3,7 @@ import { createRouter, errorResponses, jsonResponse, security } from "../../../h
 import { BranchParams } from "../../schema.js";
 import { Annotation, Branch } from "../schema.js";
 import { getBranch } from "../service.js";
+import { branchCount } from "./count-project-branches.js";
 
 const route = createRoute({
   method: "get",
@@ -11,6 +12,7 @@ const route = createRoute({
   tags: ["Branch"],
   summary: "Get a branch",
   security,
+  middleware: [branchCount],
   request: { params: BranchParams },
   responses: {
     200: jsonResponse(z.object({ branch: Branch, annotation: Annotation }), "The branch"),
