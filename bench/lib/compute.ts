@@ -448,17 +448,22 @@ async function firstRow(config: pg.ClientConfig): Promise<number> {
 }
 
 /** One client of a load: runs QUERY once per call. */
-interface Runner {
+export interface Runner {
   query(): Promise<unknown>;
   end(): Promise<void>;
 }
 
-/** A node-postgres connection as a Runner. */
-const pgRunner = (config: pg.ClientConfig) => async (): Promise<Runner> => {
-  const c = new pg.Client(config);
-  await c.connect();
-  return { query: () => c.query(QUERY), end: () => c.end() };
-};
+/**
+ * A node-postgres connection as a Runner. With `onError`, a client that fails fails its next query
+ * (and so the run) and is reported, rather than ending the process.
+ */
+export const pgRunner =
+  (config: pg.ClientConfig, onError?: (err: Error) => void) => async (): Promise<Runner> => {
+    const c = new pg.Client(config);
+    if (onError) c.on("error", onError);
+    await c.connect();
+    return { query: () => c.query(QUERY), end: () => c.end() };
+  };
 
 /** `clients` persistent connections each running QUERY back to back for `seconds`. */
 function queryLoad(

@@ -5,9 +5,9 @@
  * all on one 0.25 CU compute. Runs of each pair are interleaved; figures are medians of the runs.
  */
 import { neon, neonConfig, Client as WsClient } from "@neondatabase/serverless";
-import pg from "pg";
+import type pg from "pg";
 import ws from "ws";
-import { QUERY, type QueryRun, runnerLoad } from "./compute.js";
+import { pgRunner, QUERY, type QueryRun, type Runner, runnerLoad } from "./compute.js";
 import { median, round } from "./stats.js";
 
 export interface Pair {
@@ -63,13 +63,8 @@ export async function measureServerless(t: ServerlessTargets): Promise<Serverles
   neonConfig.webSocketConstructor = ws;
   neonConfig.wsProxy = () => `${new URL(t.httpUrl).host}/v2`;
   neonConfig.useSecureWebSocket = false;
-  // A client that fails fails its next query (and so the run), rather than the process.
-  const pgRunner = (config: pg.ClientConfig) => async () => {
-    const c = new pg.Client(config);
-    c.on("error", (err) => t.log(`  a client failed: ${err.message}`));
-    await c.connect();
-    return { query: () => c.query(QUERY), end: () => c.end() };
-  };
+  const failed = (err: Error) => t.log(`  a client failed: ${err.message}`);
+  const pgClients = (config: pg.ClientConfig) => pgRunner(config, failed);
   const http = () => {
     const sql = neon(t.uri);
     return Promise.resolve({ query: () => sql.query(QUERY), end: async () => {} });
@@ -82,9 +77,9 @@ export async function measureServerless(t: ServerlessTargets): Promise<Serverles
   };
   const pair = async (
     name: string,
-    subject: () => Promise<{ query(): Promise<unknown>; end(): Promise<void> }>,
+    subject: () => Promise<Runner>,
     clients: number,
-    baseline: () => Promise<{ query(): Promise<unknown>; end(): Promise<void> }>,
+    baseline: () => Promise<Runner>,
     baselineClients: number,
     baselineFirst = false,
   ): Promise<Pair> => {
@@ -111,7 +106,7 @@ export async function measureServerless(t: ServerlessTargets): Promise<Serverles
     return result;
   };
   t.log("serverless: neon() over HTTP, the WebSocket tunnel, the pooler");
-  const direct = pgRunner(t.direct);
+  const direct = pgClients(t.direct);
   return {
     http1: await pair("HTTP @1 vs direct @1", http, 1, direct, 1),
     http10: await pair("HTTP @10 vs direct @10", http, 10, direct, 10),
@@ -119,12 +114,12 @@ export async function measureServerless(t: ServerlessTargets): Promise<Serverles
       "WebSocket @10 vs door @10",
       websocket,
       10,
-      pgRunner({ connectionString: t.uri }),
+      pgClients({ connectionString: t.uri }),
       10,
     ),
     pooled: await pair(
       `pooled @${t.pooledClients} vs direct @10`,
-      pgRunner({ connectionString: t.pooledUri }),
+      pgClients({ connectionString: t.pooledUri }),
       t.pooledClients,
       direct,
       10,

@@ -54,6 +54,11 @@ export function fromServerName(serverName: string | undefined, domain: string): 
   return checked(sub);
 }
 
+/** The endpoint a host name names by its first label, whatever the domain (SQL over HTTP, as the proxy reads it). */
+export function fromHostName(host: string): Target {
+  return target(checked(host.split(".")[0] as string));
+}
+
 /** The endpoint of a connection from its options and server name; both must agree when both name one. */
 export function routeOf(
   params: Record<string, string>,

@@ -8,7 +8,7 @@ import { parse as parseArray } from "postgres-array";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
 import { pg } from "../platform/pg.js";
 import { sendCancel } from "./relay.js";
-import { fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
+import { fromHostName, fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
 import { DoorError, type DoorServices, sameText, TEXTS } from "./session.js";
 
 /**
@@ -353,10 +353,9 @@ function connectionOf(value: string | null): Connection {
   if (!host) throw bad("missing hostname");
   try {
     const options = url.searchParams.get("options") ?? undefined;
-    const named = net.isIP(host) ? undefined : host.split(".")[0];
     const routed =
       routeOf(options === undefined ? {} : { options }, undefined, "") ??
-      (named ? routeOf({ options: `endpoint=${named}` }, undefined, "") : undefined);
+      (net.isIP(host) ? undefined : fromHostName(host));
     if (routed) return { target: routed, user, password, database };
     const hacked = fromPassword(password);
     return { target: hacked.target, user, password: hacked.password, database };
