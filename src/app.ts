@@ -83,7 +83,10 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     app.use(prefix, emptyBodyAsObject);
   }
   app.use(`${API_BASE}/*`, requireApiKey(ctx));
-  app.use("/_emulator/*", requireApiKey(ctx, ["/_emulator/health", "/_emulator/ca.pem"]));
+  app.use(
+    "/_emulator/*",
+    requireApiKey(ctx, ["/_emulator/health", "/_emulator/ca.pem", "/_emulator/openapi.json"]),
+  );
 
   const api = createRouter()
     .route("/", apiKeys)
@@ -107,17 +110,21 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     });
   app.route("/_emulator", emulator);
 
-  app.openAPIRegistry.registerComponent("securitySchemes", "BearerAuth", { type: "http", scheme: "bearer" });
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "neon-emulator: Neon v2 control-plane API",
-      version: "2.0.0",
+  // Two documents, each with its base in `servers`: the Neon routes as the public document lists
+  // them (paths without /api/v2, so `neon api --spec-url` and generators match them), and the
+  // emulator's own routes apart. Generated once, on first request, from the route schemas.
+  const documents = {
+    "/openapi.json": lazyDocument(api, API_BASE, {
+      title: "neon-emulator: Neon v2 management API",
       description:
-        "The Neon v2 management API as served by the emulator. Base path /api/v2; emulator-only routes under /_emulator.",
-    },
-    servers: [{ url: "/" }],
-  });
+        "The Neon v2 API as the emulator serves it. Emulator-only routes: /_emulator/openapi.json.",
+    }),
+    "/_emulator/openapi.json": lazyDocument(emulator, "/_emulator", {
+      title: "neon-emulator: emulator-only routes",
+      description: "Clock, faults, reset, accounts, connect and health: routes the real Neon does not have.",
+    }),
+  };
+  for (const [path, document] of Object.entries(documents)) app.get(path, (c) => c.json(document()));
   // The reference page and its script are served locally, so /docs works without internet access.
   app.get(
     "/docs",
@@ -134,4 +141,26 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
   app.notFound((c) => errorResponse(c, "NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`));
   app.onError(onError(logger));
   return app;
+}
+
+/** An OpenAPI 3.1 document of one router's routes, made on first use and kept. */
+function lazyDocument(
+  router: OpenAPIHono<AppEnv>,
+  base: string,
+  info: { title: string; description: string },
+): () => unknown {
+  let document: unknown;
+  return () => {
+    if (document) return document;
+    router.openAPIRegistry.registerComponent("securitySchemes", "BearerAuth", {
+      type: "http",
+      scheme: "bearer",
+    });
+    document = router.getOpenAPI31Document({
+      openapi: "3.1.0",
+      info: { ...info, version: "2.0.0" },
+      servers: [{ url: base }],
+    });
+    return document;
+  };
 }

@@ -369,32 +369,43 @@ export interface OpenApiOperation {
 export async function operationsOf(
   f: FuzzApp,
 ): Promise<{ doc: Record<string, unknown>; ops: OpenApiOperation[] }> {
-  const res = await f.send("GET", "/openapi.json");
-  expectOk(res, 200);
-  const doc = res.body as {
-    paths: Record<
-      string,
-      Record<
-        string,
-        {
-          operationId?: string;
-          parameters?: OpenApiOperation["parameters"];
-          requestBody?: { required?: boolean; content?: Record<string, { schema: Record<string, unknown> }> };
-        }
-      >
-    >;
-  };
+  // Two documents (Neon's routes, the emulator's own), each with its base path in `servers`.
+  const doc = { paths: {} as Record<string, unknown>, components: { schemas: {} as Record<string, unknown> } };
   const ops: OpenApiOperation[] = [];
-  for (const [path, methods] of Object.entries(doc.paths))
-    for (const [method, op] of Object.entries(methods)) {
-      const schema = op.requestBody?.content?.["application/json"]?.schema;
-      ops.push({
-        method: method.toUpperCase(),
-        path,
-        ...(op.operationId ? { operationId: op.operationId } : {}),
-        parameters: op.parameters ?? [],
-        ...(schema ? { body: { required: op.requestBody?.required ?? false, schema } } : {}),
-      });
+  for (const url of ["/openapi.json", "/_emulator/openapi.json"]) {
+    const res = await f.send("GET", url);
+    expectOk(res, 200);
+    const part = res.body as {
+      servers: { url: string }[];
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            operationId?: string;
+            parameters?: OpenApiOperation["parameters"];
+            requestBody?: { required?: boolean; content?: Record<string, { schema: Record<string, unknown> }> };
+          }
+        >
+      >;
+      components?: { schemas?: Record<string, unknown> };
+    };
+    const base = part.servers[0]?.url ?? "";
+    Object.assign(doc.components.schemas, part.components?.schemas);
+    for (const [relative, methods] of Object.entries(part.paths)) {
+      const path = `${base}${relative}`;
+      doc.paths[path] = methods;
+      for (const [method, op] of Object.entries(methods)) {
+        const schema = op.requestBody?.content?.["application/json"]?.schema;
+        ops.push({
+          method: method.toUpperCase(),
+          path,
+          ...(op.operationId ? { operationId: op.operationId } : {}),
+          parameters: op.parameters ?? [],
+          ...(schema ? { body: { required: op.requestBody?.required ?? false, schema } } : {}),
+        });
+      }
     }
+  }
   return { doc, ops };
 }
