@@ -18,6 +18,7 @@ import emulator from "./emulator/routes/index.js";
 import { errorResponse, onError } from "./http/errors.js";
 import { jsonBodyGuard } from "./http/json-body.js";
 import { bodySizeLimit, emptyBodyAsObject, requestContext, requireApiKey } from "./http/middleware.js";
+import { projectScope } from "./http/project-scope.js";
 import { type AppEnv, createRouter } from "./http/router.js";
 import type { EventSink } from "./platform/events.js";
 import { requireFromPackage } from "./platform/package-root.js";
@@ -82,10 +83,11 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     app.use(prefix, jsonBodyGuard);
     app.use(prefix, emptyBodyAsObject);
   }
-  app.use(`${API_BASE}/*`, requireApiKey(ctx));
+  app.use(`${API_BASE}/*`, requireApiKey(ctx), projectScope(API_BASE));
   app.use(
     "/_emulator/*",
     requireApiKey(ctx, ["/_emulator/health", "/_emulator/ca.pem", "/_emulator/openapi.json"]),
+    projectScope("/_emulator"),
   );
 
   const api = createRouter()

@@ -8,6 +8,7 @@ export const ERROR_CODES = [
   "INVALID_REQUEST", // malformed or invalid input; the message names the field
   "REQUEST_ABORTED", // the client hung up before its body arrived
   "UNAUTHORIZED", // missing, malformed, unknown or revoked API key
+  "FORBIDDEN", // a valid key acting beyond its scope (a project-scoped key on the organization)
   "NOT_FOUND", // unknown id, another account's id, or no such route
   "METHOD_NOT_ALLOWED",
   "CONFLICT", // e.g. a second read_write endpoint on a branch
@@ -31,6 +32,7 @@ export class EmulatorError extends Error {
 
 export const badRequest = (message: string) => new EmulatorError("INVALID_REQUEST", message);
 export const unauthorized = (message: string) => new EmulatorError("UNAUTHORIZED", message);
+export const forbidden = (message: string) => new EmulatorError("FORBIDDEN", message);
 export const notFound = (message: string) => new EmulatorError("NOT_FOUND", message);
 export const conflict = (message: string) => new EmulatorError("CONFLICT", message);
 export const unprocessable = (message: string) => new EmulatorError("UNPROCESSABLE", message);

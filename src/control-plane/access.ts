@@ -7,6 +7,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { locked, notFound } from "../errors.js";
 import type { Tx } from "../platform/db.js";
 import { prepared } from "../platform/statements.js";
+import { type AccountRow, getAccount } from "./accounts/store.js";
 import { branches } from "./branches/table.js";
 import { endpoints } from "./endpoints/table.js";
 import { projects } from "./projects/table.js";
@@ -22,6 +23,13 @@ export const branchNotFound = (projectId: string, branchId: string) =>
   notFound(`branch ${branchId} not found in project ${projectId}`);
 export const endpointNotFound = (projectId: string, endpointId: string) =>
   notFound(`endpoint ${endpointId} not found in project ${projectId}`);
+
+/** The account's organization (each account has one); any other id is not found, as for every other account's objects. */
+export function requireOrganization(tx: Tx, accountId: string, orgId: string): AccountRow {
+  const account = getAccount(tx, accountId);
+  if (account.orgId !== orgId) throw notFound(`organization ${orgId} not found`);
+  return account;
+}
 
 export function findProject(tx: Tx, accountId: string, projectId: string): ProjectRow | undefined {
   return prepared(tx, "access.project", () =>

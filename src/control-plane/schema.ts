@@ -31,6 +31,9 @@ export const BoolQuery = z.enum(["true", "false"]).transform((v) => v === "true"
 
 // Path parameters
 
+export const OrgParams = z.object({
+  org_id: ResourceId.openapi({ param: { name: "org_id", in: "path" } }),
+});
 export const ProjectParams = z.object({
   project_id: z.string().openapi({ param: { name: "project_id", in: "path" } }),
 });

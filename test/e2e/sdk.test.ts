@@ -127,6 +127,27 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     await finished(updated.data.operations[0]?.id as string);
   });
 
+  it("organization keys: one for the organization, one scoped to a project (others 404, the organization 403)", async () => {
+    step("org api keys");
+    const orgId = (await api.getAuthDetails()).data.account_id;
+    const created = await api.createOrgApiKey(orgId, { key_name: "sdk-org", project_id: projectId });
+    expect(created.status).toBe(200);
+    expect(created.data).toMatchObject({ name: "sdk-org", project_id: projectId });
+    const listed = (await api.listOrgApiKeys(orgId)).data.find((k) => k.id === created.data.id);
+    expect(listed).toMatchObject({ name: "sdk-org", project_id: projectId });
+    expect((await api.listApiKeys()).data.map((k) => k.id)).not.toContain(created.data.id);
+
+    const scoped = createApiClient({ apiKey: created.data.key, baseURL: e2e.apiBase });
+    expect((await scoped.listProjects({})).data.projects.map((p) => p.id)).toEqual([projectId]);
+    expect((await statusOf(scoped.getProject(otherProjectId))).status).toBe(404);
+    expect((await statusOf(scoped.createProject({ project: { name: "nope" } }))).status).toBe(403);
+    expect((await statusOf(scoped.listOrgApiKeys(orgId))).status).toBe(403);
+
+    const revoked = await api.revokeOrgApiKey(orgId, created.data.id);
+    expect(revoked.data).toMatchObject({ id: created.data.id, revoked: true, project_id: projectId });
+    expect((await statusOf(scoped.getProject(projectId))).status).toBe(401);
+  });
+
   it("connection URI, plain and pooled", async () => {
     step("connection uri");
     const q = { projectId, database_name: "neondb", role_name: "neondb_owner" };

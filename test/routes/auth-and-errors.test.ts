@@ -108,9 +108,9 @@ describe("errors", () => {
     // As the public document: the base in `servers`, paths without it; the emulator's routes apart.
     expect(res.body.servers).toEqual([{ url: "/api/v2" }]);
     expect(Object.keys(res.body.paths)).toContain("/projects/{project_id}/endpoints");
-    expect(Object.keys(res.body.paths).filter((p) => p.startsWith("/api/v2") || p.startsWith("/_emulator"))).toEqual(
-      [],
-    );
+    expect(
+      Object.keys(res.body.paths).filter((p) => p.startsWith("/api/v2") || p.startsWith("/_emulator")),
+    ).toEqual([]);
     const own = await t.request("GET", "/_emulator/openapi.json");
     expectStatus(own, 200);
     expect(own.body.servers).toEqual([{ url: "/_emulator" }]);

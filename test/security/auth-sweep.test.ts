@@ -44,6 +44,7 @@ const PARAM_KIND: Record<string, RealKind> = {
 function validBody(op: OpenApiOperation): unknown {
   switch (op.operationId) {
     case "createApiKey":
+    case "createOrgApiKey":
       return { key_name: "sweep" };
     case "createProject":
       return { project: { name: "sweep" } };
@@ -259,6 +260,37 @@ describe("authentication sweep", () => {
         .prepare("SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND revoked_at IS NOT NULL")
         .get(f.a.id),
     ).toEqual({ n: 1 }); // only the fixture's own revoked key
+  });
+
+  it("a key scoped to another project of the same account gets 404 for every object of this project, 403 for the organization, and changes nothing", async () => {
+    const own = await f.api("POST", "/api/v2/projects", { project: { name: "scope" } }, f.a.key);
+    expect(own.status, own.text).toBe(201);
+    const scoped = await f.api(
+      "POST",
+      `/api/v2/organizations/${f.a.orgId}/api_keys`,
+      { key_name: "scoped", project_id: own.body.project.id },
+      f.a.key,
+    );
+    expect(scoped.status, scoped.text).toBe(200);
+    const failures: string[] = [];
+    for (const op of guarded()) {
+      const before = f.snapshot();
+      const res = await call(op, `Bearer ${scoped.body.key}`);
+      const changed = changedTables(before, f.snapshot()).filter((t) => t !== "api_keys");
+      const expected = op.path.includes("{project_id}")
+        ? [404]
+        : op.path.includes("{org_id}") ||
+            op.path.startsWith("/api/v2/api_keys") ||
+            op.path === "/_emulator/reset"
+          ? [403]
+          : [200, 403];
+      if (!expected.includes(res.status))
+        failures.push(`${name(op)}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
+      if (changed.length) failures.push(`${name(op)} changed ${changed.join(", ")}`);
+      for (const secret of [ids.project_id, ids.branch_id, ids.endpoint_id])
+        if (res.status !== 404 && res.text.includes(secret)) failures.push(`${name(op)} shows ${secret}`);
+    }
+    expect(failures).toEqual([]);
   });
 
   it("no spelling of a path reaches a handler without a key", async () => {

@@ -1,7 +1,7 @@
 import type { Ctx } from "../../context.js";
-import { notFound } from "../../errors.js";
 import type { PlanName } from "../../plans.js";
 import type { Tx } from "../../platform/db.js";
+import { requireOrganization } from "../access.js";
 import { toCurrentUserJson, toOrganizationJson } from "./render.js";
 import { type AccountRow, findDefaultAccount, getAccount, insertAccount, setPlan } from "./store.js";
 
@@ -49,9 +49,7 @@ export function currentOrganizations(ctx: Ctx, accountId: string) {
 
 /** GET /organizations/{org_id}: the account's organization; any other id is not found (404, as for every other account's objects). */
 export function organization(ctx: Ctx, accountId: string, orgId: string) {
-  const account = getAccount(ctx.db, accountId);
-  if (account.orgId !== orgId) throw notFound(`organization ${orgId} not found`);
-  return toOrganizationJson(account);
+  return toOrganizationJson(requireOrganization(ctx.db, accountId, orgId));
 }
 
 /** GET /auth: keys are organization keys of the account's organization. */

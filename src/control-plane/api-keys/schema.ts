@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Timestamp } from "../schema.js";
+import { OrgParams, ResourceId, Timestamp } from "../schema.js";
 
 export const ApiKeyCreateRequest = z
   .object({ key_name: z.string().min(1, "must not be empty").max(64, "must be at most 64 characters") })
@@ -43,3 +43,16 @@ export const KeyIdParams = z.object({
     .max(Number.MAX_SAFE_INTEGER)
     .openapi({ param: { name: "key_id", in: "path" }, type: "integer" }),
 });
+
+/** Organization keys: the personal shapes, with `project_id` on a key made for one project. */
+const ProjectScope = { project_id: ResourceId.optional() };
+export const OrgApiKeyCreateRequest =
+  ApiKeyCreateRequest.extend(ProjectScope).openapi("OrgApiKeyCreateRequest");
+export const OrgApiKeyCreateResponse =
+  ApiKeyCreateResponse.extend(ProjectScope).openapi("OrgApiKeyCreateResponse");
+export const OrgApiKeysListResponseItem = ApiKeysListResponseItem.extend(ProjectScope).openapi(
+  "OrgApiKeysListResponseItem",
+);
+export const OrgApiKeyRevokeResponse =
+  ApiKeyRevokeResponse.extend(ProjectScope).openapi("OrgApiKeyRevokeResponse");
+export const OrgKeyIdParams = OrgParams.extend(KeyIdParams.shape);

@@ -3,6 +3,7 @@ import { notFound, unauthorized } from "../../errors.js";
 import type { Tx } from "../../platform/db.js";
 import { hashKey } from "../../platform/ids.js";
 import { cachedRead } from "../../platform/read-cache.js";
+import { requireOrganization, requireProject } from "../access.js";
 import { getAccount } from "../accounts/store.js";
 import { toCreatedKeyJson, toKeyListJson, toRevokedKeyJson } from "./render.js";
 import { bearerSecret, lastUsedSecond } from "./rules.js";
@@ -11,6 +12,7 @@ import {
   findAccountKey,
   findKeyByHash,
   insertKey,
+  type KeyKind,
   listActiveKeys,
   markRevoked,
   readKeyForAuth,
@@ -20,6 +22,8 @@ import {
 export interface Principal {
   accountId: string;
   keyId: number;
+  /** Set for an organization key made for one project: it sees that project only. */
+  projectId: string | null;
 }
 
 /**
@@ -60,19 +64,61 @@ export function countKeys(ctx: Ctx): number {
 }
 
 export function listApiKeys(ctx: Ctx, accountId: string) {
-  // Keys are created by the account's user, whose name the list shows.
-  const creator = getAccount(ctx.db, accountId).name;
-  return listActiveKeys(ctx.db, accountId).map((row) => toKeyListJson(row, creator));
+  return listKeys(ctx, accountId, "personal");
 }
 
 export function revokeApiKey(ctx: Ctx, accountId: string, keyId: number) {
+  return ctx.db.transaction((tx) => revokeKey(ctx, tx, accountId, "personal", keyId));
+}
+
+/** POST /organizations/{org_id}/api_keys: an org key, for one project when `project_id` is given. */
+export function createOrgApiKey(
+  ctx: Ctx,
+  accountId: string,
+  orgId: string,
+  input: { key_name: string; project_id?: string | undefined },
+) {
   return ctx.db.transaction((tx) => {
-    const row = findAccountKey(tx, accountId, keyId);
-    if (!row) throw notFound(`API key ${keyId} not found`);
-    // Revoking twice is harmless and answers the same: revocation cannot be undone.
-    if (row.revokedAt === null) markRevoked(tx, keyId, ctx.clock.now());
-    return toRevokedKeyJson(row);
+    requireOrganization(tx, accountId, orgId);
+    const projectId = input.project_id ?? null;
+    if (projectId !== null) requireProject(tx, accountId, projectId);
+    const key = ctx.ids.apiKey();
+    const row = insertKey(tx, {
+      accountId,
+      name: input.key_name,
+      keyHash: hashKey(key),
+      createdAt: ctx.clock.now(),
+      kind: "org",
+      projectId,
+    });
+    return toCreatedKeyJson(row, key);
   });
+}
+
+export function listOrgApiKeys(ctx: Ctx, accountId: string, orgId: string) {
+  requireOrganization(ctx.db, accountId, orgId);
+  return listKeys(ctx, accountId, "org");
+}
+
+export function revokeOrgApiKey(ctx: Ctx, accountId: string, orgId: string, keyId: number) {
+  return ctx.db.transaction((tx) => {
+    requireOrganization(tx, accountId, orgId);
+    return revokeKey(ctx, tx, accountId, "org", keyId);
+  });
+}
+
+function listKeys(ctx: Ctx, accountId: string, kind: KeyKind) {
+  // Keys are created by the account's user, whose name the list shows.
+  const creator = getAccount(ctx.db, accountId).name;
+  return listActiveKeys(ctx.db, accountId, kind).map((row) => toKeyListJson(row, creator));
+}
+
+function revokeKey(ctx: Ctx, tx: Tx, accountId: string, kind: KeyKind, keyId: number) {
+  const row = findAccountKey(tx, accountId, kind, keyId);
+  if (!row) throw notFound(`API key ${keyId} not found`);
+  // Revoking twice is harmless and answers the same: revocation cannot be undone.
+  if (row.revokedAt === null) markRevoked(tx, keyId, ctx.clock.now());
+  return toRevokedKeyJson(row);
 }
 
 /**
@@ -90,5 +136,5 @@ export function authenticate(ctx: Ctx, header: string | undefined, addr: string,
   if (row.revokedAt !== null) throw unauthorized("API key has been revoked");
   const at = lastUsedSecond(ctx.clock.now());
   if (row.lastUsedAt !== at || row.lastUsedFromAddr !== addr) recordKeyUse(ctx.db, row.id, at, addr);
-  return { accountId: row.accountId, keyId: row.id };
+  return { accountId: row.accountId, keyId: row.id, projectId: row.projectId };
 }

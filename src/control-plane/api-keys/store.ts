@@ -5,9 +5,18 @@ import { apiKeys } from "./table.js";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
+export type KeyKind = ApiKeyRow["kind"];
+
 export function insertKey(
   tx: Tx,
-  values: { accountId: string; name: string; keyHash: string; createdAt: number },
+  values: {
+    accountId: string;
+    name: string;
+    keyHash: string;
+    createdAt: number;
+    kind?: KeyKind;
+    projectId?: string | null;
+  },
 ): ApiKeyRow {
   return tx
     .insert(apiKeys)
@@ -20,11 +29,16 @@ export function findKeyByHash(tx: Tx, keyHash: string): ApiKeyRow | undefined {
   return tx.select().from(apiKeys).where(eq(apiKeys.keyHash, keyHash)).get();
 }
 
-export function findAccountKey(tx: Tx, accountId: string, keyId: number): ApiKeyRow | undefined {
+export function findAccountKey(
+  tx: Tx,
+  accountId: string,
+  kind: KeyKind,
+  keyId: number,
+): ApiKeyRow | undefined {
   return tx
     .select()
     .from(apiKeys)
-    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId)))
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), eq(apiKeys.kind, kind)))
     .get();
 }
 
@@ -33,15 +47,30 @@ export function countAllKeys(tx: Tx): number {
   return tx.select({ n: sql<number>`count(*)` }).from(apiKeys).get()?.n ?? 0;
 }
 
-export function listActiveKeys(tx: Tx, accountId: string): ApiKeyRow[] {
+export function listActiveKeys(tx: Tx, accountId: string, kind: KeyKind): ApiKeyRow[] {
   return prepared(tx, "apiKeys.list", () =>
     tx
       .select()
       .from(apiKeys)
-      .where(and(eq(apiKeys.accountId, sql.placeholder("accountId")), isNull(apiKeys.revokedAt)))
+      .where(
+        and(
+          eq(apiKeys.accountId, sql.placeholder("accountId")),
+          eq(apiKeys.kind, sql.placeholder("kind")),
+          isNull(apiKeys.revokedAt),
+        ),
+      )
       .orderBy(asc(apiKeys.id))
       .prepare(),
-  ).all({ accountId });
+  ).all({ accountId, kind });
+}
+
+/** A project's keys die with it: revoked in the transaction that deletes the project. */
+export function revokeProjectKeys(tx: Tx, projectId: string, at: number): number {
+  return tx
+    .update(apiKeys)
+    .set({ revokedAt: at })
+    .where(and(eq(apiKeys.projectId, projectId), isNull(apiKeys.revokedAt)))
+    .run().changes;
 }
 
 export function markRevoked(tx: Tx, keyId: number, at: number): void {
@@ -64,13 +93,15 @@ export interface KeyAuthRow {
   revokedAt: number | null;
   lastUsedAt: number | null;
   lastUsedFromAddr: string;
+  kind: KeyKind;
+  projectId: string | null;
 }
 
 export function readKeyForAuth(tx: Tx, keyHash: string): KeyAuthRow | undefined {
   return statement<KeyAuthRow>(
     tx,
     `SELECT id, account_id AS accountId, revoked_at AS revokedAt, last_used_at AS lastUsedAt,
-            last_used_from_addr AS lastUsedFromAddr
+            last_used_from_addr AS lastUsedFromAddr, kind, project_id AS projectId
        FROM api_keys WHERE key_hash = @hash`,
   ).get({ hash: keyHash });
 }

@@ -3,6 +3,8 @@ import { badRequest, notFound } from "../../errors.js";
 import { operationsStarted } from "../../platform/events.js";
 import { findProject, type ProjectRow, requireProject, requireWritableProject } from "../access.js";
 import { getAccount } from "../accounts/store.js";
+import type { Principal } from "../api-keys/service.js";
+import { revokeProjectKeys } from "../api-keys/store.js";
 import { toBranchJson } from "../branches/render.js";
 import { addBranch } from "../branches/service.js";
 import { findDefaultBranch } from "../branches/store.js";
@@ -84,7 +86,9 @@ export function createProject(ctx: Ctx, accountId: string, input: ProjectCreateI
   };
 }
 
-export function listProjects(ctx: Ctx, accountId: string, query: ProjectListInput) {
+/** A page of the key's projects: all of the account's, or the one a project-scoped key sees. */
+export function listProjects(ctx: Ctx, principal: Principal, query: ProjectListInput) {
+  const { accountId, projectId: scope } = principal;
   const account = getAccount(ctx.db, accountId);
   const limit = query.limit ?? 10;
   if (query.org_id !== undefined && query.org_id !== account.orgId)
@@ -95,7 +99,7 @@ export function listProjects(ctx: Ctx, accountId: string, query: ProjectListInpu
     if (!after)
       throw badRequest(`cursor "${query.cursor}" is not a project of this account (use pagination.cursor)`);
   }
-  const rows = listProjectRows(ctx.db, accountId, { search: query.search, after, limit });
+  const rows = listProjectRows(ctx.db, accountId, { search: query.search, after, limit, only: scope });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
@@ -156,6 +160,7 @@ export function deleteProject(ctx: Ctx, accountId: string, projectId: string) {
     const op = startOperation(ctx, tx, { accountId, projectId, branchId: null, action: "delete_tenant" });
     deleteProjectOperations(tx, projectId, op.id);
     deleteProjectRow(tx, projectId);
+    revokeProjectKeys(tx, projectId, ctx.clock.now()); // a project's keys die with it
     return { body: { project: toProjectJson(project, account, ctx.clock.now()) }, op };
   });
   return { body, events: operationsStarted([op]) };

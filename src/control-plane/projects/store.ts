@@ -36,15 +36,16 @@ export function deleteAccountProjects(tx: Tx, accountId: string): string[] {
 export function listProjectRows(
   tx: Tx,
   accountId: string,
-  opts: { search?: string | undefined; after?: ProjectRow | undefined; limit: number },
+  opts: { search?: string | undefined; after?: ProjectRow | undefined; limit: number; only?: string | null },
 ): ProjectRow[] {
-  const { search, after } = opts;
+  const { search, after, only } = opts;
   return tx
     .select()
     .from(projects)
     .where(
       and(
         eq(projects.accountId, accountId),
+        only ? eq(projects.id, only) : undefined,
         search ? or(contains(projects.name, search), contains(projects.id, search)) : undefined,
         after
           ? or(

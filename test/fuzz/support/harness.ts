@@ -370,7 +370,10 @@ export async function operationsOf(
   f: FuzzApp,
 ): Promise<{ doc: Record<string, unknown>; ops: OpenApiOperation[] }> {
   // Two documents (Neon's routes, the emulator's own), each with its base path in `servers`.
-  const doc = { paths: {} as Record<string, unknown>, components: { schemas: {} as Record<string, unknown> } };
+  const doc = {
+    paths: {} as Record<string, unknown>,
+    components: { schemas: {} as Record<string, unknown> },
+  };
   const ops: OpenApiOperation[] = [];
   for (const url of ["/openapi.json", "/_emulator/openapi.json"]) {
     const res = await f.send("GET", url);
@@ -384,7 +387,10 @@ export async function operationsOf(
           {
             operationId?: string;
             parameters?: OpenApiOperation["parameters"];
-            requestBody?: { required?: boolean; content?: Record<string, { schema: Record<string, unknown> }> };
+            requestBody?: {
+              required?: boolean;
+              content?: Record<string, { schema: Record<string, unknown> }>;
+            };
           }
         >
       >;

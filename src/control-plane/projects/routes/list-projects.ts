@@ -27,5 +27,5 @@ const route = createRoute({
 });
 
 export default createRouter().openapi(route, (c) =>
-  c.json(listProjects(c.var.ctx, c.var.principal.accountId, c.req.valid("query")), 200),
+  c.json(listProjects(c.var.ctx, c.var.principal, c.req.valid("query")), 200),
 );
