@@ -11,6 +11,7 @@ import branches from "./control-plane/branches/routes/index.js";
 import connectionUri from "./control-plane/connection/routes/get-connection-uri.js";
 import endpoints from "./control-plane/endpoints/routes/index.js";
 import operations from "./control-plane/operations/routes/index.js";
+import organizations from "./control-plane/organizations/routes/index.js";
 import projects from "./control-plane/projects/routes/index.js";
 import regions from "./control-plane/regions/routes/get-active-regions.js";
 import rolesDatabases from "./control-plane/roles-databases/routes/index.js";
@@ -98,6 +99,7 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     .route("/", operations)
     .route("/", rolesDatabases)
     .route("/", accounts)
+    .route("/", organizations)
     .route("/", regions)
     .route("/", connectionUri);
   app.route(API_BASE, api);

@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   "CLOCK_NOT_MANUAL", // a clock advance while the clock is real
   "PAYLOAD_TOO_LARGE",
   "UNSUPPORTED_MEDIA_TYPE",
+  "NOT_ACCEPTABLE", // a transfer the destination organization's plan cannot take
   "UNPROCESSABLE", // not allowed on the account's plan
   "LOCKED", // a change to a locked project
   "INTERNAL_ERROR",
@@ -35,6 +36,7 @@ export const unauthorized = (message: string) => new EmulatorError("UNAUTHORIZED
 export const forbidden = (message: string) => new EmulatorError("FORBIDDEN", message);
 export const notFound = (message: string) => new EmulatorError("NOT_FOUND", message);
 export const conflict = (message: string) => new EmulatorError("CONFLICT", message);
+export const notAcceptable = (message: string) => new EmulatorError("NOT_ACCEPTABLE", message);
 export const unprocessable = (message: string) => new EmulatorError("UNPROCESSABLE", message);
 export const locked = (message: string) => new EmulatorError("LOCKED", message);
 export const clockNotManual = () =>

@@ -3,8 +3,9 @@ import { requireEndpoint, requireProject } from "../control-plane/access.js";
 import { toAccountJson } from "../control-plane/accounts/render.js";
 import { addAccount } from "../control-plane/accounts/service.js";
 import { addApiKey } from "../control-plane/api-keys/service.js";
-import { revokeOtherKeys } from "../control-plane/api-keys/store.js";
+import { revokeOtherKeys, revokeProjectKeys } from "../control-plane/api-keys/store.js";
 import { deleteAccountOperations } from "../control-plane/operations/store.js";
+import { clearOrganization } from "../control-plane/organizations/store.js";
 import { deleteAccountProjects } from "../control-plane/projects/store.js";
 import { badRequest, notFound } from "../errors.js";
 import { deleteAccountFaults, insertFault, listAccountFaults } from "./faults-store.js";
@@ -41,12 +42,14 @@ export function clearFaults(ctx: Ctx, accountId: string) {
 }
 
 /**
- * Empties the caller's account: every project with all it holds, its operations and armed
- * faults. Other keys of the account stay unless `revoke_other_keys` is set; the caller's key always stays.
+ * Empties the caller's account: every project with all it holds (and the keys made for it), its
+ * operations, armed faults, invitations and every organization member but its own user. Other keys of the account stay unless `revoke_other_keys` is set; the caller's key always stays.
  */
 export function resetAccount(ctx: Ctx, accountId: string, callerKeyId: number, opts: ResetInput) {
   const { deleted, body } = ctx.db.transaction((tx) => {
     const deleted = deleteAccountProjects(tx, accountId);
+    for (const projectId of deleted) revokeProjectKeys(tx, projectId, ctx.clock.now());
+    clearOrganization(tx, accountId);
     deleteAccountOperations(tx, accountId);
     deleteAccountFaults(tx, accountId);
     const revokedKeys = opts.revoke_other_keys

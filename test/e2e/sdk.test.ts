@@ -1,4 +1,4 @@
-import { type Api, createApiClient } from "@neondatabase/api-client";
+import { type Api, createApiClient, MemberRole } from "@neondatabase/api-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { publicContract } from "./contract.js";
 import { type E2E, startE2E, waitFor } from "./harness.js";
@@ -146,6 +146,60 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     const revoked = await api.revokeOrgApiKey(orgId, created.data.id);
     expect(revoked.data).toMatchObject({ id: created.data.id, revoked: true, project_id: projectId });
     expect((await statusOf(scoped.getProject(projectId))).status).toBe(401);
+  });
+
+  it("organizations: members, invitations, a role change, transfers into another organization", async () => {
+    step("org members");
+    const orgId = (await api.getAuthDetails()).data.account_id;
+    const made = await fetch(`${e2e.server.url}/_emulator/accounts`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${e2e.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Other", email: "other@example.com" }),
+    });
+    expect(made.status).toBe(201);
+    const other = createApiClient({ apiKey: ((await made.json()) as Json).key.key, baseURL: e2e.apiBase });
+    const otherOrg = (await other.getAuthDetails()).data.account_id;
+
+    const invited = await api.createOrganizationInvitations(orgId, {
+      invitations: [{ email: "other@example.com", role: MemberRole.Member }],
+    });
+    expect(invited.data.invitations[0]).toMatchObject({ email: "other@example.com", org_id: orgId });
+    expect((await api.getOrganizationInvitations(orgId)).data.invitations).toHaveLength(1);
+    const members = (await api.getOrganizationMembers({ orgId, sort_by: "email", sort_order: "asc" })).data
+      .members;
+    expect(members.map((m) => [m.user.email, m.member.role])).toEqual([
+      ["other@example.com", "member"],
+      ["user@example.com", "admin"],
+    ]);
+    const joined = members[0]?.member.id as string;
+    expect((await api.getOrganizationMember(orgId, joined)).data.role).toBe("member");
+    expect((await api.updateOrganizationMember(orgId, joined, { role: MemberRole.Viewer })).data.role).toBe(
+      "viewer",
+    );
+    expect((await api.removeOrganizationMember(orgId, joined)).data).toEqual({});
+
+    step("org transfers");
+    await other.createOrganizationInvitations(otherOrg, {
+      invitations: [{ email: "user@example.com", role: MemberRole.Admin }],
+    });
+    const leaving = (await api.createProject({ project: { name: "sdk-transfer" } })).data.project.id;
+    const staying = (await api.createProject({ project: { name: "sdk-transfer-2" } })).data.project.id;
+    expect(
+      (
+        await api.transferProjectsFromOrgToOrg(orgId, {
+          destination_org_id: otherOrg,
+          project_ids: [leaving],
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await api.transferProjectsFromUserToOrg({ destination_org_id: otherOrg, project_ids: [staying] }))
+        .status,
+    ).toBe(200);
+    expect((await statusOf(api.getProject(leaving))).status).toBe(404);
+    expect((await other.listProjects({})).data.projects.map((p) => p.id).sort()).toEqual(
+      [leaving, staying].sort(),
+    );
   });
 
   it("connection URI, plain and pooled", async () => {

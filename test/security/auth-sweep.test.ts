@@ -38,6 +38,8 @@ const PARAM_KIND: Record<string, RealKind> = {
   operation_id: "operation_id",
   key_id: "key_id",
   org_id: "org_id",
+  source_org_id: "source_org_id",
+  member_id: "member_id",
 };
 
 /** A request body each route would accept from the owner, so a refusal is about who asks, not what. */
@@ -46,6 +48,13 @@ function validBody(op: OpenApiOperation): unknown {
     case "createApiKey":
     case "createOrgApiKey":
       return { key_name: "sweep" };
+    case "updateOrganizationMember":
+      return { role: "admin" };
+    case "createOrganizationInvitations":
+      return { invitations: [{ email: "sweep@example.com", role: "member" }] };
+    case "transferProjectsFromOrgToOrg":
+    case "transferProjectsFromUserToOrg":
+      return { destination_org_id: f.b.orgId, project_ids: [ids.project_id] };
     case "createProject":
       return { project: { name: "sweep" } };
     case "updateProject":

@@ -2,6 +2,7 @@ import type { Ctx } from "../../context.js";
 import type { PlanName } from "../../plans.js";
 import type { Tx } from "../../platform/db.js";
 import { requireOrganization } from "../access.js";
+import { addOwnerMember } from "../organizations/service.js";
 import { toCurrentUserJson, toOrganizationJson } from "./render.js";
 import { type AccountRow, findDefaultAccount, getAccount, insertAccount, setPlan } from "./store.js";
 
@@ -21,6 +22,7 @@ export function addAccount(
     createdAt: ctx.clock.now(),
   };
   insertAccount(tx, row);
+  addOwnerMember(ctx, tx, row);
   return row;
 }
 

@@ -68,3 +68,31 @@ export function stampComputeActive(tx: Tx, projectId: string, at: number): void 
 export function countProjects(tx: Tx): number {
   return tx.select({ n: sql<number>`count(*)` }).from(projects).get()?.n ?? 0;
 }
+
+/** Every table that records a project's account, with the column naming the project. */
+const ACCOUNT_TABLES = [
+  ["projects", "id"],
+  ["branches", "project_id"],
+  ["endpoints", "project_id"],
+  ["roles", "project_id"],
+  ["databases", "project_id"],
+  ["operations", "project_id"],
+  ["faults", "project_id"],
+] as const;
+
+/** Hands a project, with everything it holds, to another account (a transfer between organizations). */
+export function moveProject(tx: Tx, projectId: string, toAccountId: string): void {
+  for (const [table, column] of ACCOUNT_TABLES)
+    statement(tx, `UPDATE "${table}" SET account_id = @to WHERE ${column} = @projectId`).run({
+      to: toAccountId,
+      projectId,
+    });
+}
+
+export function countAccountProjects(tx: Tx, accountId: string): number {
+  return (
+    statement<{ n: number }>(tx, "SELECT count(*) AS n FROM projects WHERE account_id = @accountId").get({
+      accountId,
+    })?.n ?? 0
+  );
+}

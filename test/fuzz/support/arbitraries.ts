@@ -43,6 +43,8 @@ export const REAL_KINDS = [
   "operation_id",
   "key_id",
   "org_id",
+  "source_org_id",
+  "member_id",
   "foreign_project_id",
   "foreign_branch_id",
   "foreign_endpoint_id",

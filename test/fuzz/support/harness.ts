@@ -272,6 +272,14 @@ export class FuzzApp {
       operation_id: a.operation,
       key_id: String(keyIds[pick % keyIds.length]),
       org_id: this.a.orgId,
+      source_org_id: this.a.orgId,
+      member_id: (
+        this.sqlite
+          .prepare("SELECT id FROM org_members WHERE org_account_id = ? ORDER BY rowid")
+          .get(this.a.id) as {
+          id: string;
+        }
+      ).id,
       foreign_project_id: b.project,
       foreign_branch_id: b.branch,
       foreign_endpoint_id: b.endpoint,

@@ -1,0 +1,207 @@
+/**
+ * Organizations: each account owns one, whose first member is the account's user (admin). Other
+ * accounts' users join by invitation (an invitation to an email that has an account joins at
+ * once, as on Neon); a member may transfer its own organization's projects into the organization.
+ */
+import type { Ctx } from "../../context.js";
+import { badRequest, conflict, notAcceptable, notFound } from "../../errors.js";
+import { PLANS } from "../../plans.js";
+import type { Tx } from "../../platform/db.js";
+import { requireOrganization, requireWritableProject } from "../access.js";
+import { type AccountRow, getAccount } from "../accounts/store.js";
+import { revokeProjectKeys } from "../api-keys/store.js";
+import { countAccountProjects, moveProject } from "../projects/store.js";
+import { toInvitationJson, toMemberJson } from "./render.js";
+import type { MembersInput } from "./schema.js";
+import {
+  countAdmins,
+  deleteMember,
+  findAccountByEmail,
+  findMember,
+  findOrgAccount,
+  insertInvitation,
+  insertMember,
+  isMember,
+  listInvitations,
+  listMembers,
+  type MemberRow,
+  type MemberWithEmail,
+  setMemberRole,
+} from "./store.js";
+
+/** Inside addAccount's transaction: the account's user is its organization's admin. */
+export function addOwnerMember(ctx: Ctx, tx: Tx, account: AccountRow): void {
+  insertMember(tx, {
+    id: ctx.ids.uuid(),
+    orgAccountId: account.id,
+    userId: account.id,
+    role: "admin",
+    joinedAt: account.createdAt,
+  });
+}
+
+const encodeCursor = (memberId: string) =>
+  Buffer.from(JSON.stringify({ member_id: memberId })).toString("base64url");
+function decodeCursor(cursor: string): string {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { member_id?: unknown };
+    if (typeof value.member_id === "string") return value.member_id;
+  } catch {
+    // answered below
+  }
+  throw badRequest(`cursor "${cursor}" is not valid (use pagination.next)`);
+}
+
+const SORT_KEYS = {
+  email: (m: MemberWithEmail) => m.email,
+  role: (m: MemberWithEmail) => m.role,
+  joined_at: (m: MemberWithEmail) => m.joinedAt,
+} as const;
+
+/** GET /organizations/{org_id}/members: sorted as asked (ties by id), paged with an opaque cursor. */
+export function listOrgMembers(ctx: Ctx, accountId: string, orgId: string, query: MembersInput) {
+  requireOrganization(ctx.db, accountId, orgId);
+  const key = SORT_KEYS[query.sort_by];
+  const sign = query.sort_order === "asc" ? 1 : -1;
+  const rows = listMembers(ctx.db, accountId).sort((a, b) => {
+    const [x, y] = [key(a), key(b)];
+    return (x < y ? -sign : x > y ? sign : 0) || (a.id < b.id ? -1 : 1);
+  });
+  let start = 0;
+  if (query.cursor !== undefined) {
+    const after = decodeCursor(query.cursor);
+    const at = rows.findIndex((m) => m.id === after);
+    if (at < 0) throw badRequest(`cursor "${query.cursor}" is not valid (use pagination.next)`);
+    start = at + 1;
+  }
+  const page = rows.slice(start, query.limit === undefined ? undefined : start + query.limit);
+  const last = page[page.length - 1];
+  const more = last !== undefined && start + page.length < rows.length;
+  return {
+    members: page.map((m) => ({ member: toMemberJson(m, orgId), user: { email: m.email } })),
+    pagination: {
+      ...(more ? { next: encodeCursor(last.id) } : {}),
+      sort_by: query.sort_by,
+      sort_order: query.sort_order,
+    },
+  };
+}
+
+function requireMember(tx: Tx, accountId: string, orgId: string, memberId: string): MemberRow {
+  requireOrganization(tx, accountId, orgId);
+  const member = findMember(tx, accountId, memberId);
+  if (!member) throw notFound(`member ${memberId} not found in organization ${orgId}`);
+  return member;
+}
+
+export function getOrgMember(ctx: Ctx, accountId: string, orgId: string, memberId: string) {
+  return toMemberJson(requireMember(ctx.db, accountId, orgId, memberId), orgId);
+}
+
+/** PATCH: a new role; the organization always keeps an admin. */
+export function updateOrgMember(
+  ctx: Ctx,
+  accountId: string,
+  orgId: string,
+  memberId: string,
+  role: MemberRow["role"],
+) {
+  return ctx.db.transaction((tx) => {
+    const member = requireMember(tx, accountId, orgId, memberId);
+    if (member.role === "admin" && role !== "admin" && countAdmins(tx, accountId) === 1)
+      throw conflict(`member ${memberId} is the last admin of organization ${orgId}; its role cannot change`);
+    setMemberRole(tx, memberId, role);
+    return toMemberJson({ ...member, role }, orgId);
+  });
+}
+
+/** DELETE: the last admin cannot be removed. */
+export function removeOrgMember(ctx: Ctx, accountId: string, orgId: string, memberId: string) {
+  return ctx.db.transaction((tx) => {
+    const member = requireMember(tx, accountId, orgId, memberId);
+    if (member.role === "admin" && countAdmins(tx, accountId) === 1)
+      throw conflict(`member ${memberId} is the last admin of organization ${orgId} and cannot be removed`);
+    deleteMember(tx, memberId);
+    return {};
+  });
+}
+
+export function listOrgInvitations(ctx: Ctx, accountId: string, orgId: string) {
+  requireOrganization(ctx.db, accountId, orgId);
+  return { invitations: listInvitations(ctx.db, accountId).map((row) => toInvitationJson(row, orgId)) };
+}
+
+/** POST: one invitation per entry; an email that has an account joins as a member at once. */
+export function createOrgInvitations(
+  ctx: Ctx,
+  accountId: string,
+  orgId: string,
+  invitations: { email: string; role: MemberRow["role"] }[],
+) {
+  return ctx.db.transaction((tx) => {
+    requireOrganization(tx, accountId, orgId);
+    const now = ctx.clock.now();
+    const created = invitations.map(({ email, role }) => {
+      const row = {
+        id: ctx.ids.uuid(),
+        orgAccountId: accountId,
+        email,
+        role,
+        invitedBy: accountId,
+        invitedAt: now,
+      };
+      insertInvitation(tx, row);
+      const user = findAccountByEmail(tx, email);
+      if (user)
+        insertMember(tx, {
+          id: ctx.ids.uuid(),
+          orgAccountId: accountId,
+          userId: user.id,
+          role,
+          joinedAt: now,
+        });
+      return toInvitationJson(row, orgId);
+    });
+    return { invitations: created };
+  });
+}
+
+/**
+ * POST /organizations/{source_org_id}/projects/transfer: the caller's projects move, with all they
+ * hold, to an organization the caller is a member of. Project-scoped keys of the source
+ * organization stop working for them (they are revoked); every project is checked before any moves.
+ */
+export function transferProjects(
+  ctx: Ctx,
+  accountId: string,
+  sourceOrgId: string,
+  input: { destination_org_id: string; project_ids: string[] },
+) {
+  return ctx.db.transaction((tx) => {
+    requireOrganization(tx, accountId, sourceOrgId);
+    const destination = findOrgAccount(tx, input.destination_org_id);
+    if (!destination || !isMember(tx, destination.id, accountId))
+      throw notFound(`organization ${input.destination_org_id} not found`);
+    if (destination.id === accountId)
+      throw badRequest(`the projects already belong to organization ${input.destination_org_id}`);
+    const ids = [...new Set(input.project_ids)];
+    for (const id of ids) requireWritableProject(tx, accountId, id);
+    const target = getAccount(tx, destination.id);
+    const limit = PLANS[target.plan].projectsLimit;
+    if (countAccountProjects(tx, target.id) + ids.length > limit)
+      throw notAcceptable(
+        `organization ${input.destination_org_id} can hold ${limit} projects on its plan; transfer fewer or upgrade it`,
+      );
+    const now = ctx.clock.now();
+    for (const id of ids) {
+      moveProject(tx, id, target.id);
+      revokeProjectKeys(tx, id, now);
+    }
+    return {};
+  });
+}
+
+/** The caller's own organization (its "personal account" in Neon's older terms). */
+export function ownOrgId(ctx: Ctx, accountId: string): string {
+  return getAccount(ctx.db, accountId).orgId;
+}
