@@ -12,6 +12,7 @@ import connectionUri from "./control-plane/connection/routes/get-connection-uri.
 import endpoints from "./control-plane/endpoints/routes/index.js";
 import operations from "./control-plane/operations/routes/index.js";
 import organizations from "./control-plane/organizations/routes/index.js";
+import permissions from "./control-plane/permissions/routes/index.js";
 import projects from "./control-plane/projects/routes/index.js";
 import regions from "./control-plane/regions/routes/get-active-regions.js";
 import rolesDatabases from "./control-plane/roles-databases/routes/index.js";
@@ -21,6 +22,7 @@ import { jsonBodyGuard } from "./http/json-body.js";
 import { bodySizeLimit, emptyBodyAsObject, requestContext, requireApiKey } from "./http/middleware.js";
 import { projectScope } from "./http/project-scope.js";
 import { type AppEnv, createRouter } from "./http/router.js";
+import { sharedProjects } from "./http/shared-projects.js";
 import type { EventSink } from "./platform/events.js";
 import { requireFromPackage } from "./platform/package-root.js";
 
@@ -84,11 +86,12 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     app.use(prefix, jsonBodyGuard);
     app.use(prefix, emptyBodyAsObject);
   }
-  app.use(`${API_BASE}/*`, requireApiKey(ctx), projectScope(API_BASE));
+  app.use(`${API_BASE}/*`, requireApiKey(ctx), projectScope(API_BASE), sharedProjects(API_BASE));
   app.use(
     "/_emulator/*",
     requireApiKey(ctx, ["/_emulator/health", "/_emulator/ca.pem", "/_emulator/openapi.json"]),
     projectScope("/_emulator"),
+    sharedProjects("/_emulator"),
   );
 
   const api = createRouter()
@@ -100,6 +103,7 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     .route("/", rolesDatabases)
     .route("/", accounts)
     .route("/", organizations)
+    .route("/", permissions)
     .route("/", regions)
     .route("/", connectionUri);
   app.route(API_BASE, api);

@@ -178,6 +178,16 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     );
     expect((await api.removeOrganizationMember(orgId, joined)).data).toEqual({});
 
+    step("project permissions");
+    const grant = await api.grantPermissionToProject(otherProjectId, { email: "other@example.com" });
+    expect(grant.data.granted_to_email).toBe("other@example.com");
+    expect((await api.listProjectPermissions(otherProjectId)).data.project_permissions).toEqual([grant.data]);
+    expect((await other.listSharedProjects({})).data.projects.map((p) => p.id)).toEqual([otherProjectId]);
+    expect((await other.getProject(otherProjectId)).data.project.id).toBe(otherProjectId);
+    expect((await statusOf(other.deleteProject(otherProjectId))).status).toBe(403);
+    expect((await api.revokePermissionFromProject(otherProjectId, grant.data.id)).data.revoked_at).toBeTruthy();
+    expect((await statusOf(other.getProject(otherProjectId))).status).toBe(404);
+
     step("org transfers");
     await other.createOrganizationInvitations(otherOrg, {
       invitations: [{ email: "user@example.com", role: MemberRole.Admin }],

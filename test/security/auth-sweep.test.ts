@@ -48,6 +48,8 @@ function validBody(op: OpenApiOperation): unknown {
     case "createApiKey":
     case "createOrgApiKey":
       return { key_name: "sweep" };
+    case "grantPermissionToProject":
+      return { email: "sweep@example.com" };
     case "updateOrganizationMember":
       return { role: "admin" };
     case "createOrganizationInvitations":

@@ -8,6 +8,8 @@ import {
   security,
   validationError,
 } from "../../../http/router.js";
+import { Pagination } from "../../operations/schema.js";
+import { listSharedProjects } from "../../permissions/service.js";
 import { ProjectListItem, SharedProjectListQuery } from "../schema.js";
 
 const route = createRoute({
@@ -15,11 +17,15 @@ const route = createRoute({
   path: "/projects/shared",
   operationId: "listSharedProjects",
   tags: ["Project"],
-  summary: "List projects shared with the account (the emulator has no sharing: always empty)",
+  summary:
+    "List projects other accounts share with the caller's user (POST /projects/{project_id}/permissions)",
   security,
   request: { query: SharedProjectListQuery },
   responses: {
-    200: jsonResponse(z.object({ projects: z.array(ProjectListItem) }), "Shared projects"),
+    200: jsonResponse(
+      z.object({ projects: z.array(ProjectListItem), pagination: Pagination.optional() }),
+      "Shared projects; `pagination.cursor` is present while more remain",
+    ),
     ...errorResponses,
   },
 });
@@ -34,7 +40,7 @@ export const sharedProjects: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (c.req.param("project_id") !== "shared") return next();
   const query = SharedProjectListQuery.safeParse(c.req.query());
   if (!query.success) throw validationError("query", query.error);
-  return c.json({ projects: [] }, 200);
+  return c.json(listSharedProjects(c.var.ctx, c.var.principal, query.data), 200);
 };
 
 /** The route's documentation (its handling is sharedProjects above). */

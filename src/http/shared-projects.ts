@@ -1,0 +1,38 @@
+/**
+ * Requests on a project another account shares with the caller's user run as that project's
+ * owner, so every lookup and rule below the route is the owner's; deleting the project stays the
+ * owner's alone (403). Projects neither owned nor shared keep answering 404 from the services.
+ */
+import type { MiddlewareHandler } from "hono";
+import { sharedOwner } from "../control-plane/permissions/service.js";
+import { forbidden } from "../errors.js";
+import type { AppEnv } from "./app-env.js";
+
+const PROJECT_PATH = /^\/projects\/([^/]+)(\/.*)?$/;
+
+/** A path segment as the router hands it to the route (an undecodable one is left as it is). */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** For routes mounted under `base` (/api/v2, /_emulator). */
+export function sharedProjects(base: string): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const principal = c.var.principal;
+    const match = principal && PROJECT_PATH.exec(c.req.path.slice(base.length));
+    const projectId = match?.[1];
+    if (principal && projectId !== undefined && projectId !== "shared" && !principal.projectId) {
+      const owner = sharedOwner(c.var.ctx, principal.accountId, decoded(projectId));
+      if (owner !== undefined) {
+        if (match?.[2] === undefined && c.req.method === "DELETE")
+          throw forbidden(`project ${projectId} is shared with you; only its owner can delete it`);
+        c.set("principal", { ...principal, accountId: owner });
+      }
+    }
+    await next();
+  };
+}
