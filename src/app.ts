@@ -10,12 +10,14 @@ import apiKeys from "./control-plane/api-keys/routes/index.js";
 import branches from "./control-plane/branches/routes/index.js";
 import connectionUri from "./control-plane/connection/routes/get-connection-uri.js";
 import endpoints from "./control-plane/endpoints/routes/index.js";
+import jwks from "./control-plane/jwks/routes/index.js";
 import operations from "./control-plane/operations/routes/index.js";
 import organizations from "./control-plane/organizations/routes/index.js";
 import permissions from "./control-plane/permissions/routes/index.js";
 import projects from "./control-plane/projects/routes/index.js";
 import regions from "./control-plane/regions/routes/get-active-regions.js";
 import rolesDatabases from "./control-plane/roles-databases/routes/index.js";
+import vpc from "./control-plane/vpc/routes/index.js";
 import emulator from "./emulator/routes/index.js";
 import { errorResponse, onError } from "./http/errors.js";
 import { jsonBodyGuard } from "./http/json-body.js";
@@ -104,6 +106,8 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     .route("/", accounts)
     .route("/", organizations)
     .route("/", permissions)
+    .route("/", jwks)
+    .route("/", vpc)
     .route("/", regions)
     .route("/", connectionUri);
   app.route(API_BASE, api);

@@ -19,6 +19,8 @@ export interface Plan {
   branchesLimit: number;
   /** Compute active time allowed per month, in seconds; 0 means unlimited. */
   activeSecondsLimit: number;
+  /** An organization spending limit can be set (Neon: Launch and Scale plans). */
+  spendingLimit: boolean;
 }
 
 /** The free tier's compute: fixed 0.25 CU (specification, Limits). */
@@ -34,6 +36,7 @@ export const PLANS: Record<PlanName, Plan> = {
     projectsLimit: 1,
     branchesLimit: 10,
     activeSecondsLimit: 360_000,
+    spendingLimit: false,
   },
   paid: {
     subscriptionType: "scale_v3",
@@ -44,5 +47,6 @@ export const PLANS: Record<PlanName, Plan> = {
     projectsLimit: 1000,
     branchesLimit: 5000,
     activeSecondsLimit: 0,
+    spendingLimit: true,
   },
 };

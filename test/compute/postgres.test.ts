@@ -362,6 +362,29 @@ describe("computes are real Postgres servers", () => {
     expect((await api("DELETE", `/projects/${res.body.project.id}`)).status).toBe(200);
   });
 
+  it("a project's settings.preload_libraries are loaded by its computes", async () => {
+    const res = await api("POST", "/projects", {
+      project: {
+        name: "preload",
+        settings: { preload_libraries: { enabled_libraries: ["pg_stat_statements"] } },
+      },
+    });
+    expect(res.status).toBe(201);
+    await allSettled(res.body.project.id, res.body.operations);
+    const rows = await query(
+      res.body.endpoints[0].id,
+      res.body.roles[0].name,
+      res.body.roles[0].password,
+      "neondb",
+      // The module's settings exist only when the library is loaded at server start.
+      "SELECT count(*)::int AS n FROM pg_settings WHERE name = 'pg_stat_statements.max'",
+    );
+    expect(rows).toEqual([{ n: 1 }]);
+    const plain = "SELECT count(*)::int AS n FROM pg_settings WHERE name = 'pg_stat_statements.max'";
+    expect(await query(p.endpointId, p.role, p.password, "neondb", plain)).toEqual([{ n: 0 }]);
+    expect((await api("DELETE", `/projects/${res.body.project.id}`)).status).toBe(200);
+  });
+
   it("refuses a Postgres major that is not installed, naming the command that installs it", async () => {
     const res = await api("POST", "/projects", { project: { pg_version: 14 } });
     expect(res.status).toBe(422);

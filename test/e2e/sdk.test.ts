@@ -185,7 +185,9 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     expect((await other.listSharedProjects({})).data.projects.map((p) => p.id)).toEqual([otherProjectId]);
     expect((await other.getProject(otherProjectId)).data.project.id).toBe(otherProjectId);
     expect((await statusOf(other.deleteProject(otherProjectId))).status).toBe(403);
-    expect((await api.revokePermissionFromProject(otherProjectId, grant.data.id)).data.revoked_at).toBeTruthy();
+    expect(
+      (await api.revokePermissionFromProject(otherProjectId, grant.data.id)).data.revoked_at,
+    ).toBeTruthy();
     expect((await statusOf(other.getProject(otherProjectId))).status).toBe(404);
 
     step("org transfers");
@@ -210,6 +212,49 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     expect((await other.listProjects({})).data.projects.map((p) => p.id).sort()).toEqual(
       [leaving, staying].sort(),
     );
+  });
+
+  it("records: JWKS, VPC endpoints, the spending limit, preload libraries", async () => {
+    step("jwks");
+    const orgId = (await api.getAuthDetails()).data.account_id;
+    const added = await api.addProjectJwks(projectId, {
+      jwks_url: "https://example.auth0.com/.well-known/jwks.json",
+      provider_name: "Auth0",
+    });
+    expect(added.status).toBe(201);
+    expect((await api.getProjectJwks(projectId)).data.jwks.map((j) => j.id)).toEqual([added.data.jwks.id]);
+    expect((await api.deleteProjectJwks(projectId, added.data.jwks.id)).data.id).toBe(added.data.jwks.id);
+
+    step("vpc endpoints");
+    const vpce = "vpce-0aa11bb22cc33dd44";
+    await api.assignOrganizationVpcEndpoint(orgId, "aws-us-east-2", vpce, { label: "sdk" });
+    expect((await api.listOrganizationVpcEndpoints(orgId, "aws-us-east-2")).data.endpoints).toEqual([
+      { vpc_endpoint_id: vpce, label: "sdk" },
+    ]);
+    expect((await api.listOrganizationVpcEndpointsAllRegions(orgId)).data.endpoints[0]?.region_id).toBe(
+      "aws-us-east-2",
+    );
+    await api.assignProjectVpcEndpoint(otherProjectId, vpce, { label: "restricted" });
+    expect((await api.listProjectVpcEndpoints(otherProjectId)).data.endpoints).toEqual([
+      { vpc_endpoint_id: vpce, label: "restricted" },
+    ]);
+    const details = await api.getOrganizationVpcEndpointDetails(orgId, "aws-us-east-2", vpce);
+    expect(details.data).toMatchObject({ state: "accepted", example_restricted_projects: [otherProjectId] });
+    await api.deleteProjectVpcEndpoint(otherProjectId, vpce);
+    await api.deleteOrganizationVpcEndpoint(orgId, "aws-us-east-2", vpce);
+    expect((await api.listOrganizationVpcEndpointsAllRegions(orgId)).data.endpoints).toEqual([]);
+
+    step("spending limit");
+    expect((await api.setOrganizationSpendingLimit(orgId, { spending_limit_cents: 2500 })).data).toEqual({
+      spending_limit_cents: 2500,
+    });
+    expect((await api.getOrganizationSpendingLimit(orgId)).data.spending_limit_cents).toBe(2500);
+    await api.deleteOrganizationSpendingLimit(orgId);
+    expect((await api.getOrganizationSpendingLimit(orgId)).data.spending_limit_cents).toBeNull();
+
+    step("preload libraries");
+    const libs = (await api.getAvailablePreloadLibraries(projectId)).data.libraries ?? [];
+    expect(libs.map((l) => l.library_name)).toContain("pg_stat_statements");
   });
 
   it("connection URI, plain and pooled", async () => {

@@ -26,6 +26,9 @@ beforeAll(async () => {
   f = await FuzzApp.create();
   ops = (await operationsOf(f)).ops;
   ids = f.realValues(0);
+  // The VPC endpoint the sweep's URLs name (FIXED below) exists in this account's organization.
+  const vpc = `/api/v2/organizations/${f.a.orgId}/vpc/region/aws-us-east-2/vpc_endpoints/vpce-sweep`;
+  expect((await f.api("POST", vpc, { label: "sweep" }, f.a.key)).status).toBe(200);
 });
 afterAll(() => f.close());
 
@@ -48,6 +51,13 @@ function validBody(op: OpenApiOperation): unknown {
     case "createApiKey":
     case "createOrgApiKey":
       return { key_name: "sweep" };
+    case "addProjectJWKS":
+      return { jwks_url: "https://sweep.example/jwks.json", provider_name: "sweep" };
+    case "assignOrganizationVPCEndpoint":
+    case "assignProjectVPCEndpoint":
+      return { label: "sweep" };
+    case "setOrganizationSpendingLimit":
+      return { spending_limit_cents: 100 };
     case "grantPermissionToProject":
       return { email: "sweep@example.com" };
     case "updateOrganizationMember":
@@ -82,9 +92,12 @@ function validBody(op: OpenApiOperation): unknown {
   }
 }
 
+/** Path parameters that name no object of an account: the same value for every caller. */
+const FIXED: Record<string, string> = { region_id: "aws-us-east-2", vpc_endpoint_id: "vpce-sweep" };
+
 function urlOf(op: OpenApiOperation): string {
   const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
-    encodeURIComponent(ids[PARAM_KIND[name] as RealKind] ?? "unknown"),
+    encodeURIComponent(FIXED[name] ?? ids[PARAM_KIND[name] as RealKind] ?? "unknown"),
   );
   const query = op.path.endsWith("/connection_uri")
     ? `?role_name=${encodeURIComponent(ids.role_name)}&database_name=${encodeURIComponent(ids.database_name)}`

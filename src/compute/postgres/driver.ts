@@ -424,8 +424,10 @@ export class PostgresDriver implements ComputeDriver {
     const bin = this.binariesFor(major);
     const dir = await this.ensureBranchData(endpoint.projectId, endpoint.branchId);
     const pgSettings = (endpoint.settings as { pg_settings?: Record<string, string> }).pg_settings ?? {};
+    const preload = this.view.preloadLibraries(endpoint.projectId);
     const settings = {
       ...DEFAULT_SETTINGS,
+      ...(preload.length ? { shared_preload_libraries: preload.join(",") } : {}),
       ...pgSettings,
       ...BASE_SETTINGS,
       max_connections: String(maxConnections(endpoint.minCu)),

@@ -1,6 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { branches } from "../../control-plane/branches/table.js";
 import { endpoints } from "../../control-plane/endpoints/table.js";
+import { enabledPreloadLibraries } from "../../control-plane/projects/preload-libraries.js";
 import { projects } from "../../control-plane/projects/table.js";
 import { databases, roles } from "../../control-plane/roles-databases/table.js";
 import type { Db } from "../../platform/db.js";
@@ -37,6 +38,16 @@ export class ControlPlaneView {
   pgVersion(projectId: string): number | undefined {
     return this.db.select({ v: projects.pgVersion }).from(projects).where(eq(projects.id, projectId)).get()
       ?.v;
+  }
+
+  /** The shared preload libraries the project's settings enable. */
+  preloadLibraries(projectId: string): string[] {
+    const row = this.db
+      .select({ s: projects.settings })
+      .from(projects)
+      .where(eq(projects.id, projectId))
+      .get();
+    return enabledPreloadLibraries(row?.s);
   }
 
   /** The branch's read_write endpoint, if any. */

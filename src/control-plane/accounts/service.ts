@@ -20,6 +20,7 @@ export function addAccount(
     plan: input.plan ?? ctx.config.plan,
     isDefault: input.isDefault ?? false,
     createdAt: ctx.clock.now(),
+    spendingLimitCents: null,
   };
   insertAccount(tx, row);
   addOwnerMember(ctx, tx, row);

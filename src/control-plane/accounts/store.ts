@@ -28,3 +28,7 @@ export function insertAccount(tx: Tx, row: AccountRow): void {
 export function setPlan(tx: Tx, id: string, plan: AccountRow["plan"]): void {
   tx.update(accounts).set({ plan }).where(eq(accounts.id, id)).run();
 }
+
+export function setSpendingLimit(tx: Tx, id: string, cents: number | null): void {
+  tx.update(accounts).set({ spendingLimitCents: cents }).where(eq(accounts.id, id)).run();
+}

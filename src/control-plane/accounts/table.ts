@@ -9,4 +9,6 @@ export const accounts = sqliteTable("accounts", {
   plan: text("plan", { enum: ["paid", "free"] }).notNull(),
   isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
   createdAt: integer("created_at").notNull(),
+  /** The organization's monthly spending limit (alert-only on Neon); null when none is set. */
+  spendingLimitCents: integer("spending_limit_cents"),
 });

@@ -75,3 +75,16 @@ export const EmptyResponse = z.object({}).openapi("EmptyResponse");
 export const SourceOrgParams = z.object({
   source_org_id: ResourceId.openapi({ param: { name: "source_org_id", in: "path" } }),
 });
+
+export const SpendingLimitResponse = z
+  .object({ spending_limit_cents: z.number().int().nullable() })
+  .openapi("SpendingLimitResponse");
+export const SpendingLimitUpdateRequest = z
+  .object({
+    spending_limit_cents: z
+      .number({ message: "must be a positive whole number of cents" })
+      .int("must be a positive whole number of cents")
+      .min(1, "must be positive (DELETE the limit to remove it)")
+      .max(Number.MAX_SAFE_INTEGER),
+  })
+  .openapi("SpendingLimitUpdateRequest");

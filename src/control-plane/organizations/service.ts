@@ -4,11 +4,11 @@
  * once, as on Neon); a member may transfer its own organization's projects into the organization.
  */
 import type { Ctx } from "../../context.js";
-import { badRequest, conflict, notAcceptable, notFound } from "../../errors.js";
+import { badRequest, conflict, notAcceptable, notFound, unprocessable } from "../../errors.js";
 import { PLANS } from "../../plans.js";
 import type { Tx } from "../../platform/db.js";
 import { requireOrganization, requireWritableProject } from "../access.js";
-import { type AccountRow, getAccount } from "../accounts/store.js";
+import { type AccountRow, getAccount, setSpendingLimit } from "../accounts/store.js";
 import { revokeProjectKeys } from "../api-keys/store.js";
 import { countAccountProjects, moveProject } from "../projects/store.js";
 import { toInvitationJson, toMemberJson } from "./render.js";
@@ -204,4 +204,36 @@ export function transferProjects(
 /** The caller's own organization (its "personal account" in Neon's older terms). */
 export function ownOrgId(ctx: Ctx, accountId: string): string {
   return getAccount(ctx.db, accountId).orgId;
+}
+
+/** Spending limits exist on Neon's paid plans only; the emulator's free plan refuses them. */
+function requireBillingOrg(tx: Tx, accountId: string, orgId: string): AccountRow {
+  const account = requireOrganization(tx, accountId, orgId);
+  if (!PLANS[account.plan].spendingLimit)
+    throw unprocessable(
+      `spending limits are available on paid plans only; organization ${orgId} is on the free plan`,
+    );
+  return account;
+}
+
+export function getSpendingLimit(ctx: Ctx, accountId: string, orgId: string) {
+  return { spending_limit_cents: requireBillingOrg(ctx.db, accountId, orgId).spendingLimitCents };
+}
+
+/** Alert-only, as on Neon: nothing is suspended when spending passes it. */
+export function setOrgSpendingLimit(ctx: Ctx, accountId: string, orgId: string, cents: number) {
+  return ctx.db.transaction((tx) => {
+    requireBillingOrg(tx, accountId, orgId);
+    setSpendingLimit(tx, accountId, cents);
+    return { spending_limit_cents: cents };
+  });
+}
+
+/** Idempotent: clearing an unset limit succeeds too. */
+export function clearOrgSpendingLimit(ctx: Ctx, accountId: string, orgId: string) {
+  return ctx.db.transaction((tx) => {
+    requireBillingOrg(tx, accountId, orgId);
+    setSpendingLimit(tx, accountId, null);
+    return {};
+  });
 }

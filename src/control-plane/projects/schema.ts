@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ComputeUnit, SuspendTimeoutSeconds } from "../endpoints/schema.js";
 import { intQuery, PgName, ResourceId, StringMap, Timestamp } from "../schema.js";
+import { PRELOAD_LIBRARIES } from "./preload-libraries.js";
 
 export const PgVersion = z
   .number()
@@ -19,7 +20,27 @@ export const DefaultEndpointSettings = z
   })
   .openapi("DefaultEndpointSettings");
 
-const ProjectSettings = z.record(z.string(), z.unknown()).openapi("ProjectSettingsData");
+const PreloadLibraries = z.object({
+  use_defaults: z.boolean().optional(),
+  enabled_libraries: z
+    .array(
+      z.enum(
+        PRELOAD_LIBRARIES.map((l) => l.library_name),
+        "must be a library GET /projects/{project_id}/available_preload_libraries lists",
+      ),
+    )
+    .max(20)
+    .optional(),
+});
+const ProjectSettings = z
+  .record(z.string(), z.unknown())
+  .superRefine((settings, ctx) => {
+    if (settings.preload_libraries === undefined) return;
+    const parsed = PreloadLibraries.safeParse(settings.preload_libraries);
+    for (const issue of parsed.error?.issues ?? [])
+      ctx.addIssue({ code: "custom", path: ["preload_libraries", ...issue.path], message: issue.message });
+  })
+  .openapi("ProjectSettingsData");
 const HistoryRetention = z.number().int().min(0).max(2_592_000, "must be at most 2592000 seconds (30 days)");
 
 const projectCommon = {

@@ -16,6 +16,7 @@ import { startOperation } from "../operations/service.js";
 import { deleteProjectOperations, type OperationRow } from "../operations/store.js";
 import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
 import { addDatabase, addRole } from "../roles-databases/service.js";
+import { availablePreloadLibraries } from "./preload-libraries.js";
 import { toProjectJson, toProjectListItem } from "./render.js";
 import {
   checkDefaults,
@@ -164,4 +165,9 @@ export function deleteProject(ctx: Ctx, accountId: string, projectId: string) {
     return { body: { project: toProjectJson(project, account, ctx.clock.now()) }, op };
   });
   return { body, events: operationsStarted([op]) };
+}
+
+/** GET /projects/{p}/available_preload_libraries: what the project's Postgres version can preload. */
+export function preloadLibraries(ctx: Ctx, accountId: string, projectId: string) {
+  return { libraries: availablePreloadLibraries(requireProject(ctx.db, accountId, projectId).pgVersion) };
 }

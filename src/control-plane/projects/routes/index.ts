@@ -1,6 +1,7 @@
 import { createRouter } from "../../../http/router.js";
 import create from "./create-project.js";
 import del from "./delete-project.js";
+import preload from "./get-available-preload-libraries.js";
 import get from "./get-project.js";
 import list from "./list-projects.js";
 import listShared from "./list-shared-projects.js";
@@ -13,4 +14,5 @@ export default createRouter()
   .route("/", create)
   .route("/", get)
   .route("/", update)
-  .route("/", del);
+  .route("/", del)
+  .route("/", preload);

@@ -1,0 +1,1 @@
+ALTER TABLE `accounts` ADD `spending_limit_cents` integer;
