@@ -212,6 +212,13 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     expect((await other.listProjects({})).data.projects.map((p) => p.id).sort()).toEqual(
       [leaving, staying].sort(),
     );
+
+    step("transfer requests");
+    const offered = (await api.createProject({ project: { name: "sdk-offered" } })).data.project.id;
+    const offer = await api.createProjectTransferRequest(offered, { ttl_seconds: 3600 });
+    expect(offer.status).toBe(201);
+    expect((await other.acceptProjectTransferRequest(offered, offer.data.id, {})).status).toBe(204);
+    expect((await other.getProject(offered)).data.project.org_id).toBe(otherOrg);
   });
 
   it("records: JWKS, VPC endpoints, the spending limit, preload libraries", async () => {

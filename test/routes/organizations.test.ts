@@ -219,3 +219,51 @@ describe("project transfers", () => {
     ).toEqual([mine]);
   });
 });
+
+describe("project transfer requests", () => {
+  it("the owner offers a project; another account accepts it once, before it expires", async () => {
+    const bob = await otherAccount("bob@example.com");
+    const projectId = (await t.api("POST", "/api/v2/projects", { project: { name: "offered" } })).body.project
+      .id;
+    const offer = await t.api("POST", `/api/v2/projects/${projectId}/transfer_requests`, {});
+    expectStatus(offer, 201);
+    expect(offer.body).toEqual({
+      id: expect.any(String),
+      project_id: projectId,
+      created_at: expect.any(String),
+      expires_at: expect.any(String),
+    });
+    expect(Date.parse(offer.body.expires_at) - Date.parse(offer.body.created_at)).toBe(86_400_000);
+    expectStatus(await as(bob.key, "POST", `/api/v2/projects/${projectId}/transfer_requests`, {}), 404);
+    expectStatus(
+      await t.api("POST", `/api/v2/projects/${projectId}/transfer_requests`, { ttl_seconds: 1 }),
+      400,
+    );
+
+    const accept = (key: string, id = offer.body.id, body: unknown = {}) =>
+      as(key, "PUT", `/api/v2/projects/${projectId}/transfer_requests/${id}`, body);
+    expectStatus(await accept(bob.key, "00000000-0000-4000-8000-000000000000"), 404);
+    expectStatus(await accept(bob.key, offer.body.id, { org_id: orgId }), 404); // not Bob's organization
+    expectStatus(await accept(t.key), 400); // the owner already has it
+    const done = await accept(bob.key, offer.body.id, { org_id: bob.org });
+    expectStatus(done, 204);
+    expect(done.text).toBe("");
+    expect((await as(bob.key, "GET", `/api/v2/projects/${projectId}`)).body.project.org_id).toBe(bob.org);
+    expectStatus(await t.api("GET", `/api/v2/projects/${projectId}`), 404);
+    expectStatus(await accept(bob.key), 409);
+
+    // An expired offer is refused.
+    const second = (await t.api("POST", "/api/v2/projects", { project: { name: "late" } })).body.project.id;
+    const late = await t.api("POST", `/api/v2/projects/${second}/transfer_requests`, { ttl_seconds: 60 });
+    t.advance(61);
+    const refused = await as(
+      bob.key,
+      "PUT",
+      `/api/v2/projects/${second}/transfer_requests/${late.body.id}`,
+      {},
+    );
+    expectStatus(refused, 400);
+    expect(refused.body.message).toContain("expired");
+    expectStatus(await t.api("GET", `/api/v2/projects/${second}`), 200);
+  });
+});

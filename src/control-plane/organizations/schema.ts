@@ -88,3 +88,20 @@ export const SpendingLimitUpdateRequest = z
       .max(Number.MAX_SAFE_INTEGER),
   })
   .openapi("SpendingLimitUpdateRequest");
+
+export const TransferRequestParams = z.object({
+  project_id: ResourceId.openapi({ param: { name: "project_id", in: "path" } }),
+  request_id: ResourceId.openapi({ param: { name: "request_id", in: "path" } }),
+});
+export const ProjectTransferRequestCreate = z.object({
+  ttl_seconds: z
+    .number()
+    .int("must be a whole number of seconds")
+    .min(60, "must be at least 60 seconds")
+    .max(2_592_000, "must be at most 30 days")
+    .optional(),
+});
+export const ProjectTransferRequestResponse = z
+  .object({ id: z.string(), project_id: z.string(), created_at: Timestamp, expires_at: Timestamp })
+  .openapi("ProjectTransferRequestResponse");
+export const ProjectTransferRequestAccept = z.object({ org_id: ResourceId.optional() });

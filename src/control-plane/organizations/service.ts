@@ -6,6 +6,7 @@
 import type { Ctx } from "../../context.js";
 import { badRequest, conflict, notAcceptable, notFound, unprocessable } from "../../errors.js";
 import { PLANS } from "../../plans.js";
+import { iso } from "../../platform/clock.js";
 import type { Tx } from "../../platform/db.js";
 import { requireOrganization, requireWritableProject } from "../access.js";
 import { type AccountRow, getAccount, setSpendingLimit } from "../accounts/store.js";
@@ -19,13 +20,17 @@ import {
   findAccountByEmail,
   findMember,
   findOrgAccount,
+  findTransferRequest,
   insertInvitation,
   insertMember,
+  insertTransferRequest,
   isMember,
   listInvitations,
   listMembers,
   type MemberRow,
   type MemberWithEmail,
+  markTransferAccepted,
+  projectOwner,
   setMemberRole,
 } from "./store.js";
 
@@ -235,5 +240,64 @@ export function clearOrgSpendingLimit(ctx: Ctx, accountId: string, orgId: string
     requireBillingOrg(tx, accountId, orgId);
     setSpendingLimit(tx, accountId, null);
     return {};
+  });
+}
+
+/** Neon's default lifetime of a transfer request: 24 hours. */
+export const TRANSFER_REQUEST_TTL_SECONDS = 86_400;
+
+/** POST /projects/{p}/transfer_requests: an offer of the project, valid for `ttl_seconds`. */
+export function createTransferRequest(ctx: Ctx, accountId: string, projectId: string, ttlSeconds?: number) {
+  return ctx.db.transaction((tx) => {
+    requireWritableProject(tx, accountId, projectId);
+    const now = ctx.clock.now();
+    const row = {
+      id: ctx.ids.uuid(),
+      projectId,
+      createdAt: now,
+      expiresAt: now + (ttlSeconds ?? TRANSFER_REQUEST_TTL_SECONDS) * 1000,
+      acceptedAt: null,
+    };
+    insertTransferRequest(tx, row);
+    return {
+      id: row.id,
+      project_id: projectId,
+      created_at: iso(row.createdAt),
+      expires_at: iso(row.expiresAt),
+    };
+  });
+}
+
+/**
+ * PUT /projects/{p}/transfer_requests/{id}: the caller takes the project into its organization
+ * (`org_id`, if given, must be it). Once only, before it expires; the owner's project-scoped keys
+ * for it are revoked.
+ */
+export function acceptTransferRequest(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  requestId: string,
+  orgId?: string,
+): void {
+  ctx.db.transaction((tx) => {
+    const owner = projectOwner(tx, projectId);
+    const request = owner === undefined ? undefined : findTransferRequest(tx, projectId, requestId);
+    if (owner === undefined || !request)
+      throw notFound(`transfer request ${requestId} not found for project ${projectId}`);
+    const now = ctx.clock.now();
+    if (request.acceptedAt !== null) throw conflict(`transfer request ${requestId} was accepted already`);
+    if (request.expiresAt <= now)
+      throw badRequest(`transfer request ${requestId} expired at ${iso(request.expiresAt)}`);
+    const target =
+      orgId === undefined ? getAccount(tx, accountId) : requireOrganization(tx, accountId, orgId);
+    if (owner === target.id)
+      throw badRequest(`project ${projectId} belongs to organization ${target.orgId} already`);
+    requireWritableProject(tx, owner, projectId);
+    if (countAccountProjects(tx, target.id) + 1 > PLANS[target.plan].projectsLimit)
+      throw notAcceptable(`organization ${target.orgId} cannot own more projects on its plan`);
+    moveProject(tx, projectId, target.id);
+    revokeProjectKeys(tx, projectId, now);
+    markTransferAccepted(tx, requestId, now);
   });
 }

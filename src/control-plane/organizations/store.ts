@@ -1,7 +1,8 @@
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { accounts } from "../accounts/table.js";
-import { orgInvitations, orgMembers } from "./table.js";
+import { projects } from "../projects/table.js";
+import { orgInvitations, orgMembers, projectTransferRequests } from "./table.js";
 
 export type MemberRow = typeof orgMembers.$inferSelect;
 export type InvitationRow = typeof orgInvitations.$inferSelect;
@@ -96,4 +97,28 @@ export function clearOrganization(tx: Tx, orgAccountId: string): void {
   tx.delete(orgMembers)
     .where(and(eq(orgMembers.orgAccountId, orgAccountId), ne(orgMembers.userId, orgAccountId)))
     .run();
+}
+
+export type TransferRequestRow = typeof projectTransferRequests.$inferSelect;
+
+export function insertTransferRequest(tx: Tx, row: TransferRequestRow): void {
+  tx.insert(projectTransferRequests).values(row).run();
+}
+
+export function findTransferRequest(tx: Tx, projectId: string, id: string): TransferRequestRow | undefined {
+  return tx
+    .select()
+    .from(projectTransferRequests)
+    .where(and(eq(projectTransferRequests.projectId, projectId), eq(projectTransferRequests.id, id)))
+    .get();
+}
+
+export function markTransferAccepted(tx: Tx, id: string, at: number): void {
+  tx.update(projectTransferRequests).set({ acceptedAt: at }).where(eq(projectTransferRequests.id, id)).run();
+}
+
+/** The account a project belongs to, whoever asks (a transfer request is accepted by another account). */
+export function projectOwner(tx: Tx, projectId: string): string | undefined {
+  return tx.select({ owner: projects.accountId }).from(projects).where(eq(projects.id, projectId)).get()
+    ?.owner;
 }

@@ -1,5 +1,6 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accounts } from "../accounts/table.js";
+import { projects } from "../projects/table.js";
 
 export const MEMBER_ROLES = ["admin", "member", "editor", "viewer", "collaborator"] as const;
 
@@ -37,4 +38,19 @@ export const orgInvitations = sqliteTable(
     invitedAt: integer("invited_at").notNull(),
   },
   (t) => [index("org_invitations_org_idx").on(t.orgAccountId, t.invitedAt)],
+);
+
+/** A project's owner offers it to whoever accepts the request (with its id) before it expires. */
+export const projectTransferRequests = sqliteTable(
+  "project_transfer_requests",
+  {
+    id: text("id").primaryKey(), // a UUID
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    acceptedAt: integer("accepted_at"),
+  },
+  (t) => [index("project_transfer_requests_project_idx").on(t.projectId)],
 );

@@ -1,5 +1,7 @@
 import { createRouter } from "../../../http/router.js";
+import acceptProjectTransferRequest from "./accept-project-transfer-request.js";
 import createOrganizationInvitations from "./create-organization-invitations.js";
+import createProjectTransferRequest from "./create-project-transfer-request.js";
 import deleteOrganizationSpendingLimit from "./delete-organization-spending-limit.js";
 import getOrganizationInvitations from "./get-organization-invitations.js";
 import getOrganizationMember from "./get-organization-member.js";
@@ -22,4 +24,6 @@ export default createRouter()
   .route("/", transferProjectsFromUserToOrg)
   .route("/", getOrganizationSpendingLimit)
   .route("/", setOrganizationSpendingLimit)
-  .route("/", deleteOrganizationSpendingLimit);
+  .route("/", deleteOrganizationSpendingLimit)
+  .route("/", createProjectTransferRequest)
+  .route("/", acceptProjectTransferRequest);
