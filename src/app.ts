@@ -14,6 +14,7 @@ import jwks from "./control-plane/jwks/routes/index.js";
 import operations from "./control-plane/operations/routes/index.js";
 import organizations from "./control-plane/organizations/routes/index.js";
 import permissions from "./control-plane/permissions/routes/index.js";
+import products, { legacyAuthRoutes } from "./control-plane/products/routes/index.js";
 import projects from "./control-plane/projects/routes/index.js";
 import regions from "./control-plane/regions/routes/get-active-regions.js";
 import rolesDatabases from "./control-plane/roles-databases/routes/index.js";
@@ -88,7 +89,13 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     app.use(prefix, jsonBodyGuard);
     app.use(prefix, emptyBodyAsObject);
   }
-  app.use(`${API_BASE}/*`, requireApiKey(ctx), projectScope(API_BASE), sharedProjects(API_BASE));
+  app.use(
+    `${API_BASE}/*`,
+    requireApiKey(ctx),
+    projectScope(API_BASE),
+    sharedProjects(API_BASE),
+    legacyAuthRoutes(API_BASE),
+  );
   app.use(
     "/_emulator/*",
     requireApiKey(ctx, ["/_emulator/health", "/_emulator/ca.pem", "/_emulator/openapi.json"]),
@@ -108,6 +115,7 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     .route("/", permissions)
     .route("/", jwks)
     .route("/", vpc)
+    .route("/", products)
     .route("/", regions)
     .route("/", connectionUri);
   app.route(API_BASE, api);

@@ -10,6 +10,8 @@ export const ERROR_CODES = [
   "UNAUTHORIZED", // missing, malformed, unknown or revoked API key
   "FORBIDDEN", // a valid key acting beyond its scope (a project-scoped key on the organization)
   "NOT_FOUND", // unknown id, another account's id, or no such route
+  "STORAGE_NOT_ENABLED", // object storage of a branch (its own 404 body, with a `reason`)
+  "AI_GATEWAY_NOT_ENABLED", // the AI Gateway of a branch (likewise)
   "METHOD_NOT_ALLOWED",
   "CONFLICT", // e.g. a second read_write endpoint on a branch
   "CLOCK_NOT_MANUAL", // a clock advance while the clock is real
@@ -26,6 +28,8 @@ export class EmulatorError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /** Fields a few public error bodies carry beside code and message (e.g. `reason`). */
+    readonly extra: Record<string, string> = {},
   ) {
     super(message);
   }

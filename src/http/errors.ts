@@ -18,6 +18,8 @@ export const STATUS_OF: Record<ErrorCode, ContentfulStatusCode> = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
+  STORAGE_NOT_ENABLED: 404,
+  AI_GATEWAY_NOT_ENABLED: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
   CLOCK_NOT_MANUAL: 409,
@@ -39,8 +41,13 @@ const HONO_ERRORS: Partial<Record<number, { code: ErrorCode; message?: string }>
   },
 };
 
-export function errorBody(c: Context<AppEnv>, code: ErrorCode, message: string) {
-  return { code, message, request_id: c.get("requestId") };
+export function errorBody(
+  c: Context<AppEnv>,
+  code: ErrorCode,
+  message: string,
+  extra: Record<string, string> = {},
+) {
+  return { code, message, ...extra, request_id: c.get("requestId") };
 }
 
 /** Answers with the error body and the code's status. */
@@ -49,14 +56,15 @@ export function errorResponse(
   code: ErrorCode,
   message: string,
   headers?: Record<string, string>,
+  extra?: Record<string, string>,
 ) {
-  return c.json(errorBody(c as Context<AppEnv>, code, message), STATUS_OF[code], headers);
+  return c.json(errorBody(c as Context<AppEnv>, code, message, extra), STATUS_OF[code], headers);
 }
 
 /** The one error handler: every error, thrown from any layer, becomes the Neon error body. */
 export function onError(logger: Logger): ErrorHandler<AppEnv> {
   return (err, c) => {
-    if (err instanceof EmulatorError) return errorResponse(c, err.code, err.message);
+    if (err instanceof EmulatorError) return errorResponse(c, err.code, err.message, undefined, err.extra);
     if (err instanceof HTTPException) {
       const known = HONO_ERRORS[err.status];
       if (known) return errorResponse(c, known.code, known.message ?? (err.message || "bad request"));

@@ -15,8 +15,11 @@ const OPEN = [/^\/users\/me(\/organizations)?$/, /^\/auth$/, /^\/regions$/, /^\/
 /** `/projects/{project_id}` and below; `auth` is the legacy Neon Auth family, not a project id. */
 const PROJECT_PATH = /^\/projects\/([^/]+)(\/.*)?$/;
 
+/** Neon's text for a project-scoped key reaching beyond its project (`what` says what was refused). */
 const refuse = (projectId: string, what: string) =>
-  forbidden(`this API key is scoped to project ${projectId} and cannot ${what}`);
+  forbidden(
+    `not allowed to perform actions outside the project this key is scoped to (it cannot ${what}); subject_project_id:"${projectId}"`,
+  );
 
 /** For routes mounted under `base` (/api/v2, /_emulator). */
 export function projectScope(base: string): MiddlewareHandler<AppEnv> {

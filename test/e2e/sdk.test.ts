@@ -1,5 +1,6 @@
 import { type Api, createApiClient, MemberRole } from "@neondatabase/api-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PRODUCT_ROUTES } from "../../src/control-plane/products/catalog.js";
 import { publicContract } from "./contract.js";
 import { type E2E, startE2E, waitFor } from "./harness.js";
 
@@ -262,6 +263,43 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     step("preload libraries");
     const libs = (await api.getAvailablePreloadLibraries(projectId)).data.libraries ?? [];
     expect(libs.map((l) => l.library_name)).toContain("pg_stat_statements");
+  });
+
+  it("products the emulator does not run: every SDK call answers 404 not enabled (or not available)", async () => {
+    step("products not run");
+    const values: Record<string, string> = {
+      projectId,
+      branchId: mainId,
+      databaseName: "neondb",
+      bucketName: "assets",
+      objectKey: "a.txt",
+      tokenId: "tok-1",
+      slug: "hello",
+      authUserId: "00000000-0000-4000-8000-000000000000",
+      oauthProviderId: "google",
+      authProvider: "stack",
+    };
+    const camel = (name: string) => name.replace(/_(\w)/g, (_m, c: string) => c.toUpperCase());
+    const methods = api as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    for (const route of PRODUCT_ROUTES) {
+      const name = Object.keys(methods).find((k) => k.toLowerCase() === route.operationId.toLowerCase());
+      expect(name, route.operationId).toBeDefined();
+      const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => values[camel(m[1] as string)]);
+      const method = methods[name as string] as (...args: unknown[]) => Promise<unknown>;
+      // These three take their path and query in one object.
+      const oneObject = [
+        "listProjectBranchBucketObjects",
+        "deleteProjectBranchBucketObjectsByPrefix",
+        "listProjectBranchFunctions",
+      ].includes(route.operationId);
+      const data = route.path.startsWith("/projects/auth/") ? { project_id: projectId } : {};
+      const args = oneObject
+        ? [{ projectId, branchId: mainId, bucketName: "assets", prefix: "p/" }]
+        : [...params, ...(route.body === "none" ? [] : [data])];
+      const res = await statusOf(method.apply(api, args));
+      expect(res.status, route.operationId).toBe(404);
+      expect(res.body.message, route.operationId).toMatch(/not (enabled|available) for/);
+    }
   });
 
   it("connection URI, plain and pooled", async () => {

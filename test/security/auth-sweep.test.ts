@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PRODUCT_ROUTES } from "../../src/control-plane/products/catalog.js";
 import type { RealKind } from "../fuzz/support/arbitraries.js";
 import {
   changedTables,
@@ -86,6 +87,7 @@ function validBody(op: OpenApiOperation): unknown {
     case "updateProjectBranchDatabase":
       return { database: { name: "hijacked" } };
     default:
+      if (op.path.startsWith("/api/v2/projects/auth/")) return { project_id: ids.project_id };
       if (op.path === "/_emulator/clock/advance") return { seconds: 1 };
       if (op.path === "/_emulator/faults" && op.method === "POST") return { action: "start_compute" };
       return op.body ? {} : undefined;
@@ -166,8 +168,12 @@ describe("authentication sweep", () => {
       const before = f.snapshot();
       const res = await call(op, `Bearer ${f.b.key}`);
       const changed = changedTables(before, f.snapshot());
-      if (res.status !== 404 || res.body?.code !== "NOT_FOUND")
+      // Object storage and the AI Gateway have their own 404 bodies (reason: branch_not_found).
+      const notFoundCodes = ["NOT_FOUND", "STORAGE_NOT_ENABLED", "AI_GATEWAY_NOT_ENABLED"];
+      if (res.status !== 404 || !notFoundCodes.includes(res.body?.code))
         failures.push(`${name(op)} as the other account: HTTP ${res.status} ${res.text.slice(0, 200)}`);
+      else if (res.body.code !== "NOT_FOUND" && res.body.reason !== "branch_not_found")
+        failures.push(`${name(op)} as the other account: ${res.text.slice(0, 200)}`);
       if (changed.length) failures.push(`${name(op)} as the other account changed ${changed.join(", ")}`);
       for (const secret of [ids.project_id, ids.branch_id, ids.endpoint_id])
         if (res.status !== 404 && res.text.includes(secret)) failures.push(`${name(op)} leaked ${secret}`);
@@ -176,7 +182,11 @@ describe("authentication sweep", () => {
   });
 
   it("the owner reaches the same objects (the sweep's ids are real)", async () => {
-    const reads = guarded().filter((op) => op.method === "GET" && op.path.includes("{"));
+    // Products the emulator does not run answer 404 "not enabled" to their owner too.
+    const notRun = new Set(PRODUCT_ROUTES.map((r) => r.operationId));
+    const reads = guarded().filter(
+      (op) => op.method === "GET" && op.path.includes("{") && !notRun.has(op.operationId ?? ""),
+    );
     for (const op of reads) {
       const res = await call(op, `Bearer ${f.a.key}`);
       expect(res.status, `${name(op)}: ${res.text.slice(0, 200)}`).toBe(200);
@@ -206,8 +216,12 @@ describe("authentication sweep", () => {
       const before = aRows().map((s) => s.replace(/"last_used_at":\d+/g, ""));
       const res = await call(op, `Bearer ${f.b.key}`);
       if (res.status >= 500) failures.push(`${name(op)}: HTTP ${res.status}`);
+      // A legacy Neon Auth call names a project in its body (ids.project_id): its 404 repeats it.
+      const named =
+        op.path.startsWith("/api/v2/projects/auth/") && res.status === 404 ? [ids.project_id] : [];
       for (const s of secrets)
-        if (res.text.includes(s)) failures.push(`${name(op)} shows ${s}: ${res.text.slice(0, 200)}`);
+        if (!named.includes(s) && res.text.includes(s))
+          failures.push(`${name(op)} shows ${s}: ${res.text.slice(0, 200)}`);
       const after = aRows().map((s) => s.replace(/"last_used_at":\d+/g, ""));
       // The clock is the emulator's, not an account's: advancing it moves every account's operations.
       if (op.path !== "/_emulator/clock/advance" && JSON.stringify(before) !== JSON.stringify(after))
