@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { publicContract } from "./contract.js";
-import { type E2E, startE2E, waitFor } from "./harness.js";
+import { type E2E, NEON_CLIS, type NeonCli, startE2E, waitFor } from "./harness.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: CLI output is asserted field by field
 type Json = any;
 
 /**
- * The real `neon` CLI (devDependency neonctl) against the compiled server, one command at a
- * time, asserting on what it printed. The steps share one server and build on each other.
+ * The real CLIs (npm `neon` 6.x, and `neonctl` 5) against the compiled server, one command at a
+ * time, asserting on what each printed. The steps share one server and build on each other.
  */
-describe("neon CLI against the emulator", { timeout: 60_000 }, () => {
+describe.each(Object.keys(NEON_CLIS) as NeonCli[])("%s against the emulator", { timeout: 60_000 }, (cli) => {
   let e2e: E2E;
   let projectId = "";
   let mainId = "";
@@ -36,7 +36,7 @@ describe("neon CLI against the emulator", { timeout: 60_000 }, () => {
   };
 
   beforeAll(async () => {
-    e2e = await startE2E({ NEON_EMULATOR_OPERATION_MS: "start_compute=200,suspend_compute=100" });
+    e2e = await startE2E({ NEON_EMULATOR_OPERATION_MS: "start_compute=200,suspend_compute=100" }, cli);
   });
   afterAll(async () => {
     await e2e?.close();

@@ -125,6 +125,11 @@ export class Contract {
     }
   }
 
+  /** Every operationId of the public document. */
+  operationIds(): Set<string> {
+    return new Set(this.operations.map((op) => op.operationId));
+  }
+
   /** The public operation a request maps to, or undefined for a route the public API lacks. */
   findOperation(method: string, apiPath: string): PublicOperation | undefined {
     const rel = apiPath.startsWith(API_PREFIX) ? apiPath.slice(API_PREFIX.length) : apiPath;

@@ -6,7 +6,12 @@ import path from "node:path";
 import { type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
 import type { Exchange } from "./contract.js";
 
-export const NEON_BIN = path.resolve("node_modules/.bin/neon");
+/** The CLIs the e2e suites drive: npm `neon` 6.x, and `neonctl` 5 (its compatibility shim over neon 5). */
+export const NEON_CLIS = {
+  "neon 6": path.resolve("node_modules/neon/dist/cli.js"),
+  "neonctl 5": path.resolve("node_modules/neonctl/bin/cli.js"),
+} as const;
+export type NeonCli = keyof typeof NEON_CLIS;
 
 /**
  * A real server (child process) behind a tiny recording proxy. The CLI and the SDK talk to the
@@ -23,6 +28,8 @@ export interface E2E {
   step(name: string): void;
   /** Runs the neon CLI against the emulator; resolves with its stdout, rejects with stderr. */
   neon(args: string[]): Promise<string>;
+  /** The CLI's working directory (files it writes, e.g. `env pull`, land here). */
+  cwd: string;
   /** As neon(), parsing stdout as JSON. */
   neonJson<T = unknown>(args: string[]): Promise<T>;
   close(): Promise<void>;
@@ -69,7 +76,7 @@ function startRecordingProxy(
   return new Promise((resolve) => proxy.listen(0, "127.0.0.1", () => resolve(proxy)));
 }
 
-export async function startE2E(env: Record<string, string> = {}): Promise<E2E> {
+export async function startE2E(env: Record<string, string> = {}, cli: NeonCli = "neon 6"): Promise<E2E> {
   const dir = tempDir("neon-emulator-e2e-");
   const key = randomKey();
   let server: RunningServer;
@@ -109,7 +116,7 @@ export async function startE2E(env: Record<string, string> = {}): Promise<E2E> {
     new Promise<string>((resolve, reject) => {
       execFile(
         process.execPath,
-        [NEON_BIN, ...args, ...globalArgs],
+        [NEON_CLIS[cli], ...args, ...globalArgs],
         { env: cliEnv, cwd: home, timeout: 30_000, maxBuffer: 16 * 1024 * 1024 },
         (err, stdout, stderr) => {
           if (err) reject(new Error(`neon ${args.join(" ")} failed (${err.message}):\n${stderr}\n${stdout}`));
@@ -127,6 +134,7 @@ export async function startE2E(env: Record<string, string> = {}): Promise<E2E> {
       step = name;
     },
     neon,
+    cwd: home,
     neonJson: async <T>(args: string[]) => {
       const out = await neon(args);
       try {

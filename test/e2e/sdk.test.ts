@@ -281,7 +281,8 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     };
     const camel = (name: string) => name.replace(/_(\w)/g, (_m, c: string) => c.toUpperCase());
     const methods = api as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-    for (const route of PRODUCT_ROUTES) {
+    // Branch logs are not in the public document (nor in this SDK): the CLI suite calls them.
+    for (const route of PRODUCT_ROUTES.filter((r) => r.product !== "logs")) {
       const name = Object.keys(methods).find((k) => k.toLowerCase() === route.operationId.toLowerCase());
       expect(name, route.operationId).toBeDefined();
       const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => values[camel(m[1] as string)]);
@@ -603,7 +604,9 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
       .flatMap(([, item]) => Object.values(item).map((op) => op.operationId))
       .filter((id): id is string => typeof id === "string");
     const reached = publicContract().operationIdsOf(e2e.traffic);
-    expect(servedIds.filter((id) => !reached.has(id))).toEqual([]);
+    // The SDK can call only what the public document has (served extras, e.g. branch logs, have their own tests).
+    const callable = publicContract().operationIds();
+    expect(servedIds.filter((id) => callable.has(id) && !reached.has(id))).toEqual([]);
   });
 
   it("every response the SDK received matches the public OpenAPI contract", () => {

@@ -118,7 +118,7 @@ describe("VPC endpoints", () => {
 
     expectStatus(await t.api("GET", `/api/v2/organizations/${orgId}/vpc/region/mars-1/vpc_endpoints`), 404);
     expectStatus(await t.api("POST", `${region}/bad_id!`, { label: "x" }), 400);
-    expectStatus(await t.api("POST", `${region}/${vpce}`, {}), 400);
+    expectStatus(await t.api("POST", `${region}/${vpce}`, {}), 400); // label is required (it may be empty)
     expectStatus(await t.api("DELETE", `/api/v2/projects/${projectId}/vpc_endpoints/vpce-unknown`), 404);
 
     // Deleting from the organization lifts the restriction; it cannot be added back.

@@ -6,7 +6,15 @@
  * which Neon's CLI and SDK read as "not configured" / "feature unavailable". The project, branch
  * and database named are checked first, so an unknown id is still a plain not-found.
  */
-export type Product = "auth" | "dataApi" | "buckets" | "storage" | "aiGateway" | "credentials" | "functions";
+export type Product =
+  | "auth"
+  | "dataApi"
+  | "buckets"
+  | "storage"
+  | "aiGateway"
+  | "credentials"
+  | "functions"
+  | "logs";
 
 export interface ProductRoute {
   method: "get" | "post" | "put" | "patch" | "delete";
@@ -25,6 +33,7 @@ export const PRODUCT_NAMES: Record<Product, string> = {
   aiGateway: "AI Gateway",
   credentials: "Branch credentials (object storage and AI Gateway)",
   functions: "Functions",
+  logs: "Branch logs",
 };
 
 /** The calls that would turn a product on: answered "not available" rather than "not enabled". */
@@ -565,5 +574,30 @@ export const PRODUCT_ROUTES: readonly ProductRoute[] = [
     tag: "Functions",
     product: "functions",
     body: "multipart",
+  },
+  // Branch logs (Private Beta; not in the public document, called by `neon logs`).
+  {
+    method: "post",
+    path: "/projects/{project_id}/branches/{branch_id}/logs/query",
+    operationId: "queryProjectBranchLogs",
+    tag: "Logs",
+    product: "logs",
+    body: "json",
+  },
+  {
+    method: "get",
+    path: "/projects/{project_id}/branches/{branch_id}/logs/fields",
+    operationId: "listProjectBranchLogFields",
+    tag: "Logs",
+    product: "logs",
+    body: "none",
+  },
+  {
+    method: "get",
+    path: "/projects/{project_id}/branches/{branch_id}/logs/fields/{field_name}/values",
+    operationId: "listProjectBranchLogFieldValues",
+    tag: "Logs",
+    product: "logs",
+    body: "none",
   },
 ];

@@ -17,6 +17,10 @@ export interface ProductTarget {
 const OWN_BODIES: Partial<Record<string, { code: ErrorCode; reason: string }>> = {
   getProjectBranchStorage: { code: "STORAGE_NOT_ENABLED", reason: "region_unavailable" },
   getProjectBranchAiGateway: { code: "AI_GATEWAY_NOT_ENABLED", reason: "ai_gateway_unavailable" },
+  // Branch logs are region-gated: Neon's answer outside an enabled region.
+  queryProjectBranchLogs: { code: "NOT_FOUND", reason: "telemetry_not_enabled" },
+  listProjectBranchLogFields: { code: "NOT_FOUND", reason: "telemetry_not_enabled" },
+  listProjectBranchLogFieldValues: { code: "NOT_FOUND", reason: "telemetry_not_enabled" },
 };
 
 /** Checks what the request names, then answers that the product is not enabled (or not available). */
@@ -33,6 +37,7 @@ export function productNotEnabled(
   } catch (err) {
     if (!(err instanceof EmulatorError)) throw err;
     const missing = !err.message.includes(" not enabled ");
+    if (missing && own.code === "NOT_FOUND") throw err;
     throw new EmulatorError(own.code, err.message, { reason: missing ? "branch_not_found" : own.reason });
   }
 }

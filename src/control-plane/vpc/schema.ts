@@ -30,7 +30,7 @@ export const VPCEndpointDetails = z
   })
   .openapi("VPCEndpointDetails");
 export const VPCEndpointAssignment = z
-  .object({ label: z.string().min(1, "must not be empty").max(256, "must be at most 256 characters") })
+  .object({ label: z.string().max(256, "must be at most 256 characters") })
   .openapi("VPCEndpointAssignment");
 
 export const OrgRegionParams = OrgParams.extend({
