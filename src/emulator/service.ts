@@ -4,6 +4,7 @@ import { toAccountJson } from "../control-plane/accounts/render.js";
 import { addAccount } from "../control-plane/accounts/service.js";
 import { addApiKey } from "../control-plane/api-keys/service.js";
 import { revokeOtherKeys, revokeProjectKeys } from "../control-plane/api-keys/store.js";
+import { closeActivity } from "../control-plane/endpoints/store.js";
 import { deleteAccountOperations } from "../control-plane/operations/store.js";
 import { clearOrganization } from "../control-plane/organizations/store.js";
 import { deleteAccountProjects } from "../control-plane/projects/store.js";
@@ -48,6 +49,7 @@ export function clearFaults(ctx: Ctx, accountId: string) {
 export function resetAccount(ctx: Ctx, accountId: string, callerKeyId: number, opts: ResetInput) {
   const { deleted, body } = ctx.db.transaction((tx) => {
     const deleted = deleteAccountProjects(tx, accountId);
+    closeActivity(tx, { accountId }, ctx.clock.now());
     for (const projectId of deleted) revokeProjectKeys(tx, projectId, ctx.clock.now());
     clearOrganization(tx, accountId);
     deleteAccountOperations(tx, accountId);

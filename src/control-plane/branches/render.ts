@@ -1,7 +1,9 @@
 import { iso } from "../../platform/clock.js";
 import type { BranchRow } from "../access.js";
+import { NO_USAGE, type Usage } from "../endpoints/store.js";
 
-export function toBranchJson(row: BranchRow) {
+/** A branch; `usage` is what its computes have used (endpoints/store.ts usageOf). */
+export function toBranchJson(row: BranchRow, usage: Usage = NO_USAGE) {
   return {
     id: row.id,
     project_id: row.projectId,
@@ -17,9 +19,9 @@ export function toBranchJson(row: BranchRow) {
     primary: row.isDefault,
     default: row.isDefault,
     protected: row.protected,
-    cpu_used_sec: 0,
-    compute_time_seconds: 0,
-    active_time_seconds: 0,
+    cpu_used_sec: usage.computeSeconds,
+    compute_time_seconds: usage.computeSeconds,
+    active_time_seconds: usage.activeSeconds,
     written_data_bytes: 0,
     data_transfer_bytes: 0,
     created_at: iso(row.createdAt),

@@ -14,6 +14,7 @@ import { getAccount } from "../accounts/store.js";
 import { connectionDetails } from "../connection/render.js";
 import { toEndpointJson } from "../endpoints/render.js";
 import { addEndpoint } from "../endpoints/service.js";
+import { closeActivity, usageByBranch, usageOf } from "../endpoints/store.js";
 import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
 import type { OperationRow } from "../operations/store.js";
@@ -74,8 +75,9 @@ export function listBranches(ctx: Ctx, accountId: string, projectId: string, q: 
   const annotations: Record<string, ReturnType<typeof toAnnotationJson>> = {};
   for (const b of page) if (b.annotations) annotations[b.id] = toAnnotationJson(b);
   const next = last && rows.length > limit ? encodeCursor(sortValue(last, sortBy), last.id) : undefined;
+  const usage = usageByBranch(ctx.db, projectId, ctx.clock.now());
   return {
-    branches: page.map(toBranchJson),
+    branches: page.map((b) => toBranchJson(b, usage.get(b.id))),
     annotations,
     pagination: { ...(next ? { next } : {}), sort_by: sortBy, sort_order: order },
   };
@@ -127,7 +129,8 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
 export function getBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
   const branch = readBranch(ctx.db, accountId, projectId, branchId);
   // The public schema requires `annotation`; a branch without annotations shows an empty value.
-  return { branch: toBranchJson(branch), annotation: toAnnotationJson(branch) };
+  const usage = usageOf(ctx.db, { branchId: branch.id }, ctx.clock.now());
+  return { branch: toBranchJson(branch, usage), annotation: toAnnotationJson(branch) };
 }
 
 export function updateBranch(
@@ -161,6 +164,7 @@ export function deleteBranch(ctx: Ctx, accountId: string, projectId: string, bra
     const branch = requireBranch(tx, accountId, projectId, branchId);
     checkDeletable(branch, findChild(tx, branchId));
     deleteBranchRow(tx, branchId);
+    closeActivity(tx, { branchId }, ctx.clock.now());
     return branch;
   });
   return {

@@ -41,6 +41,7 @@ import {
 } from "./rules.js";
 import type { EndpointCreateInput, EndpointOptions, EndpointUpdateInput } from "./schema.js";
 import {
+  closeActivity,
   deleteEndpointRow,
   findEndpointById,
   hasReadWrite,
@@ -282,6 +283,7 @@ export function deleteEndpoint(
     requireWritableProject(tx, accountId, projectId);
     const row = requireEndpoint(tx, accountId, projectId, endpointId);
     deleteEndpointRow(tx, endpointId);
+    closeActivity(tx, { endpointId }, ctx.clock.now());
     return row;
   });
   return {

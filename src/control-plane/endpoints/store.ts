@@ -196,6 +196,76 @@ export function recordState(
        suspended_at = CASE WHEN @suspended THEN @now ELSE suspended_at END
      WHERE id = @id`,
   ).run({ ...change, started: change.started ? 1 : 0, suspended: change.suspended ? 1 : 0 });
+  // A start (or restart, perhaps at a new size) begins a new active period; any other state ends it.
+  if (change.next !== "active" || change.started) closeActivity(tx, { endpointId: change.id }, change.now);
+  if (change.next === "active" && change.started)
+    statement(
+      tx,
+      `INSERT INTO compute_activity (account_id, project_id, branch_id, endpoint_id, cu, started_at)
+       SELECT account_id, project_id, branch_id, id, autoscaling_limit_min_cu, @now FROM endpoints
+        WHERE id = @id`,
+    ).run({ id: change.id, now: change.now });
+}
+
+/** Ends the open active periods of an endpoint, a branch's or a project's computes (they stop or go). */
+export function closeActivity(
+  tx: Tx,
+  of: { endpointId: string } | { branchId: string } | { projectId: string } | { accountId: string },
+  now: number,
+): void {
+  const [column, id] =
+    "endpointId" in of
+      ? ["endpoint_id", of.endpointId]
+      : "branchId" in of
+        ? ["branch_id", of.branchId]
+        : "projectId" in of
+          ? ["project_id", of.projectId]
+          : ["account_id", of.accountId];
+  statement(
+    tx,
+    `UPDATE compute_activity SET ended_at = max(@now, started_at) WHERE ${column} = @id AND ended_at IS NULL`,
+  ).run({ id, now });
+}
+
+export interface Usage {
+  /** Seconds computes were active (summed over computes). */
+  activeSeconds: number;
+  /** Compute-unit seconds: active seconds times the size each compute ran at. */
+  computeSeconds: number;
+}
+export const NO_USAGE: Usage = { activeSeconds: 0, computeSeconds: 0 };
+
+const OVERLAP = "max(0, min(coalesce(ended_at, @now), @now) - max(started_at, @since))";
+
+/** Usage of a project's or a branch's computes between `since` and `now` (ms). */
+export function usageOf(
+  tx: Tx,
+  of: { projectId: string } | { branchId: string },
+  now: number,
+  since = 0,
+): Usage {
+  const [column, id] = "projectId" in of ? ["project_id", of.projectId] : ["branch_id", of.branchId];
+  const row = statement<{ active: number | null; compute: number | null }>(
+    tx,
+    `SELECT sum(${OVERLAP}) / 1000.0 AS active, sum(${OVERLAP} * cu) / 1000.0 AS compute
+       FROM compute_activity WHERE ${column} = @id AND started_at < @now`,
+  ).get({ id, now, since });
+  return { activeSeconds: Math.floor(row?.active ?? 0), computeSeconds: Math.floor(row?.compute ?? 0) };
+}
+
+/** Usage of each branch of a project up to `now`, in one query (a branch list). */
+export function usageByBranch(tx: Tx, projectId: string, now: number): Map<string, Usage> {
+  const rows = statement<{ branchId: string; active: number; compute: number }>(
+    tx,
+    `SELECT branch_id AS branchId, sum(${OVERLAP}) / 1000.0 AS active, sum(${OVERLAP} * cu) / 1000.0 AS compute
+       FROM compute_activity WHERE project_id = @projectId AND started_at < @now GROUP BY branch_id`,
+  ).all({ projectId, now, since: 0 });
+  return new Map(
+    rows.map((r) => [
+      r.branchId,
+      { activeSeconds: Math.floor(r.active), computeSeconds: Math.floor(r.compute) },
+    ]),
+  );
 }
 
 /** A client was active on the endpoint at `now`: its auto-suspend delay counts from here. */
@@ -269,4 +339,21 @@ export function recordConnection(tx: Tx, endpointId: string, delta: 1 | -1, now:
 /** At start: no connection survives a restart. */
 export function resetConnections(tx: Tx): number {
   return statement(tx, "UPDATE endpoints SET open_connections = 0 WHERE open_connections <> 0").run().changes;
+}
+
+/** Lifetime usage of each of the given projects up to `now`, in one query (a project list). */
+export function usageByProject(tx: Tx, projectIds: readonly string[], now: number): Map<string, Usage> {
+  if (projectIds.length === 0) return new Map();
+  const rows = statement<{ projectId: string; active: number; compute: number }>(
+    tx,
+    `SELECT project_id AS projectId, sum(${OVERLAP}) / 1000.0 AS active, sum(${OVERLAP} * cu) / 1000.0 AS compute
+       FROM compute_activity WHERE project_id IN (SELECT value FROM json_each(@ids)) AND started_at < @now
+      GROUP BY project_id`,
+  ).all({ ids: JSON.stringify(projectIds), now, since: 0 });
+  return new Map(
+    rows.map((r) => [
+      r.projectId,
+      { activeSeconds: Math.floor(r.active), computeSeconds: Math.floor(r.compute) },
+    ]),
+  );
 }

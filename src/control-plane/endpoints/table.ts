@@ -61,3 +61,27 @@ export const endpointVersions = sqliteTable("endpoint_versions", {
   projectId: text("project_id").primaryKey(),
   version: integer("version").notNull(),
 });
+
+/**
+ * When each compute ran: one row per active period of an endpoint (opened when it becomes
+ * active, closed when it suspends or is deleted), at the size it ran with. Usage figures
+ * (active and compute time) are summed from here; rows outlive their endpoint, as Neon's
+ * compute time counts deleted computes too.
+ */
+export const computeActivity = sqliteTable(
+  "compute_activity",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    accountId: text("account_id").notNull(),
+    projectId: text("project_id").notNull(),
+    branchId: text("branch_id").notNull(),
+    endpointId: text("endpoint_id").notNull(),
+    cu: real("cu").notNull(),
+    startedAt: integer("started_at").notNull(),
+    endedAt: integer("ended_at"),
+  },
+  (t) => [
+    index("compute_activity_project_idx").on(t.projectId, t.startedAt),
+    index("compute_activity_open_idx").on(t.endpointId).where(sql`${t.endedAt} IS NULL`),
+  ],
+);

@@ -9,6 +9,7 @@ import { badRequest, notFound } from "../../errors.js";
 import { findProject, type ProjectRow, requireProject, requireWritableProject } from "../access.js";
 import { getAccount } from "../accounts/store.js";
 import type { Principal } from "../api-keys/service.js";
+import { usageByProject } from "../endpoints/store.js";
 import { toProjectListItem } from "../projects/render.js";
 import { toPermissionJson } from "./render.js";
 import {
@@ -81,8 +82,13 @@ export function listSharedProjects(
   const rows = listSharedProjectRows(ctx.db, principal.accountId, { search: query.search, after, limit });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
+  const usage = usageByProject(
+    ctx.db,
+    page.map((p) => p.id),
+    ctx.clock.now(),
+  );
   return {
-    projects: page.map((p) => toProjectListItem(p, getAccount(ctx.db, p.accountId))),
+    projects: page.map((p) => toProjectListItem(p, getAccount(ctx.db, p.accountId), usage.get(p.id))),
     ...(last && rows.length > limit ? { pagination: { cursor: last.id } } : {}),
   };
 }

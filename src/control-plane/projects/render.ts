@@ -2,6 +2,7 @@ import { PLANS } from "../../plans.js";
 import { iso } from "../../platform/clock.js";
 import type { ProjectRow } from "../access.js";
 import type { AccountRow } from "../accounts/store.js";
+import { NO_USAGE, type Usage } from "../endpoints/store.js";
 
 const MIB = 1024 * 1024;
 
@@ -31,8 +32,14 @@ function common(row: ProjectRow) {
 }
 
 /** A project as the project list shows it. */
-export function toProjectListItem(row: ProjectRow, account: AccountRow) {
-  return { ...common(row), active_time: 0, org_id: account.orgId, org_name: account.name };
+export function toProjectListItem(row: ProjectRow, account: AccountRow, usage: Usage = NO_USAGE) {
+  return {
+    ...common(row),
+    cpu_used_sec: usage.computeSeconds,
+    active_time: usage.activeSeconds,
+    org_id: account.orgId,
+    org_name: account.name,
+  };
 }
 
 function monthStart(ms: number): number {
@@ -40,18 +47,32 @@ function monthStart(ms: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
 }
 
-/** A project as GET/POST/PATCH/DELETE /projects/{id} show it. */
-export function toProjectJson(row: ProjectRow, account: AccountRow, now: number) {
+/** The start of the consumption period (the calendar month, UTC) that holds `ms`. */
+export function monthStartOf(ms: number): number {
+  return monthStart(ms);
+}
+
+/**
+ * A project as GET/POST/PATCH/DELETE /projects/{id} show it. `usage`: its computes' lifetime
+ * figures (`cpu_used_sec`) and those of the current consumption period.
+ */
+export function toProjectJson(
+  row: ProjectRow,
+  account: AccountRow,
+  now: number,
+  usage: { lifetime: Usage; period: Usage } = { lifetime: NO_USAGE, period: NO_USAGE },
+) {
   const start = monthStart(now);
   const end = new Date(start);
   end.setUTCMonth(end.getUTCMonth() + 1);
   return {
     ...common(row),
+    cpu_used_sec: usage.lifetime.computeSeconds,
     data_storage_bytes_hour: 0,
     data_transfer_bytes: 0,
     written_data_bytes: 0,
-    compute_time_seconds: 0,
-    active_time_seconds: 0,
+    compute_time_seconds: usage.period.computeSeconds,
+    active_time_seconds: usage.period.activeSeconds,
     consumption_period_start: iso(start),
     consumption_period_end: iso(end.getTime()),
     owner: {

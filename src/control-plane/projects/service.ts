@@ -1,5 +1,6 @@
 import type { Ctx } from "../../context.js";
 import { badRequest, notFound } from "../../errors.js";
+import type { Tx } from "../../platform/db.js";
 import { operationsStarted } from "../../platform/events.js";
 import { findProject, type ProjectRow, requireProject, requireWritableProject } from "../access.js";
 import { getAccount } from "../accounts/store.js";
@@ -11,13 +12,14 @@ import { findDefaultBranch } from "../branches/store.js";
 import { connectionDetails } from "../connection/render.js";
 import { toEndpointJson } from "../endpoints/render.js";
 import { addEndpoint } from "../endpoints/service.js";
+import { closeActivity, usageByProject, usageOf } from "../endpoints/store.js";
 import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
 import { deleteProjectOperations, type OperationRow } from "../operations/store.js";
 import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
 import { addDatabase, addRole } from "../roles-databases/service.js";
 import { availablePreloadLibraries } from "./preload-libraries.js";
-import { toProjectJson, toProjectListItem } from "./render.js";
+import { monthStartOf, toProjectJson, toProjectListItem } from "./render.js";
 import {
   checkDefaults,
   DEFAULT_BRANCH_NAME,
@@ -103,8 +105,13 @@ export function listProjects(ctx: Ctx, principal: Principal, query: ProjectListI
   const rows = listProjectRows(ctx.db, accountId, { search: query.search, after, limit, only: scope });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
+  const usage = usageByProject(
+    ctx.db,
+    page.map((p) => p.id),
+    ctx.clock.now(),
+  );
   return {
-    projects: page.map((p) => toProjectListItem(p, account)),
+    projects: page.map((p) => toProjectListItem(p, account, usage.get(p.id))),
     ...(last && rows.length > limit ? { pagination: { cursor: last.id } } : {}),
     applications: {},
     integrations: {},
@@ -113,7 +120,10 @@ export function listProjects(ctx: Ctx, principal: Principal, query: ProjectListI
 
 export function getProject(ctx: Ctx, accountId: string, projectId: string) {
   const project = requireProject(ctx.db, accountId, projectId);
-  return { project: toProjectJson(project, getAccount(ctx.db, accountId), ctx.clock.now()) };
+  const now = ctx.clock.now();
+  return {
+    project: toProjectJson(project, getAccount(ctx.db, accountId), now, projectUsage(ctx.db, projectId, now)),
+  };
 }
 
 export function updateProject(ctx: Ctx, accountId: string, projectId: string, input: ProjectUpdateInput) {
@@ -146,7 +156,10 @@ export function updateProject(ctx: Ctx, accountId: string, projectId: string, in
         }),
       );
     return {
-      body: { project: toProjectJson(next, account, now), operations: ops.map(toOperationJson) },
+      body: {
+        project: toProjectJson(next, account, now, projectUsage(tx, projectId, now)),
+        operations: ops.map(toOperationJson),
+      },
       ops,
     };
   });
@@ -161,8 +174,10 @@ export function deleteProject(ctx: Ctx, accountId: string, projectId: string) {
     const op = startOperation(ctx, tx, { accountId, projectId, branchId: null, action: "delete_tenant" });
     deleteProjectOperations(tx, projectId, op.id);
     deleteProjectRow(tx, projectId);
+    closeActivity(tx, { projectId }, ctx.clock.now());
     revokeProjectKeys(tx, projectId, ctx.clock.now()); // a project's keys die with it
-    return { body: { project: toProjectJson(project, account, ctx.clock.now()) }, op };
+    const now = ctx.clock.now();
+    return { body: { project: toProjectJson(project, account, now, projectUsage(tx, projectId, now)) }, op };
   });
   return { body, events: operationsStarted([op]) };
 }
@@ -170,4 +185,12 @@ export function deleteProject(ctx: Ctx, accountId: string, projectId: string) {
 /** GET /projects/{p}/available_preload_libraries: what the project's Postgres version can preload. */
 export function preloadLibraries(ctx: Ctx, accountId: string, projectId: string) {
   return { libraries: availablePreloadLibraries(requireProject(ctx.db, accountId, projectId).pgVersion) };
+}
+
+/** A project's compute usage: over its lifetime, and in the consumption period holding `now`. */
+function projectUsage(tx: Tx, projectId: string, now: number) {
+  return {
+    lifetime: usageOf(tx, { projectId }, now),
+    period: usageOf(tx, { projectId }, now, monthStartOf(now)),
+  };
 }

@@ -78,6 +78,7 @@ const ACCOUNT_TABLES = [
   ["databases", "project_id"],
   ["operations", "project_id"],
   ["faults", "project_id"],
+  ["compute_activity", "project_id"],
 ] as const;
 
 /** Hands a project, with everything it holds, to another account (a transfer between organizations). */
