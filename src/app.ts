@@ -9,6 +9,7 @@ import accounts from "./control-plane/accounts/routes/index.js";
 import apiKeys from "./control-plane/api-keys/routes/index.js";
 import branches from "./control-plane/branches/routes/index.js";
 import connectionUri from "./control-plane/connection/routes/get-connection-uri.js";
+import consumption from "./control-plane/consumption/routes/index.js";
 import endpoints from "./control-plane/endpoints/routes/index.js";
 import jwks from "./control-plane/jwks/routes/index.js";
 import operations from "./control-plane/operations/routes/index.js";
@@ -116,6 +117,7 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     .route("/", jwks)
     .route("/", vpc)
     .route("/", products)
+    .route("/", consumption)
     .route("/", regions)
     .route("/", connectionUri);
   app.route(API_BASE, api);

@@ -21,6 +21,8 @@ export interface Plan {
   activeSecondsLimit: number;
   /** An organization spending limit can be set (Neon: Launch and Scale plans). */
   spendingLimit: boolean;
+  /** The consumption history routes answer (Neon: paid plans). */
+  consumptionHistory: boolean;
 }
 
 /** The free tier's compute: fixed 0.25 CU (specification, Limits). */
@@ -37,6 +39,7 @@ export const PLANS: Record<PlanName, Plan> = {
     branchesLimit: 10,
     activeSecondsLimit: 360_000,
     spendingLimit: false,
+    consumptionHistory: false,
   },
   paid: {
     subscriptionType: "scale_v3",
@@ -48,5 +51,6 @@ export const PLANS: Record<PlanName, Plan> = {
     branchesLimit: 5000,
     activeSecondsLimit: 0,
     spendingLimit: true,
+    consumptionHistory: true,
   },
 };

@@ -1,4 +1,9 @@
-import { type Api, createApiClient, MemberRole } from "@neondatabase/api-client";
+import {
+  type Api,
+  ConsumptionHistoryGranularity,
+  createApiClient,
+  MemberRole,
+} from "@neondatabase/api-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PRODUCT_ROUTES } from "../../src/control-plane/products/catalog.js";
 import { publicContract } from "./contract.js";
@@ -301,6 +306,41 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
       expect(res.status, route.operationId).toBe(404);
       expect(res.body.message, route.operationId).toMatch(/not (enabled|available) for/);
     }
+  });
+
+  it("consumption history: v1 and v2 per project, v2 per branch, from the computes' activity", async () => {
+    step("consumption");
+    const orgId = (await api.getAuthDetails()).data.account_id;
+    const hour = 3_600_000;
+    const from = new Date(Math.floor(Date.now() / hour) * hour - hour).toISOString();
+    const to = new Date(Math.floor(Date.now() / hour) * hour + hour).toISOString();
+    const granularity = ConsumptionHistoryGranularity.Hourly;
+    const v1 = await api.getConsumptionHistoryPerProject({ from, to, granularity, project_ids: [projectId] });
+    expect(v1.data.projects.map((p) => p.project_id)).toEqual([projectId]);
+    const frames = v1.data.projects[0]?.periods.flatMap((p) => p.consumption) ?? [];
+    expect(frames).toHaveLength(2);
+    // The project's compute has been active since it was created, minutes ago.
+    expect(frames.reduce((sum, f) => sum + f.active_time_seconds, 0)).toBeGreaterThan(0);
+    const v2 = await api.getConsumptionHistoryPerProjectV2({
+      from,
+      to,
+      granularity,
+      org_id: orgId,
+      metrics: ["compute_unit_seconds"],
+      project_ids: [projectId],
+    });
+    expect(v2.data.projects[0]?.periods[0]?.consumption[0]?.metrics?.[0]?.metric_name).toBe(
+      "compute_unit_seconds",
+    );
+    const branches = await api.getConsumptionHistoryPerBranchV2({
+      from,
+      to,
+      granularity,
+      org_id: orgId,
+      metrics: ["compute_unit_seconds"],
+      project_ids: [projectId],
+    });
+    expect(branches.data.branches.map((b) => b.project_id)).toContain(projectId);
   });
 
   it("connection URI, plain and pooled", async () => {

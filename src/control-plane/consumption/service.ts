@@ -1,0 +1,278 @@
+/**
+ * Consumption history, computed from what happened: compute time from the recorded active
+ * periods of every compute (deleted ones too) times the size each ran at; storage from the
+ * branches' logical sizes (as last measured) over the time they existed. Network transfer and
+ * written data are not measured by the emulator and answer 0; so do snapshot and instant-restore
+ * storage, which it does not keep.
+ */
+import { createHash } from "node:crypto";
+import type { Ctx } from "../../context.js";
+import { badRequest, forbidden, notAcceptable, notFound } from "../../errors.js";
+import { PLANS } from "../../plans.js";
+import { iso } from "../../platform/clock.js";
+import { getAccount } from "../accounts/store.js";
+import {
+  BRANCH_METRICS,
+  floorTo,
+  type Granularity,
+  listParam,
+  type Metric,
+  next,
+  overlap,
+  timeframesOf,
+  V2_METRICS,
+  windowOf,
+} from "./rules.js";
+import {
+  type ActivityRow,
+  accountProjectsNewestFirst,
+  activityIn,
+  type BranchSizeRow,
+  branchSizes,
+} from "./store.js";
+
+export interface HistoryQuery {
+  from: string;
+  to: string;
+  granularity: Granularity;
+  org_id?: string | undefined;
+  cursor?: string | undefined;
+  limit?: number | undefined;
+  project_ids?: string | string[] | undefined;
+  branch_ids?: string | string[] | undefined;
+  metrics?: string | string[] | undefined;
+}
+
+/** Branches a paid plan includes per project before extra branch-months count. */
+const INCLUDED_BRANCHES = 10;
+
+interface Frame {
+  start: number;
+  end: number;
+}
+
+function checkAccess(ctx: Ctx, accountId: string, orgId: string | undefined, what: string) {
+  const account = getAccount(ctx.db, accountId);
+  if (orgId !== undefined && orgId !== account.orgId) throw notFound(`organization ${orgId} not found`);
+  if (!PLANS[account.plan].consumptionHistory)
+    throw forbidden(`${what} is not available on the free plan; it needs a paid plan`);
+  return account;
+}
+
+function window(ctx: Ctx, q: HistoryQuery) {
+  const from = Date.parse(q.from);
+  const to = Date.parse(q.to);
+  if (Number.isNaN(from)) throw badRequest("invalid query parameter: from: must be an ISO 8601 date-time");
+  if (Number.isNaN(to)) throw badRequest("invalid query parameter: to: must be an ISO 8601 date-time");
+  const w = windowOf(from, to, q.granularity, ctx.clock.now());
+  if ("invalid" in w) throw badRequest(w.invalid);
+  if ("outside" in w) throw notAcceptable(w.outside);
+  return w;
+}
+
+function metricsOf(q: HistoryQuery, allowed: readonly Metric[]): Metric[] {
+  const asked = listParam(q.metrics);
+  if (asked.length === 0)
+    throw badRequest(`invalid query parameter: metrics: name one or more of ${allowed.join(", ")}`);
+  for (const m of asked)
+    if (!(allowed as readonly string[]).includes(m))
+      throw badRequest(`invalid query parameter: metrics: ${m} is not one of ${allowed.join(", ")}`);
+  return [...new Set(asked)] as Metric[];
+}
+
+/** A stable UUID for an account's billing period. */
+function periodId(accountId: string, periodStart: number): string {
+  const h = createHash("sha256").update(`${accountId}:${periodStart}`).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+const activeMs = (rows: readonly ActivityRow[], frame: Frame, now: number) =>
+  rows.reduce((sum, r) => sum + overlap({ start: r.startedAt, end: r.endedAt ?? now }, frame), 0);
+const cuMs = (rows: readonly ActivityRow[], frame: Frame, now: number) =>
+  rows.reduce((sum, r) => sum + overlap({ start: r.startedAt, end: r.endedAt ?? now }, frame) * r.cu, 0);
+const alive = (b: BranchSizeRow, frame: Frame) => b.createdAt < frame.end;
+/** Byte-months: a size held over part of a month. */
+const byteMonths = (branches: readonly BranchSizeRow[], frame: Frame) => {
+  const month = next(floorTo(frame.start, "monthly"), "monthly") - floorTo(frame.start, "monthly");
+  return branches.reduce(
+    (sum, b) =>
+      sum + (b.logicalSize * overlap({ start: b.createdAt, end: Number.POSITIVE_INFINITY }, frame)) / month,
+    0,
+  );
+};
+
+function metricValue(
+  metric: Metric,
+  activity: readonly ActivityRow[],
+  branches: readonly BranchSizeRow[],
+  frame: Frame,
+  now: number,
+): number {
+  switch (metric) {
+    case "compute_unit_seconds":
+      return Math.round(cuMs(activity, frame, now) / 1000);
+    case "root_branch_bytes_month":
+      return Math.round(
+        byteMonths(
+          branches.filter((b) => b.root),
+          frame,
+        ),
+      );
+    case "child_branch_bytes_month":
+      return Math.round(
+        byteMonths(
+          branches.filter((b) => !b.root),
+          frame,
+        ),
+      );
+    case "extra_branches_month": {
+      const month = next(floorTo(frame.start, "monthly"), "monthly") - floorTo(frame.start, "monthly");
+      const extra = Math.max(0, branches.filter((b) => alive(b, frame)).length - INCLUDED_BRANCHES);
+      return Math.round((extra * (frame.end - frame.start)) / month);
+    }
+    default:
+      return 0; // not measured (network transfer) or not kept (snapshots, instant restore)
+  }
+}
+
+/** Periods with their timeframes, each timeframe described by `describe`. */
+function periodsOf<T>(
+  accountId: string,
+  plan: string,
+  w: { from: number; to: number },
+  q: HistoryQuery,
+  now: number,
+  describe: (frame: Frame) => T,
+) {
+  return [...timeframesOf(w, q.granularity)].map(([start, frames]) => {
+    const end = next(start, "monthly");
+    return {
+      period_id: periodId(accountId, start),
+      period_plan: plan,
+      period_start: iso(start),
+      ...(end <= now ? { period_end: iso(end) } : {}),
+      consumption: frames.map((f) => ({
+        timeframe_start: iso(f.start),
+        timeframe_end: iso(f.end),
+        ...describe(f),
+      })),
+    };
+  });
+}
+
+/** The page of project ids: the account's (or those named), newest first, after the cursor. */
+function projectPage(ctx: Ctx, accountId: string, q: HistoryQuery, defaultLimit: number) {
+  const named = new Set(listParam(q.project_ids));
+  if (named.size > 100) throw badRequest("invalid query parameter: project_ids: at most 100");
+  const all = accountProjectsNewestFirst(ctx.db, accountId)
+    .map((p) => p.id)
+    .filter((id) => named.size === 0 || named.has(id));
+  let start = 0;
+  if (q.cursor !== undefined) {
+    const at = all.indexOf(q.cursor);
+    if (at < 0) throw badRequest(`cursor "${q.cursor}" is not valid (use pagination.cursor)`);
+    start = at + 1;
+  }
+  const limit = q.limit ?? defaultLimit;
+  const page = all.slice(start, start + limit);
+  const last = page[page.length - 1];
+  return { page, cursor: last !== undefined && start + limit < all.length ? last : undefined };
+}
+
+/** GET /consumption_history/projects (v1 metrics). */
+export function projectHistoryV1(ctx: Ctx, accountId: string, q: HistoryQuery) {
+  const account = checkAccess(ctx, accountId, q.org_id, "Project consumption history");
+  const w = window(ctx, q);
+  const now = ctx.clock.now();
+  const { page, cursor } = projectPage(ctx, accountId, q, 10);
+  const activity = activityIn(ctx.db, page, w.from, w.to);
+  const sizes = branchSizes(ctx.db, page);
+  const plan = PLANS[account.plan].subscriptionType.replace(/_v\d+$/, "");
+  return {
+    projects: page.map((projectId) => {
+      const mine = activity.filter((a) => a.projectId === projectId);
+      const branches = sizes.filter((b) => b.projectId === projectId);
+      return {
+        project_id: projectId,
+        periods: periodsOf(accountId, plan, w, q, now, (f) => ({
+          active_time_seconds: Math.round(activeMs(mine, f, now) / 1000),
+          compute_time_seconds: Math.round(cuMs(mine, f, now) / 1000),
+          written_data_bytes: 0,
+          synthetic_storage_size_bytes: branches
+            .filter((b) => alive(b, f))
+            .reduce((s, b) => s + b.logicalSize, 0),
+        })),
+      };
+    }),
+    ...(cursor ? { pagination: { cursor } } : {}),
+  };
+}
+
+/** GET /consumption_history/v2/projects. */
+export function projectHistoryV2(ctx: Ctx, accountId: string, q: HistoryQuery) {
+  const account = checkAccess(ctx, accountId, q.org_id, "Project consumption history");
+  const w = window(ctx, q);
+  const metrics = metricsOf(q, V2_METRICS);
+  const now = ctx.clock.now();
+  const { page, cursor } = projectPage(ctx, accountId, q, 10);
+  const activity = activityIn(ctx.db, page, w.from, w.to);
+  const sizes = branchSizes(ctx.db, page);
+  const plan = PLANS[account.plan].subscriptionType.replace(/_v\d+$/, "");
+  return {
+    projects: page.map((projectId) => {
+      const mine = activity.filter((a) => a.projectId === projectId);
+      const branches = sizes.filter((b) => b.projectId === projectId);
+      return {
+        project_id: projectId,
+        periods: periodsOf(accountId, plan, w, q, now, (f) => ({
+          metrics: metrics.map((m) => ({ metric_name: m, value: metricValue(m, mine, branches, f, now) })),
+        })),
+      };
+    }),
+    ...(cursor ? { pagination: { cursor } } : {}),
+  };
+}
+
+/** GET /consumption_history/v2/branches: per branch of the named projects, ordered by project then branch. */
+export function branchHistoryV2(ctx: Ctx, accountId: string, q: HistoryQuery) {
+  const account = checkAccess(ctx, accountId, q.org_id, "Branch consumption history");
+  const w = window(ctx, q);
+  const metrics = metricsOf(q, BRANCH_METRICS);
+  const now = ctx.clock.now();
+  const projectIds = listParam(q.project_ids);
+  if (projectIds.length === 0)
+    throw badRequest("invalid query parameter: project_ids: name 1 to 100 projects");
+  if (projectIds.length > 100) throw badRequest("invalid query parameter: project_ids: at most 100");
+  const own = new Set(accountProjectsNewestFirst(ctx.db, accountId).map((p) => p.id));
+  for (const id of projectIds) if (!own.has(id)) throw notFound(`project ${id} not found`);
+  const named = new Set(listParam(q.branch_ids));
+  const all = branchSizes(ctx.db, [...new Set(projectIds)])
+    .filter((b) => named.size === 0 || named.has(b.id))
+    .sort((a, b) =>
+      a.projectId === b.projectId ? (a.id < b.id ? -1 : 1) : a.projectId < b.projectId ? -1 : 1,
+    );
+  let start = 0;
+  if (q.cursor !== undefined) {
+    const at = all.findIndex((b) => `${b.projectId}/${b.id}` === q.cursor);
+    if (at < 0) throw badRequest(`cursor "${q.cursor}" is not valid (use pagination.cursor)`);
+    start = at + 1;
+  }
+  const limit = q.limit ?? 100;
+  const page = all.slice(start, start + limit);
+  const last = page[page.length - 1];
+  const activity = activityIn(ctx.db, [...new Set(page.map((b) => b.projectId))], w.from, w.to);
+  const plan = PLANS[account.plan].subscriptionType.replace(/_v\d+$/, "");
+  return {
+    branches: page.map((branch) => {
+      const mine = activity.filter((a) => a.branchId === branch.id);
+      return {
+        project_id: branch.projectId,
+        branch_id: branch.id,
+        periods: periodsOf(accountId, plan, w, q, now, (f) => ({
+          metrics: metrics.map((m) => ({ metric_name: m, value: metricValue(m, mine, [branch], f, now) })),
+        })),
+      };
+    }),
+    ...(last && start + limit < all.length ? { pagination: { cursor: `${last.projectId}/${last.id}` } } : {}),
+  };
+}
