@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import pino from "pino";
 import YAML from "yaml";
 import { createApp } from "../app.js";
@@ -64,15 +65,20 @@ async function servedDocument(): Promise<{ paths: Paths }> {
   }
 }
 
-async function main(): Promise<void> {
-  const args = new Set(process.argv.slice(2));
+/** Every public operation, and whether the emulator serves it. */
+export async function apiCoverage() {
   const file = join(
     dirname(createRequire(import.meta.url).resolve("@neondatabase/api-client/package.json")),
     "public-v2-for-users.gen.yaml",
   );
   const publicOps = operationsOf((YAML.parse(readFileSync(file, "utf8")) as { paths: Paths }).paths);
   const served = new Set(operationsOf((await servedDocument()).paths).map((op) => shape(op.method, op.path)));
-  const rows = publicOps.map((op) => ({ ...op, served: served.has(shape(op.method, op.path)) }));
+  return publicOps.map((op) => ({ ...op, served: served.has(shape(op.method, op.path)) }));
+}
+
+async function main(): Promise<void> {
+  const args = new Set(process.argv.slice(2));
+  const rows = await apiCoverage();
   const count = rows.filter((r) => r.served).length;
   if (args.has("--json")) {
     console.log(JSON.stringify({ served: count, total: rows.length, operations: rows }, null, 2));
@@ -84,4 +90,4 @@ async function main(): Promise<void> {
   console.log(`\n${count} of ${rows.length} public operations served`);
 }
 
-await main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
