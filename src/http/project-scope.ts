@@ -43,4 +43,6 @@ function check(scope: string, method: string, path: string, emulator: boolean): 
     throw refuse(scope, emulator ? "act on the whole account" : "act on the organization");
   if (projectId !== scope) throw projectNotFound(projectId);
   if (!emulator && match?.[2] === undefined && method === "DELETE") throw refuse(scope, "delete its project");
+  if (!emulator && method === "POST" && /^\/transfer_requests\/?$/.test(match?.[2] ?? ""))
+    throw refuse(scope, "transfer its project");
 }

@@ -1,7 +1,7 @@
 /**
  * Requests on a project another account shares with the caller's user run as that project's
- * owner, so every lookup and rule below the route is the owner's; deleting the project stays the
- * owner's alone (403). Projects neither owned nor shared keep answering 404 from the services.
+ * owner, so every lookup and rule below the route is the owner's; deleting or transferring the
+ * project stays the owner's alone (403). Projects neither owned nor shared keep answering 404 from the services.
  */
 import type { MiddlewareHandler } from "hono";
 import { sharedOwner } from "../control-plane/permissions/service.js";
@@ -26,10 +26,15 @@ export function sharedProjects(base: string): MiddlewareHandler<AppEnv> {
     const match = principal && PROJECT_PATH.exec(c.req.path.slice(base.length));
     const projectId = match?.[1];
     if (principal && projectId !== undefined && projectId !== "shared" && !principal.projectId) {
-      const owner = sharedOwner(c.var.ctx, principal.accountId, decoded(projectId));
+      const rest = match?.[2];
+      // Accepting a transfer request is the recipient's own act: it runs as the caller.
+      const accepting = c.req.method === "PUT" && rest?.startsWith("/transfer_requests/");
+      const owner = accepting ? undefined : sharedOwner(c.var.ctx, principal.accountId, decoded(projectId));
       if (owner !== undefined) {
-        if (match?.[2] === undefined && c.req.method === "DELETE")
+        if (rest === undefined && c.req.method === "DELETE")
           throw forbidden(`project ${projectId} is shared with you; only its owner can delete it`);
+        if (rest === "/transfer_requests" || rest === "/transfer_requests/")
+          throw forbidden(`project ${projectId} is shared with you; only its owner can transfer it`);
         c.set("principal", { ...principal, accountId: owner });
       }
     }

@@ -103,6 +103,7 @@ describe("project-scoped keys", () => {
       ["GET", `/api/v2/organizations/${orgId}/api_keys`, undefined],
       ["POST", "/api/v2/api_keys", { key_name: "escalate" }],
       ["POST", "/_emulator/reset", {}],
+      ["POST", `/api/v2/projects/${mine}/transfer_requests`, {}],
     ] as const) {
       const res = await as(key, method, path, body);
       expectStatus(res, 403);

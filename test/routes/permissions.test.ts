@@ -59,6 +59,9 @@ describe("project permissions (sharing)", () => {
     );
     expect((await t.api("GET", `/api/v2/projects/${projectId}`)).body.project.name).toBe("renamed by bob");
     expectStatus(await asBob("GET", `/api/v2/projects/${projectId}/permissions`), 200);
+    // Nor can a collaborator offer it to someone (themselves included).
+    const offer = await asBob("POST", `/api/v2/projects/${projectId}/transfer_requests`, {});
+    expectStatus(offer, 403);
     const refused = await asBob("DELETE", `/api/v2/projects/${projectId}`);
     expectStatus(refused, 403);
     expect(refused.body.code).toBe("FORBIDDEN");
@@ -89,5 +92,22 @@ describe("project permissions (sharing)", () => {
     expect(
       (await t.api("GET", `/api/v2/projects/${projectId}/permissions`)).body.project_permissions,
     ).toEqual([]);
+  });
+
+  it("a collaborator may accept the owner's transfer request, as itself", async () => {
+    expectStatus(
+      await t.api("POST", `/api/v2/projects/${projectId}/permissions`, { email: "bob@example.com" }),
+      200,
+    );
+    const offer = await t.api("POST", `/api/v2/projects/${projectId}/transfer_requests`, {});
+    expectStatus(offer, 201);
+    expectStatus(
+      await asBob("PUT", `/api/v2/projects/${projectId}/transfer_requests/${offer.body.id}`, {}),
+      204,
+    );
+    expect((await asBob("GET", "/api/v2/projects")).body.projects.map((p: { id: string }) => p.id)).toEqual([
+      projectId,
+    ]);
+    expectStatus(await t.api("GET", `/api/v2/projects/${projectId}`), 404);
   });
 });
