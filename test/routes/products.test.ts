@@ -86,6 +86,11 @@ describe("products the emulator does not run", () => {
     const other = await t.api("POST", "/api/v2/projects/auth/create", { project_id: "no-such-1" });
     expect(other.body.message).toBe("project no-such-1 not found");
     expectStatus(await t.api("GET", "/api/v2/projects/auth/create"), 404);
+    // A body, where a route takes one, is a JSON object (or nothing).
+    const auth = `/api/v2/projects/${projectId}/branches/${branchId}/auth`;
+    expectStatus(await t.api("POST", auth, "{bad"), 400);
+    expectStatus(await t.api("POST", auth, "[1, 2]"), 400);
+    expectStatus(await t.api("POST", auth, ""), 404);
   });
 
   it("a multipart function deployment gets the same answer", async () => {
