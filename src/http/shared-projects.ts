@@ -29,7 +29,9 @@ export function sharedProjects(base: string): MiddlewareHandler<AppEnv> {
       const rest = match?.[2];
       // Accepting a transfer request is the recipient's own act: it runs as the caller.
       const accepting = c.req.method === "PUT" && rest?.startsWith("/transfer_requests/");
-      const owner = accepting ? undefined : sharedOwner(c.var.ctx, principal.accountId, decoded(projectId));
+      const owner = accepting
+        ? undefined
+        : sharedOwner(c.var.ctx, principal.accountId, decoded(projectId), c.req.raw);
       if (owner !== undefined) {
         if (rest === undefined && c.req.method === "DELETE")
           throw forbidden(`project ${projectId} is shared with you; only its owner can delete it`);

@@ -6,6 +6,7 @@
  */
 import type { Ctx } from "../../context.js";
 import { badRequest, notFound } from "../../errors.js";
+import { cachedRead } from "../../platform/read-cache.js";
 import { findProject, type ProjectRow, requireProject, requireWritableProject } from "../access.js";
 import { getAccount } from "../accounts/store.js";
 import type { Principal } from "../api-keys/service.js";
@@ -59,9 +60,25 @@ export function revokeProjectPermission(
   });
 }
 
-/** The owner's account when the project is shared with the caller; undefined otherwise. */
-export function sharedOwner(ctx: Ctx, accountId: string, projectId: string): string | undefined {
-  return sharedProjectOwner(ctx.db, accountId, projectId);
+/**
+ * The owner's account when the project is shared with the caller; undefined otherwise. Asked on
+ * every request on a project path, so kept while the database is unchanged (cachedRead; `request`
+ * is an object unique to the request).
+ */
+export function sharedOwner(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  request: object,
+): string | undefined {
+  return (
+    cachedRead(
+      ctx.db,
+      `shared:${accountId}:${projectId}`,
+      () => sharedProjectOwner(ctx.db, accountId, projectId) ?? null,
+      request,
+    ) ?? undefined
+  );
 }
 
 /** GET /projects/shared: projects other accounts share with the caller's user, paged as GET /projects. */
@@ -74,7 +91,7 @@ export function listSharedProjects(
   const limit = query.limit ?? 10;
   let after: ProjectRow | undefined;
   if (query.cursor !== undefined) {
-    const owner = sharedOwner(ctx, principal.accountId, query.cursor);
+    const owner = sharedProjectOwner(ctx.db, principal.accountId, query.cursor);
     after = owner === undefined ? undefined : findProject(ctx.db, owner, query.cursor);
     if (!after)
       throw badRequest(`cursor "${query.cursor}" is not a project shared with you (use pagination.cursor)`);
