@@ -129,6 +129,12 @@ describe("consumption history", () => {
       await t.api("GET", `/api/v2/consumption_history/v2/branches?${HOURS}&${base}&project_ids=no-such-1`),
       404,
     );
+    // A window reaching into the future ends with the step that holds now (02:00-03:00 here).
+    const future = await v2(`from=2025-01-01T00:00:00Z&to=9999-01-01T00:00:00Z&granularity=hourly&${base}`);
+    expectStatus(future, 200);
+    expect(
+      future.body.projects[0].periods[0].consumption.map((f: { timeframe_end: string }) => f.timeframe_end),
+    ).toEqual(["2025-01-01T01:00:00Z", "2025-01-01T02:00:00Z", "2025-01-01T03:00:00Z"]);
     const daily = await v2(`from=2024-12-15T00:00:00Z&to=2025-01-02T00:00:00Z&granularity=daily&${base}`);
     expectStatus(daily, 200);
     // Timeframes are cut at billing periods: December and January are two periods.

@@ -266,4 +266,21 @@ describe("project transfer requests", () => {
     expect(refused.body.message).toContain("expired");
     expectStatus(await t.api("GET", `/api/v2/projects/${second}`), 200);
   });
+
+  it("offers lapse when the project changes hands, so the former owner cannot take it back", async () => {
+    const bob = await otherAccount("bob@example.com");
+    const projectId = (await t.api("POST", "/api/v2/projects", { project: { name: "twice" } })).body.project
+      .id;
+    const first = await t.api("POST", `/api/v2/projects/${projectId}/transfer_requests`, {});
+    const second = await t.api("POST", `/api/v2/projects/${projectId}/transfer_requests`, {});
+    expectStatus(
+      await as(bob.key, "PUT", `/api/v2/projects/${projectId}/transfer_requests/${first.body.id}`, {}),
+      204,
+    );
+    expectStatus(
+      await t.api("PUT", `/api/v2/projects/${projectId}/transfer_requests/${second.body.id}`, {}),
+      404,
+    );
+    expect((await as(bob.key, "GET", `/api/v2/projects/${projectId}`)).body.project.org_id).toBe(bob.org);
+  });
 });

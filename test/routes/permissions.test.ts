@@ -110,4 +110,47 @@ describe("project permissions (sharing)", () => {
     ]);
     expectStatus(await t.api("GET", `/api/v2/projects/${projectId}`), 404);
   });
+
+  it("access is bound to the account that had the email when it was granted", async () => {
+    expectStatus(
+      await t.api("POST", `/api/v2/projects/${projectId}/permissions`, { email: "bob@example.com" }),
+      200,
+    );
+    // Emails are not unique here: a later account with Bob's email gains nothing.
+    const later = await t.api("POST", "/_emulator/accounts", { name: "Mallory", email: "bob@example.com" });
+    const mallory = later.body.key.key as string;
+    const as = (key: string, path: string) =>
+      t.request("GET", path, undefined, { authorization: `Bearer ${key}` });
+    expectStatus(await as(mallory, `/api/v2/projects/${projectId}`), 404);
+    expect((await as(mallory, "/api/v2/projects/shared")).body.projects).toEqual([]);
+    expectStatus(await asBob("GET", `/api/v2/projects/${projectId}`), 200);
+    // An email no account has: the grant is listed and gives nobody access.
+    const nobody = await t.api("POST", `/api/v2/projects/${projectId}/permissions`, {
+      email: "nobody@example.com",
+    });
+    expectStatus(nobody, 200);
+    const late = await t.api("POST", "/_emulator/accounts", { name: "Late", email: "nobody@example.com" });
+    expectStatus(await as(late.body.key.key, `/api/v2/projects/${projectId}`), 404);
+  });
+
+  it("a project that changes hands keeps none of its grants", async () => {
+    expectStatus(
+      await t.api("POST", `/api/v2/projects/${projectId}/permissions`, { email: "bob@example.com" }),
+      200,
+    );
+    const carol = await t.api("POST", "/_emulator/accounts", { name: "Carol", email: "carol@example.com" });
+    const offer = await t.api("POST", `/api/v2/projects/${projectId}/transfer_requests`, {});
+    expectStatus(
+      await t.request(
+        "PUT",
+        `/api/v2/projects/${projectId}/transfer_requests/${offer.body.id}`,
+        {},
+        {
+          authorization: `Bearer ${carol.body.key.key}`,
+        },
+      ),
+      204,
+    );
+    expectStatus(await asBob("GET", `/api/v2/projects/${projectId}`), 404);
+  });
 });

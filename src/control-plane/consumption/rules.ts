@@ -1,7 +1,7 @@
 /**
  * Consumption history windows, as the public document gives them: `from` and `to` are rounded
  * down to the granularity; hourly data reaches back 168 hours, daily 60 days, monthly a year,
- * and nothing before 2024-03-01. Timeframes are cut at billing-period (calendar month) edges.
+ * and nothing before 2024-03-01; a window ends at the latest with the step that holds now. Timeframes are cut at billing-period (calendar month) edges.
  */
 export type Granularity = "hourly" | "daily" | "monthly";
 
@@ -32,7 +32,8 @@ export function windowOf(
   now: number,
 ): { from: number; to: number } | { outside: string } | { invalid: string } {
   const start = floorTo(from, granularity);
-  const end = floorTo(to, granularity);
+  // Nothing is consumed in the future: the window ends with the step that holds `now`.
+  const end = Math.min(floorTo(to, granularity), next(floorTo(now, granularity), granularity));
   if (end <= start) return { invalid: `to must be at least one ${granularity} step after from` };
   if (start < HISTORY_START) return { outside: "consumption history starts at 2024-03-01T00:00:00Z" };
   if (start < floorTo(now - REACH[granularity], granularity))

@@ -82,6 +82,7 @@ export const computeActivity = sqliteTable(
   },
   (t) => [
     index("compute_activity_project_idx").on(t.projectId, t.startedAt),
+    index("compute_activity_branch_idx").on(t.branchId),
     index("compute_activity_open_idx").on(t.endpointId).where(sql`${t.endedAt} IS NULL`),
   ],
 );

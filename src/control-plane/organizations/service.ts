@@ -11,10 +11,13 @@ import type { Tx } from "../../platform/db.js";
 import { requireOrganization, requireWritableProject } from "../access.js";
 import { type AccountRow, getAccount, setSpendingLimit } from "../accounts/store.js";
 import { revokeProjectKeys } from "../api-keys/store.js";
+import { revokeProjectPermissions } from "../permissions/store.js";
 import { countAccountProjects, moveProject } from "../projects/store.js";
+import { deleteAllProjectRestrictions } from "../vpc/store.js";
 import { toInvitationJson, toMemberJson } from "./render.js";
 import type { MembersInput } from "./schema.js";
 import {
+  cancelTransferRequests,
   countAdmins,
   deleteMember,
   findAccountByEmail,
@@ -198,10 +201,7 @@ export function transferProjects(
         `organization ${input.destination_org_id} can hold ${limit} projects on its plan; transfer fewer or upgrade it`,
       );
     const now = ctx.clock.now();
-    for (const id of ids) {
-      moveProject(tx, id, target.id);
-      revokeProjectKeys(tx, id, now);
-    }
+    for (const id of ids) handOver(tx, id, target.id, now);
     return {};
   });
 }
@@ -270,8 +270,8 @@ export function createTransferRequest(ctx: Ctx, accountId: string, projectId: st
 
 /**
  * PUT /projects/{p}/transfer_requests/{id}: the caller takes the project into its organization
- * (`org_id`, if given, must be it). Once only, before it expires; the owner's project-scoped keys
- * for it are revoked.
+ * (`org_id`, if given, must be it). Once only, before it expires; other offers of the project
+ * lapse (handOver).
  */
 export function acceptTransferRequest(
   ctx: Ctx,
@@ -296,8 +296,20 @@ export function acceptTransferRequest(
     requireWritableProject(tx, owner, projectId);
     if (countAccountProjects(tx, target.id) + 1 > PLANS[target.plan].projectsLimit)
       throw notAcceptable(`organization ${target.orgId} cannot own more projects on its plan`);
-    moveProject(tx, projectId, target.id);
-    revokeProjectKeys(tx, projectId, now);
     markTransferAccepted(tx, requestId, now);
+    handOver(tx, projectId, target.id, now);
   });
+}
+
+/**
+ * A project changes hands with everything it holds; what bound it to its former organization does
+ * not follow: its project-scoped keys, its sharing grants, other pending offers of it and its VPC
+ * restrictions (they name the former organization's endpoints).
+ */
+function handOver(tx: Tx, projectId: string, toAccountId: string, now: number): void {
+  moveProject(tx, projectId, toAccountId);
+  revokeProjectKeys(tx, projectId, now);
+  revokeProjectPermissions(tx, projectId, now);
+  cancelTransferRequests(tx, projectId);
+  deleteAllProjectRestrictions(tx, projectId);
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, ne, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, ne, sql } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { accounts } from "../accounts/table.js";
 import { projects } from "../projects/table.js";
@@ -121,4 +121,11 @@ export function markTransferAccepted(tx: Tx, id: string, at: number): void {
 export function projectOwner(tx: Tx, projectId: string): string | undefined {
   return tx.select({ owner: projects.accountId }).from(projects).where(eq(projects.id, projectId)).get()
     ?.owner;
+}
+
+/** Offers of a project not yet accepted are void once it changes hands. */
+export function cancelTransferRequests(tx: Tx, projectId: string): void {
+  tx.delete(projectTransferRequests)
+    .where(and(eq(projectTransferRequests.projectId, projectId), isNull(projectTransferRequests.acceptedAt)))
+    .run();
 }

@@ -11,6 +11,7 @@ import { findProject, type ProjectRow, requireProject, requireWritableProject } 
 import { getAccount } from "../accounts/store.js";
 import type { Principal } from "../api-keys/service.js";
 import { usageByProject } from "../endpoints/store.js";
+import { findAccountByEmail } from "../organizations/store.js";
 import { toProjectListItem } from "../projects/render.js";
 import { toPermissionJson } from "./render.js";
 import {
@@ -36,7 +37,15 @@ export function grantProjectPermission(ctx: Ctx, accountId: string, projectId: s
       throw badRequest(`${email} owns project ${projectId} and has access to it already`);
     const existing = findActivePermission(tx, projectId, email);
     if (existing) return toPermissionJson(existing);
-    const row = { id: ctx.ids.uuid(), projectId, email, grantedAt: ctx.clock.now(), revokedAt: null };
+    const grantee = findAccountByEmail(tx, email)?.id ?? null;
+    const row = {
+      id: ctx.ids.uuid(),
+      projectId,
+      email,
+      granteeAccountId: grantee,
+      grantedAt: ctx.clock.now(),
+      revokedAt: null,
+    };
     insertPermission(tx, row);
     return toPermissionJson(row);
   });

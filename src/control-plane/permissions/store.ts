@@ -58,8 +58,8 @@ export function sharedProjectOwner(tx: Tx, callerAccountId: string, projectId: s
     `SELECT p.account_id AS owner
        FROM project_permissions pp
        JOIN projects p ON p.id = pp.project_id
-       JOIN accounts a ON a.id = @caller AND a.email = pp.email
-      WHERE pp.project_id = @projectId AND pp.revoked_at IS NULL AND p.account_id <> @caller
+      WHERE pp.project_id = @projectId AND pp.grantee_account_id = @caller AND pp.revoked_at IS NULL
+        AND p.account_id <> @caller
       LIMIT 1`,
   ).get({ caller: callerAccountId, projectId })?.owner;
 }
@@ -74,10 +74,10 @@ export function listSharedProjectRows(
   return tx
     .select({ project: projects })
     .from(projectPermissions)
-    .innerJoin(accounts, and(eq(accounts.id, callerAccountId), eq(accounts.email, projectPermissions.email)))
     .innerJoin(projects, eq(projects.id, projectPermissions.projectId))
     .where(
       and(
+        eq(projectPermissions.granteeAccountId, callerAccountId),
         isNull(projectPermissions.revokedAt),
         ne(projects.accountId, callerAccountId),
         search ? or(contains(projects.name, search), contains(projects.id, search)) : undefined,
@@ -94,4 +94,12 @@ export function listSharedProjectRows(
     .limit(opts.limit + 1)
     .all()
     .map((r) => r.project);
+}
+
+/** A project changing hands keeps none of its grants. */
+export function revokeProjectPermissions(tx: Tx, projectId: string, at: number): void {
+  tx.update(projectPermissions)
+    .set({ revokedAt: at })
+    .where(and(eq(projectPermissions.projectId, projectId), isNull(projectPermissions.revokedAt)))
+    .run();
 }

@@ -88,3 +88,8 @@ export function deleteRestrictions(tx: Tx, orgAccountId: string, id: string): vo
   for (const projectId of restrictedProjects(tx, orgAccountId, id))
     deleteProjectVpcEndpoint(tx, projectId, id);
 }
+
+/** A project leaving the organization leaves its VPC restrictions (they name the organization's endpoints). */
+export function deleteAllProjectRestrictions(tx: Tx, projectId: string): void {
+  tx.delete(projectVpcEndpoints).where(eq(projectVpcEndpoints.projectId, projectId)).run();
+}

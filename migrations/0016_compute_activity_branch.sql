@@ -1,0 +1,1 @@
+CREATE INDEX `compute_activity_branch_idx` ON `compute_activity` (`branch_id`);
