@@ -153,6 +153,12 @@ describe("project transfers", () => {
       key_name: "scoped",
       project_id: projectId,
     });
+    const vpc = `/api/v2/organizations/${bob.org}/vpc/region/aws-us-east-2/vpc_endpoints/vpce-bob1`;
+    expectStatus(await as(bob.key, "POST", vpc, { label: "bob" }), 200);
+    expectStatus(
+      await as(bob.key, "POST", `/api/v2/projects/${projectId}/vpc_endpoints/vpce-bob1`, { label: "x" }),
+      200,
+    );
     const transfer = (body: unknown, from = bob.org) =>
       as(bob.key, "POST", `/api/v2/organizations/${from}/projects/transfer`, body);
 
@@ -181,6 +187,10 @@ describe("project transfers", () => {
     expect((await t.api("GET", `/api/v2/projects/${projectId}/endpoints`)).body.endpoints).toHaveLength(1);
     expectStatus(await as(bob.key, "GET", `/api/v2/projects/${projectId}`), 404);
     expectStatus(await as(scoped.body.key, "GET", `/api/v2/projects/${projectId}`), 401);
+    // Nothing that named Bob's organization followed the project.
+    expect((await t.api("GET", `/api/v2/projects/${projectId}/vpc_endpoints`)).body).toEqual({
+      endpoints: [],
+    });
   });
 
   it("a destination whose plan cannot hold more projects answers 406; the personal route moves from the caller's organization", async () => {
