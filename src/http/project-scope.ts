@@ -12,8 +12,11 @@ import type { AppEnv } from "./app-env.js";
 
 /** Paths (after the base) a project-scoped key may use whatever its method. */
 const OPEN = [/^\/users\/me(\/organizations)?$/, /^\/auth$/, /^\/regions$/, /^\/projects\/shared$/];
-/** `/projects/{project_id}` and below; `auth` is the legacy Neon Auth family, not a project id. */
-const PROJECT_PATH = /^\/projects\/([^/]+)(\/.*)?$/;
+/**
+ * `/projects/{project_id}` and below (the id, then the rest of the path); `auth` is the legacy
+ * Neon Auth family, not a project id. Shared with shared-projects.ts.
+ */
+export const PROJECT_PATH = /^\/projects\/([^/]+)(\/.*)?$/;
 
 /** Neon's text for a project-scoped key reaching beyond its project (`what` says what was refused). */
 const refuse = (projectId: string, what: string) =>

@@ -7,8 +7,7 @@ import type { MiddlewareHandler } from "hono";
 import { sharedOwner } from "../control-plane/permissions/service.js";
 import { forbidden } from "../errors.js";
 import type { AppEnv } from "./app-env.js";
-
-const PROJECT_PATH = /^\/projects\/([^/]+)(\/.*)?$/;
+import { PROJECT_PATH } from "./project-scope.js";
 
 /** A path segment as the router hands it to the route (an undecodable one is left as it is). */
 function decoded(segment: string): string {

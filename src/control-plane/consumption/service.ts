@@ -10,7 +10,7 @@ import type { Ctx } from "../../context.js";
 import { badRequest, forbidden, notAcceptable, notFound } from "../../errors.js";
 import { PLANS } from "../../plans.js";
 import { iso } from "../../platform/clock.js";
-import { getAccount } from "../accounts/store.js";
+import { type AccountRow, getAccount } from "../accounts/store.js";
 import {
   BRANCH_METRICS,
   floorTo,
@@ -91,9 +91,16 @@ const activeMs = (rows: readonly ActivityRow[], frame: Frame, now: number) =>
 const cuMs = (rows: readonly ActivityRow[], frame: Frame, now: number) =>
   rows.reduce((sum, r) => sum + overlap({ start: r.startedAt, end: r.endedAt ?? now }, frame) * r.cu, 0);
 const alive = (b: BranchSizeRow, frame: Frame) => b.createdAt < frame.end;
+/** The length of the calendar month (billing period) a timeframe is in. */
+const monthOf = (frame: Frame) => {
+  const start = floorTo(frame.start, "monthly");
+  return next(start, "monthly") - start;
+};
+/** The plan a period shows: the subscription's name without its version (`scale_v3` → `scale`). */
+const periodPlan = (account: AccountRow) => PLANS[account.plan].subscriptionType.replace(/_v\d+$/, "");
 /** Byte-months: a size held over part of a month. */
 const byteMonths = (branches: readonly BranchSizeRow[], frame: Frame) => {
-  const month = next(floorTo(frame.start, "monthly"), "monthly") - floorTo(frame.start, "monthly");
+  const month = monthOf(frame);
   return branches.reduce(
     (sum, b) =>
       sum + (b.logicalSize * overlap({ start: b.createdAt, end: Number.POSITIVE_INFINITY }, frame)) / month,
@@ -126,7 +133,7 @@ function metricValue(
         ),
       );
     case "extra_branches_month": {
-      const month = next(floorTo(frame.start, "monthly"), "monthly") - floorTo(frame.start, "monthly");
+      const month = monthOf(frame);
       const extra = Math.max(0, branches.filter((b) => alive(b, frame)).length - INCLUDED_BRANCHES);
       return Math.round((extra * (frame.end - frame.start)) / month);
     }
@@ -179,33 +186,47 @@ function projectPage(ctx: Ctx, accountId: string, q: HistoryQuery, defaultLimit:
   return { page, cursor: last !== undefined && start + limit < all.length ? last : undefined };
 }
 
-/** GET /consumption_history/projects (v1 metrics). */
-export function projectHistoryV1(ctx: Ctx, accountId: string, q: HistoryQuery) {
-  const account = checkAccess(ctx, accountId, q.org_id, "Project consumption history");
-  const w = window(ctx, q);
+/** The projects of a page, each with its periods; `describe` gives a timeframe's figures. */
+function projectHistory<T>(
+  ctx: Ctx,
+  accountId: string,
+  q: HistoryQuery,
+  w: { from: number; to: number },
+  plan: string,
+  describe: (
+    activity: readonly ActivityRow[],
+    branches: readonly BranchSizeRow[],
+    frame: Frame,
+    now: number,
+  ) => T,
+) {
   const now = ctx.clock.now();
   const { page, cursor } = projectPage(ctx, accountId, q, 10);
   const activity = activityIn(ctx.db, page, w.from, w.to);
   const sizes = branchSizes(ctx.db, page);
-  const plan = PLANS[account.plan].subscriptionType.replace(/_v\d+$/, "");
   return {
     projects: page.map((projectId) => {
       const mine = activity.filter((a) => a.projectId === projectId);
       const branches = sizes.filter((b) => b.projectId === projectId);
       return {
         project_id: projectId,
-        periods: periodsOf(accountId, plan, w, q, now, (f) => ({
-          active_time_seconds: Math.round(activeMs(mine, f, now) / 1000),
-          compute_time_seconds: Math.round(cuMs(mine, f, now) / 1000),
-          written_data_bytes: 0,
-          synthetic_storage_size_bytes: branches
-            .filter((b) => alive(b, f))
-            .reduce((s, b) => s + b.logicalSize, 0),
-        })),
+        periods: periodsOf(accountId, plan, w, q, now, (f) => describe(mine, branches, f, now)),
       };
     }),
     ...(cursor ? { pagination: { cursor } } : {}),
   };
+}
+
+/** GET /consumption_history/projects (v1 metrics). */
+export function projectHistoryV1(ctx: Ctx, accountId: string, q: HistoryQuery) {
+  const account = checkAccess(ctx, accountId, q.org_id, "Project consumption history");
+  const w = window(ctx, q);
+  return projectHistory(ctx, accountId, q, w, periodPlan(account), (activity, branches, f, now) => ({
+    active_time_seconds: Math.round(activeMs(activity, f, now) / 1000),
+    compute_time_seconds: Math.round(cuMs(activity, f, now) / 1000),
+    written_data_bytes: 0,
+    synthetic_storage_size_bytes: branches.filter((b) => alive(b, f)).reduce((s, b) => s + b.logicalSize, 0),
+  }));
 }
 
 /** GET /consumption_history/v2/projects. */
@@ -213,24 +234,9 @@ export function projectHistoryV2(ctx: Ctx, accountId: string, q: HistoryQuery) {
   const account = checkAccess(ctx, accountId, q.org_id, "Project consumption history");
   const w = window(ctx, q);
   const metrics = metricsOf(q, V2_METRICS);
-  const now = ctx.clock.now();
-  const { page, cursor } = projectPage(ctx, accountId, q, 10);
-  const activity = activityIn(ctx.db, page, w.from, w.to);
-  const sizes = branchSizes(ctx.db, page);
-  const plan = PLANS[account.plan].subscriptionType.replace(/_v\d+$/, "");
-  return {
-    projects: page.map((projectId) => {
-      const mine = activity.filter((a) => a.projectId === projectId);
-      const branches = sizes.filter((b) => b.projectId === projectId);
-      return {
-        project_id: projectId,
-        periods: periodsOf(accountId, plan, w, q, now, (f) => ({
-          metrics: metrics.map((m) => ({ metric_name: m, value: metricValue(m, mine, branches, f, now) })),
-        })),
-      };
-    }),
-    ...(cursor ? { pagination: { cursor } } : {}),
-  };
+  return projectHistory(ctx, accountId, q, w, periodPlan(account), (activity, branches, f, now) => ({
+    metrics: metrics.map((m) => ({ metric_name: m, value: metricValue(m, activity, branches, f, now) })),
+  }));
 }
 
 /** GET /consumption_history/v2/branches: per branch of the named projects, ordered by project then branch. */
@@ -261,7 +267,7 @@ export function branchHistoryV2(ctx: Ctx, accountId: string, q: HistoryQuery) {
   const page = all.slice(start, start + limit);
   const last = page[page.length - 1];
   const activity = activityIn(ctx.db, [...new Set(page.map((b) => b.projectId))], w.from, w.to);
-  const plan = PLANS[account.plan].subscriptionType.replace(/_v\d+$/, "");
+  const plan = periodPlan(account);
   return {
     branches: page.map((branch) => {
       const mine = activity.filter((a) => a.branchId === branch.id);

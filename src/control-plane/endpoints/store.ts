@@ -255,17 +255,7 @@ export function usageOf(
 
 /** Usage of each branch of a project up to `now`, in one query (a branch list). */
 export function usageByBranch(tx: Tx, projectId: string, now: number): Map<string, Usage> {
-  const rows = statement<{ branchId: string; active: number; compute: number }>(
-    tx,
-    `SELECT branch_id AS branchId, sum(${OVERLAP}) / 1000.0 AS active, sum(${OVERLAP} * cu) / 1000.0 AS compute
-       FROM compute_activity WHERE project_id = @projectId AND started_at < @now GROUP BY branch_id`,
-  ).all({ projectId, now, since: 0 });
-  return new Map(
-    rows.map((r) => [
-      r.branchId,
-      { activeSeconds: Math.floor(r.active), computeSeconds: Math.floor(r.compute) },
-    ]),
-  );
+  return usageGrouped(tx, "branch_id", "project_id = @key", projectId, now);
 }
 
 /** A client was active on the endpoint at `now`: its auto-suspend delay counts from here. */
@@ -344,16 +334,24 @@ export function resetConnections(tx: Tx): number {
 /** Lifetime usage of each of the given projects up to `now`, in one query (a project list). */
 export function usageByProject(tx: Tx, projectIds: readonly string[], now: number): Map<string, Usage> {
   if (projectIds.length === 0) return new Map();
-  const rows = statement<{ projectId: string; active: number; compute: number }>(
+  const where = "project_id IN (SELECT value FROM json_each(@key))";
+  return usageGrouped(tx, "project_id", where, JSON.stringify(projectIds), now);
+}
+
+/** Usage up to `now` of the compute records matching `where` (on @key), summed per `by`. */
+function usageGrouped(
+  tx: Tx,
+  by: "branch_id" | "project_id",
+  where: string,
+  key: string,
+  now: number,
+): Map<string, Usage> {
+  const rows = statement<{ id: string; active: number; compute: number }>(
     tx,
-    `SELECT project_id AS projectId, sum(${OVERLAP}) / 1000.0 AS active, sum(${OVERLAP} * cu) / 1000.0 AS compute
-       FROM compute_activity WHERE project_id IN (SELECT value FROM json_each(@ids)) AND started_at < @now
-      GROUP BY project_id`,
-  ).all({ ids: JSON.stringify(projectIds), now, since: 0 });
+    `SELECT ${by} AS id, sum(${OVERLAP}) / 1000.0 AS active, sum(${OVERLAP} * cu) / 1000.0 AS compute
+       FROM compute_activity WHERE ${where} AND started_at < @now GROUP BY ${by}`,
+  ).all({ key, now, since: 0 });
   return new Map(
-    rows.map((r) => [
-      r.projectId,
-      { activeSeconds: Math.floor(r.active), computeSeconds: Math.floor(r.compute) },
-    ]),
+    rows.map((r) => [r.id, { activeSeconds: Math.floor(r.active), computeSeconds: Math.floor(r.compute) }]),
   );
 }

@@ -206,9 +206,13 @@ export function transferProjects(
   });
 }
 
-/** The caller's own organization (its "personal account" in Neon's older terms). */
-export function ownOrgId(ctx: Ctx, accountId: string): string {
-  return getAccount(ctx.db, accountId).orgId;
+/** POST /users/me/projects/transfer: from the caller's own organization (its "personal account" in Neon's older terms). */
+export function transferProjectsFromUser(
+  ctx: Ctx,
+  accountId: string,
+  input: { destination_org_id: string; project_ids: string[] },
+) {
+  return transferProjects(ctx, accountId, getAccount(ctx.db, accountId).orgId, input);
 }
 
 /** Spending limits exist on Neon's paid plans only; the emulator's free plan refuses them. */

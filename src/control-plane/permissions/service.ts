@@ -10,9 +10,8 @@ import { cachedRead } from "../../platform/read-cache.js";
 import { findProject, type ProjectRow, requireProject, requireWritableProject } from "../access.js";
 import { getAccount } from "../accounts/store.js";
 import type { Principal } from "../api-keys/service.js";
-import { usageByProject } from "../endpoints/store.js";
 import { findAccountByEmail } from "../organizations/store.js";
-import { toProjectListItem } from "../projects/render.js";
+import { projectListPage } from "../projects/service.js";
 import { toPermissionJson } from "./render.js";
 import {
   findActivePermission,
@@ -106,15 +105,5 @@ export function listSharedProjects(
       throw badRequest(`cursor "${query.cursor}" is not a project shared with you (use pagination.cursor)`);
   }
   const rows = listSharedProjectRows(ctx.db, principal.accountId, { search: query.search, after, limit });
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  const usage = usageByProject(
-    ctx.db,
-    page.map((p) => p.id),
-    ctx.clock.now(),
-  );
-  return {
-    projects: page.map((p) => toProjectListItem(p, getAccount(ctx.db, p.accountId), usage.get(p.id))),
-    ...(last && rows.length > limit ? { pagination: { cursor: last.id } } : {}),
-  };
+  return projectListPage(ctx, rows, limit, (p) => getAccount(ctx.db, p.accountId));
 }

@@ -4,6 +4,7 @@ import { contains } from "../../platform/sql.js";
 import { statement } from "../../platform/statements.js";
 import type { ProjectRow } from "../access.js";
 import { accounts } from "../accounts/table.js";
+import { projectPageFilter } from "../projects/store.js";
 import { projects } from "../projects/table.js";
 import { projectPermissions } from "./table.js";
 
@@ -80,13 +81,7 @@ export function listSharedProjectRows(
         eq(projectPermissions.granteeAccountId, callerAccountId),
         isNull(projectPermissions.revokedAt),
         ne(projects.accountId, callerAccountId),
-        search ? or(contains(projects.name, search), contains(projects.id, search)) : undefined,
-        after
-          ? or(
-              gt(projects.createdAt, after.createdAt),
-              and(eq(projects.createdAt, after.createdAt), gt(projects.id, after.id)),
-            )
-          : undefined,
+        projectPageFilter(search, after),
       ),
     )
     .groupBy(projects.id)

@@ -31,37 +31,39 @@ export function productNotEnabled(
   target: ProductTarget,
 ): never {
   const own = OWN_BODIES[route.operationId];
-  if (!own) return answer(ctx, accountId, route, target);
+  let where: string;
   try {
-    return answer(ctx, accountId, route, target);
+    where = requireTarget(ctx, accountId, route, target);
   } catch (err) {
-    if (!(err instanceof EmulatorError)) throw err;
-    const missing = !err.message.includes(" not enabled ");
-    if (missing && own.code === "NOT_FOUND") throw err;
-    throw new EmulatorError(own.code, err.message, { reason: missing ? "branch_not_found" : own.reason });
+    // Object storage and the AI Gateway answer an unknown project or branch with their own body too.
+    if (own && own.code !== "NOT_FOUND" && err instanceof EmulatorError)
+      throw new EmulatorError(own.code, err.message, { reason: "branch_not_found" });
+    throw err;
   }
+  const message = answerFor(route, where);
+  if (own) throw new EmulatorError(own.code, message, { reason: own.reason });
+  throw notFound(message);
 }
 
-function answer(ctx: Ctx, accountId: string, route: ProductRoute, target: ProductTarget): never {
-  const name = PRODUCT_NAMES[route.product];
-  if (target.project_id === undefined) throw notFound(`${name} is not enabled: no project named`);
+/** Where the request points ("branch br-…", …), once the project, branch and database named exist. */
+function requireTarget(ctx: Ctx, accountId: string, route: ProductRoute, target: ProductTarget): string {
+  if (target.project_id === undefined)
+    throw notFound(`${PRODUCT_NAMES[route.product]} is not enabled: no project named`);
   requireProject(ctx.db, accountId, target.project_id);
-  let where = `project ${target.project_id}`;
-  if (target.branch_id !== undefined) {
-    requireBranch(ctx.db, accountId, target.project_id, target.branch_id);
-    where = `branch ${target.branch_id}`;
-    if (target.database_name !== undefined) {
-      if (!findDatabase(ctx.db, target.branch_id, target.database_name))
-        throw notFound(`database ${target.database_name} not found in branch ${target.branch_id}`);
-      where = `database ${target.database_name} on branch ${target.branch_id}`;
-    }
-  }
+  if (target.branch_id === undefined) return `project ${target.project_id}`;
+  requireBranch(ctx.db, accountId, target.project_id, target.branch_id);
+  if (target.database_name === undefined) return `branch ${target.branch_id}`;
+  if (!findDatabase(ctx.db, target.branch_id, target.database_name))
+    throw notFound(`database ${target.database_name} not found in branch ${target.branch_id}`);
+  return `database ${target.database_name} on branch ${target.branch_id}`;
+}
+
+function answerFor(route: ProductRoute, where: string): string {
   // Neon's CLI recognises this phrase for branch credentials (its other commands: "not enabled").
   if (route.product === "credentials")
-    throw notFound(
-      `platform credentials not available for ${where}: the emulator runs Postgres computes only`,
-    );
+    return `platform credentials not available for ${where}: the emulator runs Postgres computes only`;
+  const name = PRODUCT_NAMES[route.product];
   if (ENABLING.has(route.operationId))
-    throw notFound(`${name} is not available for ${where}: the emulator runs Postgres computes only`);
-  throw notFound(`${name} is not enabled for ${where}`);
+    return `${name} is not available for ${where}: the emulator runs Postgres computes only`;
+  return `${name} is not enabled for ${where}`;
 }

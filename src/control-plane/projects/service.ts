@@ -3,7 +3,7 @@ import { badRequest, notFound } from "../../errors.js";
 import type { Tx } from "../../platform/db.js";
 import { operationsStarted } from "../../platform/events.js";
 import { findProject, type ProjectRow, requireProject, requireWritableProject } from "../access.js";
-import { getAccount } from "../accounts/store.js";
+import { type AccountRow, getAccount } from "../accounts/store.js";
 import type { Principal } from "../api-keys/service.js";
 import { revokeProjectKeys } from "../api-keys/store.js";
 import { toBranchJson } from "../branches/render.js";
@@ -103,6 +103,19 @@ export function listProjects(ctx: Ctx, principal: Principal, query: ProjectListI
       throw badRequest(`cursor "${query.cursor}" is not a project of this account (use pagination.cursor)`);
   }
   const rows = listProjectRows(ctx.db, accountId, { search: query.search, after, limit, only: scope });
+  return { ...projectListPage(ctx, rows, limit, () => account), applications: {}, integrations: {} };
+}
+
+/**
+ * A page of project list items (GET /projects, /projects/shared) from `limit + 1` rows, with each
+ * project's usage and the cursor while more remain.
+ */
+export function projectListPage(
+  ctx: Ctx,
+  rows: readonly ProjectRow[],
+  limit: number,
+  ownerOf: (project: ProjectRow) => AccountRow,
+) {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   const usage = usageByProject(
@@ -111,10 +124,8 @@ export function listProjects(ctx: Ctx, principal: Principal, query: ProjectListI
     ctx.clock.now(),
   );
   return {
-    projects: page.map((p) => toProjectListItem(p, account, usage.get(p.id))),
+    projects: page.map((p) => toProjectListItem(p, ownerOf(p), usage.get(p.id))),
     ...(last && rows.length > limit ? { pagination: { cursor: last.id } } : {}),
-    applications: {},
-    integrations: {},
   };
 }
 

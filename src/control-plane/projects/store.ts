@@ -32,6 +32,19 @@ export function deleteAccountProjects(tx: Tx, accountId: string): string[] {
     .map((p) => p.id);
 }
 
+/** A project list's search (name or id) and its place after `after` in (created_at, id) order. */
+export function projectPageFilter(search: string | undefined, after: ProjectRow | undefined) {
+  return and(
+    search ? or(contains(projects.name, search), contains(projects.id, search)) : undefined,
+    after
+      ? or(
+          gt(projects.createdAt, after.createdAt),
+          and(eq(projects.createdAt, after.createdAt), gt(projects.id, after.id)),
+        )
+      : undefined,
+  );
+}
+
 /** A page of the account's projects, oldest first, after `after`; one more than `limit` tells whether more remain. */
 export function listProjectRows(
   tx: Tx,
@@ -46,13 +59,7 @@ export function listProjectRows(
       and(
         eq(projects.accountId, accountId),
         only ? eq(projects.id, only) : undefined,
-        search ? or(contains(projects.name, search), contains(projects.id, search)) : undefined,
-        after
-          ? or(
-              gt(projects.createdAt, after.createdAt),
-              and(eq(projects.createdAt, after.createdAt), gt(projects.id, after.id)),
-            )
-          : undefined,
+        projectPageFilter(search, after),
       ),
     )
     .orderBy(asc(projects.createdAt), asc(projects.id))

@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { createRouter, errorResponses, jsonBody, jsonResponse, security } from "../../../http/router.js";
 import { EmptyResponse, TransferProjectsToOrganizationRequest } from "../schema.js";
-import { ownOrgId, transferProjects } from "../service.js";
+import { transferProjectsFromUser } from "../service.js";
 
 const route = createRoute({
   method: "post",
@@ -15,10 +15,6 @@ const route = createRoute({
   responses: { 200: jsonResponse(EmptyResponse, "Transferred"), ...errorResponses },
 });
 
-export default createRouter().openapi(route, (c) => {
-  const { accountId } = c.var.principal;
-  return c.json(
-    transferProjects(c.var.ctx, accountId, ownOrgId(c.var.ctx, accountId), c.req.valid("json")),
-    200,
-  );
-});
+export default createRouter().openapi(route, (c) =>
+  c.json(transferProjectsFromUser(c.var.ctx, c.var.principal.accountId, c.req.valid("json")), 200),
+);
