@@ -11,6 +11,8 @@ export interface Config {
   maxBodyBytes: number;
   operationMs: Record<OperationAction, number>;
   checkIntervalSeconds: number;
+  /** How long a deleted project can be recovered (Neon: 7 days); 0 deletes at once. */
+  projectRecoverySeconds: number;
   /**
    * The Postgres majors that can run, and the command that installs another; null when computes
    * are not real processes (NEON_EMULATOR_COMPUTE=none), where any major 14-18 is accepted.

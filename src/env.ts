@@ -66,6 +66,13 @@ const envSchema = z.object({
     .min(60)
     .max(30 * 86400)
     .default(3600),
+  // Neon's recovery window for a deleted project: 7 days. 0 deletes at once.
+  NEON_EMULATOR_PROJECT_RECOVERY_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86400)
+    .default(7 * 86400),
   NEON_EMULATOR_SEED: z.string().min(1).optional(),
   NEON_EMULATOR_COMPUTE: z.enum(["none", "postgres"]).default("postgres"),
   // Unset: 5432, or a free port when 5432 is taken. Set: exactly that port (0 picks a free one).

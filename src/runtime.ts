@@ -38,6 +38,7 @@ export function configFromEnv(env: Env, postgres: Config["postgres"] = null): Co
     maxBodyBytes: env.NEON_EMULATOR_MAX_BODY_BYTES,
     operationMs: { ...DEFAULT_OPERATION_MS, ...env.NEON_EMULATOR_OPERATION_MS },
     checkIntervalSeconds: env.NEON_EMULATOR_CHECK_INTERVAL_SECONDS,
+    projectRecoverySeconds: env.NEON_EMULATOR_PROJECT_RECOVERY_SECONDS,
   };
 }
 

@@ -56,6 +56,7 @@ async function servedDocument(): Promise<{ paths: Paths }> {
         maxBodyBytes: 1024,
         operationMs: { ...DEFAULT_OPERATION_MS },
         checkIntervalSeconds: 3600,
+        projectRecoverySeconds: 7 * 86400,
       },
     };
     const app = createApp(ctx, { logger: pino({ level: "silent" }), worker: new Worker(ctx, {}) });

@@ -7,6 +7,7 @@ import { revokeOtherKeys, revokeProjectKeys } from "../control-plane/api-keys/st
 import { closeActivity } from "../control-plane/endpoints/store.js";
 import { deleteAccountOperations } from "../control-plane/operations/store.js";
 import { clearOrganization } from "../control-plane/organizations/store.js";
+import { purgeAccountDeletedProjects } from "../control-plane/projects/recovery-store.js";
 import { deleteAccountProjects } from "../control-plane/projects/store.js";
 import { badRequest, notFound } from "../errors.js";
 import { deleteAccountFaults, insertFault, listAccountFaults } from "./faults-store.js";
@@ -43,12 +44,14 @@ export function clearFaults(ctx: Ctx, accountId: string) {
 }
 
 /**
- * Empties the caller's account: every project with all it holds (and the keys made for it), its
+ * Empties the caller's account: every project with all it holds (and the keys made for it; deleted
+ * projects still recoverable go for good too), its
  * operations, armed faults, invitations and every organization member but its own user. Other keys of the account stay unless `revoke_other_keys` is set; the caller's key always stays.
  */
 export function resetAccount(ctx: Ctx, accountId: string, callerKeyId: number, opts: ResetInput) {
   const { deleted, body } = ctx.db.transaction((tx) => {
     const deleted = deleteAccountProjects(tx, accountId);
+    const recoverable = purgeAccountDeletedProjects(tx, accountId);
     closeActivity(tx, { accountId }, ctx.clock.now());
     for (const projectId of deleted) revokeProjectKeys(tx, projectId, ctx.clock.now());
     clearOrganization(tx, accountId);
@@ -57,7 +60,10 @@ export function resetAccount(ctx: Ctx, accountId: string, callerKeyId: number, o
     const revokedKeys = opts.revoke_other_keys
       ? revokeOtherKeys(tx, accountId, callerKeyId, ctx.clock.now())
       : 0;
-    return { deleted, body: { deleted_projects: deleted.length, revoked_keys: revokedKeys } };
+    return {
+      deleted: [...deleted, ...recoverable],
+      body: { deleted_projects: deleted.length, revoked_keys: revokedKeys },
+    };
   });
   // Their computes and data go as a project delete's delete_tenant would take them.
   return { body, events: deleted.map((projectId) => ({ type: "project_deleted" as const, projectId })) };

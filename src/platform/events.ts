@@ -12,7 +12,9 @@ export type DomainEvent =
   /** Rows are gone whose real resources (processes, data folders) must go too. */
   | { type: "endpoint_deleted"; endpointId: string }
   | { type: "branch_deleted"; projectId: string; branchId: string }
-  | { type: "project_deleted"; projectId: string };
+  | { type: "project_deleted"; projectId: string }
+  /** A deleted project waits out its recovery window: its processes end, its data folders stay. */
+  | { type: "project_suspended"; projectId: string };
 
 /** A service's answer and the events its transaction committed. */
 export interface Outcome<T> {

@@ -18,6 +18,7 @@ import {
   type OperationRow,
   unfinishedActions,
 } from "../control-plane/operations/store.js";
+import { purgeDeletedProject } from "../control-plane/projects/recovery-store.js";
 import { stampComputeActive } from "../control-plane/projects/store.js";
 import { applyUndo, takeUndo } from "../control-plane/roles-databases/store.js";
 import { anyFaultArmed, takeFault } from "../emulator/faults-store.js";
@@ -107,6 +108,8 @@ function complete(
     if (undo && outcome === "failed") applyUndo(tx, undo.branchId, undo.undo, now);
   }
   if (result?.branch) recordBranchData(tx, result.branch.id, result.branch);
+  // The stored data is gone: the project can no longer be recovered.
+  if (op.action === "delete_tenant" && outcome === "finished") purgeDeletedProject(tx, op.projectId);
   return true;
 }
 

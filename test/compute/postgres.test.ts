@@ -18,6 +18,8 @@ const env = () => ({
   NEON_EMULATOR_PG_PORT: "0",
   NEON_EMULATOR_OPERATION_MS:
     "start_compute=20,suspend_compute=20,create_timeline=20,create_branch=20,apply_config=20,delete_tenant=20",
+  // A deleted project's data stays this long for POST /projects/{p}/recover (Neon: 7 days).
+  NEON_EMULATOR_PROJECT_RECOVERY_SECONDS: "10",
 });
 
 beforeAll(async () => {
@@ -430,13 +432,29 @@ describe("computes are real Postgres servers", () => {
     throw new Error("the active endpoint did not come back");
   });
 
-  it("deleting the project stops its servers and removes its data folders", async () => {
+  it("deleting the project stops its servers and keeps its data until the recovery window closes; recovery brings it back", async () => {
     const projectDir = path.join(dir, "db-data", "projects", p.projectId);
-    expect(fs.existsSync(projectDir)).toBe(true);
-    const res = await api("DELETE", `/projects/${p.projectId}`);
-    expect(res.status).toBe(200);
+    const pidFile = path.join(projectDir, "branches", p.branchId, "postmaster.pid");
+    expect(fs.existsSync(pidFile)).toBe(true);
+    expect((await api("DELETE", `/projects/${p.projectId}`)).status).toBe(200);
     // A server's shutdown checkpoint can take seconds on a slow disk (after crash recovery above all).
+    for (let i = 0; i < 600 && fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(fs.existsSync(pidFile)).toBe(false);
+    expect(fs.existsSync(projectDir)).toBe(true);
+    await expect(query(p.endpointId, p.role, p.password, "neondb", "SELECT 1")).rejects.toThrow(
+      /endpoint could not be found/,
+    );
+
+    const recovered = await api("POST", `/projects/${p.projectId}/recover`);
+    expect(recovered.status).toBe(200);
+    // The same connection string works again, on the same data (the compute wakes on connect).
+    expect(
+      await query(p.endpointId, p.role, p.password, "neondb", "SELECT count(*)::int AS n FROM items"),
+    ).toEqual([{ n: 1 }]);
+
+    expect((await api("DELETE", `/projects/${p.projectId}`)).status).toBe(200);
     for (let i = 0; i < 600 && fs.existsSync(projectDir); i++) await new Promise((r) => setTimeout(r, 50));
     expect(fs.existsSync(projectDir)).toBe(false);
+    expect((await api("POST", `/projects/${p.projectId}/recover`)).status).toBe(404);
   }, 60_000);
 });

@@ -121,6 +121,36 @@ describe("neon 6 commands beyond neonctl 5", { timeout: 60_000 }, () => {
     expect(await runJson("vpc endpoint list (after)", ["vpc", "endpoint", "list", ...org])).toEqual([]);
   });
 
+  it("projects: a deleted project is listed as recoverable and comes back with projects recover", async () => {
+    const made = await runJson("projects create (to delete)", [
+      "projects",
+      "create",
+      "--name",
+      "short-lived",
+    ]);
+    const id = made.project.id;
+    await runJson("projects delete", ["projects", "delete", id]);
+    const listed = await runJson("projects list --recoverable-only", [
+      "projects",
+      "list",
+      "--recoverable-only",
+    ]);
+    expect(listed).toEqual([
+      expect.objectContaining({
+        id,
+        name: "short-lived",
+        deleted_at: expect.any(String),
+        recoverable_until: expect.any(String),
+      }),
+    ]);
+    const recovered = await runJson("projects recover", ["projects", "recover", id]);
+    expect(recovered).toMatchObject({ id, name: "short-lived" });
+    expect(await runJson("projects get (recovered)", ["projects", "get", id])).toMatchObject({ id });
+    expect(
+      await runJson("projects list --recoverable-only (empty)", ["projects", "list", "--recoverable-only"]),
+    ).toEqual([]);
+  });
+
   it("every response the CLI received matches the public OpenAPI contract", () => {
     expect(publicContract().checkAll(e2e.traffic)).toEqual([]);
   });

@@ -634,6 +634,15 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
       message: expect.stringContaining(projectId),
     });
     expect((await api.listProjects({})).data.projects).toEqual([]);
+
+    step("projects: recoverable list, recover, delete again");
+    const recoverable = await api.listProjects({ recoverable: true });
+    expect(recoverable.data.projects.map((p) => p.id).sort()).toEqual([otherProjectId, projectId].sort());
+    const recovered = await api.recoverProject(otherProjectId);
+    expect(recovered.data.project.id).toBe(otherProjectId);
+    expect(recovered.data.branches.length).toBeGreaterThan(0);
+    expect((await api.getProject(otherProjectId)).data.project.id).toBe(otherProjectId);
+    expect((await api.deleteProject(otherProjectId)).data.project.id).toBe(otherProjectId);
   });
 
   it("covered every /api/v2 operation the server serves", async () => {

@@ -196,7 +196,7 @@ describe("GET, PATCH, DELETE /projects/{id}", () => {
     expect((await t.api("GET", `/api/v2/projects/${project.id}`)).body.project.name).toBe("renamed");
   });
 
-  it("deletes the project and everything in it; a delete_tenant operation runs", async () => {
+  it("deletes the project and everything in it; its delete_tenant runs when the recovery window closes", async () => {
     const created = await createProject();
     const id = created.project.id;
     const res = await t.api("DELETE", `/api/v2/projects/${id}`);
@@ -207,10 +207,92 @@ describe("GET, PATCH, DELETE /projects/{id}", () => {
     expectStatus(await t.api("GET", `/api/v2/projects/${id}/endpoints/${created.endpoints[0].id}`), 404);
     expectStatus(await t.api("GET", `/api/v2/projects/${id}/operations`), 404);
     expectStatus(await t.api("DELETE", `/api/v2/projects/${id}`), 404);
+    expect((await t.api("GET", "/api/v2/projects")).body.projects).toEqual([]);
     const ops = t.ctx.db.select().from(operations).all();
     expect(ops.map((o) => o.action)).toEqual(["delete_tenant"]);
-    t.advance(5);
+    t.advance(7 * 86400 - 60);
+    expect(t.ctx.db.select().from(operations).all()[0]?.status).toBe("running");
+    expect((await t.api("GET", "/api/v2/projects?recoverable=true")).body.projects).toHaveLength(1);
+    t.advance(120);
     expect(t.ctx.db.select().from(operations).all()[0]?.status).toBe("finished");
+    expect((await t.api("GET", "/api/v2/projects?recoverable=true")).body.projects).toEqual([]);
+    const late = await t.api("POST", `/api/v2/projects/${id}/recover`);
+    expectStatus(late, 404);
+    expect(late.body.message).toBe(`project ${id} not found`);
+  });
+});
+
+describe("project recovery", () => {
+  it("lists a deleted project as recoverable for 7 days and brings it back whole", async () => {
+    const created = await createProject({ name: "gone" });
+    const id = created.project.id;
+    const child = await t.api("POST", `/api/v2/projects/${id}/branches`, { branch: { name: "dev" } });
+    expectStatus(child, 201);
+    t.advance(5);
+    const role = await t.api("POST", `/api/v2/projects/${id}/branches/${created.branch.id}/roles`, {
+      role: { name: "app" },
+    });
+    expectStatus(role, 201);
+    t.advance(5);
+    const deletedAt = t.ctx.clock.now();
+    expectStatus(await t.api("DELETE", `/api/v2/projects/${id}`), 200);
+
+    const listed = await t.api("GET", "/api/v2/projects?recoverable=true");
+    expectStatus(listed, 200);
+    expect(listed.body.projects).toEqual([
+      expect.objectContaining({
+        id,
+        name: "gone",
+        deleted_at: new Date(deletedAt).toISOString().replace(".000Z", "Z"),
+        recoverable_until: new Date(deletedAt + 7 * 86400_000).toISOString().replace(".000Z", "Z"),
+      }),
+    ]);
+    expect((await t.api("GET", "/api/v2/projects")).body.projects).toEqual([]);
+
+    t.advance(3 * 86400);
+    const recovered = await t.api("POST", `/api/v2/projects/${id}/recover`);
+    expectStatus(recovered, 200);
+    expect(recovered.body.project).toMatchObject({ id, name: "gone" });
+    expect(recovered.body.branches.map((b: { name: string }) => b.name).sort()).toEqual(["dev", "main"]);
+
+    // Everything a follow-up request sees is back; the computes are stopped, not gone.
+    expectStatus(await t.api("GET", `/api/v2/projects/${id}`), 200);
+    const roles = await t.api("GET", `/api/v2/projects/${id}/branches/${created.branch.id}/roles`);
+    expect(roles.body.roles.map((r: { name: string }) => r.name).sort()).toEqual(["app", "neondb_owner"]);
+    const endpoints = await t.api("GET", `/api/v2/projects/${id}/endpoints`);
+    expect(endpoints.body.endpoints).toEqual([
+      expect.objectContaining({ id: created.endpoints[0].id, current_state: "idle" }),
+    ]);
+    const uri = await t.api(
+      "GET",
+      `/api/v2/projects/${id}/connection_uri?database_name=neondb&role_name=neondb_owner`,
+    );
+    expectStatus(uri, 200);
+    expect((await t.api("GET", "/api/v2/projects?recoverable=true")).body.projects).toEqual([]);
+    // The pending deletion is gone: a long advance leaves the project alone.
+    t.advance(30 * 86400);
+    expectStatus(await t.api("GET", `/api/v2/projects/${id}`), 200);
+    const start = await t.api("POST", `/api/v2/projects/${id}/endpoints/${created.endpoints[0].id}/start`);
+    expectStatus(start, 200);
+  });
+
+  it("refuses to recover a live project, an unknown one and another account's", async () => {
+    const live = await createProject();
+    const again = await t.api("POST", `/api/v2/projects/${live.project.id}/recover`);
+    expectStatus(again, 409);
+    expect(again.body.message).toContain("is not deleted");
+    expectStatus(await t.api("POST", "/api/v2/projects/no-such-project-123/recover"), 404);
+    expectStatus(await t.api("DELETE", `/api/v2/projects/${live.project.id}`), 200);
+    const made = await t.api("POST", "/_emulator/accounts", {});
+    expectStatus(made, 201);
+    const other = { authorization: `Bearer ${made.body.key.key}` };
+    expectStatus(
+      await t.request("POST", `/api/v2/projects/${live.project.id}/recover`, undefined, other),
+      404,
+    );
+    const theirs = await t.request("GET", "/api/v2/projects?recoverable=true", undefined, other);
+    expect(theirs.body.projects).toEqual([]);
+    expectStatus(await t.api("POST", `/api/v2/projects/${live.project.id}/recover`), 200);
   });
 });
 

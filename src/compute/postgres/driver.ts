@@ -58,8 +58,8 @@ interface Running {
  * (`<data>/templates/pg<major>`) or copied from its parent; every running compute endpoint is a
  * Postgres server on that folder. Operations' effects: create_timeline and create_branch make the
  * folder, start_compute and suspend_compute start and stop the server, apply_config brings the
- * running primary's roles and databases to the control plane's, delete_tenant stops the project's
- * servers and removes its folders.
+ * running primary's roles and databases to the control plane's; a deleted project's servers stop
+ * at once, and its delete_tenant (due when its recovery window closes) removes its folders.
  */
 export class PostgresDriver implements ComputeDriver {
   readonly name = "postgres";
@@ -153,6 +153,7 @@ export class PostgresDriver implements ComputeDriver {
   async discard(event: DomainEvent): Promise<void> {
     if (event.type === "endpoint_deleted") await this.stop(event.endpointId);
     else if (event.type === "project_deleted") await this.deleteProject(event.projectId);
+    else if (event.type === "project_suspended") await this.stopProject(event.projectId);
     else if (event.type === "branch_deleted") {
       const { projectId, branchId } = event;
       await this.withBranch(branchId, async () => {
@@ -560,14 +561,18 @@ export class PostgresDriver implements ComputeDriver {
    * too, never left running on a removed folder.
    */
   private async deleteProject(projectId: string): Promise<void> {
-    const projectDir = this.projectDir(projectId);
-    const branchIds = new Set(readdir(path.join(projectDir, "branches")));
+    await this.stopProject(projectId);
+    fs.rmSync(this.projectDir(projectId), { recursive: true, force: true });
+  }
+
+  /** Stops every server of the project, each under its branch's lock; the folders stay. */
+  private async stopProject(projectId: string): Promise<void> {
+    const branchIds = new Set(readdir(path.join(this.projectDir(projectId), "branches")));
     for (const running of this.servers.values())
       if (running.projectId === projectId) branchIds.add(running.branchId);
     await Promise.all(
       [...branchIds].map((branchId) => this.withBranch(branchId, () => this.stopBranch(branchId))),
     );
-    fs.rmSync(projectDir, { recursive: true, force: true });
   }
 
   /** Stops every server on a branch (its primary and its read replicas). */

@@ -118,3 +118,13 @@ export function recordBranchData(
        parent_lsn = coalesce(@parentLsn, parent_lsn) WHERE id = @id`,
   ).run({ id: branchId, logicalSize: data.logicalSize ?? null, parentLsn: data.parentLsn ?? null });
 }
+
+/** Every branch of a project, oldest first. */
+export function listProjectBranches(tx: Tx, projectId: string): BranchRow[] {
+  return tx
+    .select()
+    .from(branches)
+    .where(eq(branches.projectId, projectId))
+    .orderBy(asc(branches.createdAt), asc(branches.id))
+    .all();
+}

@@ -22,6 +22,8 @@ export interface NewOperation {
   branchId: string | null;
   endpointId?: string | null;
   action: OperationAction;
+  /** Time before the operation's own duration starts to run (a deletion waits out its recovery window). */
+  delayMs?: number;
 }
 
 /**
@@ -55,7 +57,7 @@ export function startOperation(ctx: Ctx, tx: Tx, input: NewOperation): Operation
     error: null,
     createdUs,
     updatedAt: now,
-    dueAt: running ? now + ctx.config.operationMs[input.action] : null,
+    dueAt: running ? now + (input.delayMs ?? 0) + ctx.config.operationMs[input.action] : null,
     startedAt: running ? now : null,
     totalDurationMs: 0,
     claim: null,

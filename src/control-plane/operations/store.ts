@@ -122,3 +122,20 @@ export function settleProjectOperations(tx: Tx, projectId: string, keepHistory: 
     .where(eq(operations.projectId, projectId))
     .run();
 }
+
+/**
+ * A recovered project's pending delete_tenant operation is dropped; false when it is being
+ * performed right now (claimed), so the recovery must wait.
+ */
+export function dropPendingDeletion(tx: Tx, projectId: string): boolean {
+  const claimed = statement(
+    tx,
+    `SELECT 1 FROM operations WHERE project_id = @projectId AND action = 'delete_tenant'
+       AND claim IS NOT NULL AND ${UNFINISHED_OPERATION_SQL}`,
+  ).get({ projectId });
+  if (claimed) return false;
+  statement(tx, "DELETE FROM operations WHERE project_id = @projectId AND action = 'delete_tenant'").run({
+    projectId,
+  });
+  return true;
+}

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ComputeUnit, SuspendTimeoutSeconds } from "../endpoints/schema.js";
-import { intQuery, PgName, ResourceId, StringMap, Timestamp } from "../schema.js";
+import { BoolQuery, intQuery, PgName, ResourceId, StringMap, Timestamp } from "../schema.js";
 import { PRELOAD_LIBRARIES } from "./preload-libraries.js";
 
 export const PgVersion = z
@@ -68,7 +68,13 @@ const projectCommon = {
 };
 
 export const ProjectListItem = z
-  .object({ ...projectCommon, active_time: z.number().int(), org_name: z.string() })
+  .object({
+    ...projectCommon,
+    active_time: z.number().int(),
+    org_name: z.string(),
+    deleted_at: Timestamp.optional(),
+    recoverable_until: Timestamp.optional(),
+  })
   .openapi("ProjectListItem");
 
 export const Project = z
@@ -133,6 +139,9 @@ export const ProjectListQuery = z.object({
   search: z.string().max(256).optional(),
   org_id: ResourceId.optional(),
   timeout: z.string().optional(),
+  recoverable: BoolQuery.optional().openapi({
+    description: "Only deleted projects still within their recovery window",
+  }),
 });
 
 export const SharedProjectListQuery = z.object({

@@ -1,24 +1,38 @@
 import type { Ctx } from "../../context.js";
-import { badRequest, notFound } from "../../errors.js";
+import { badRequest, conflict, locked, notFound } from "../../errors.js";
+import { iso } from "../../platform/clock.js";
 import type { Tx } from "../../platform/db.js";
 import { operationsStarted } from "../../platform/events.js";
-import { findProject, type ProjectRow, requireProject, requireWritableProject } from "../access.js";
+import {
+  findProject,
+  type ProjectRow,
+  projectNotFound,
+  requireProject,
+  requireWritableProject,
+} from "../access.js";
 import { type AccountRow, getAccount } from "../accounts/store.js";
 import type { Principal } from "../api-keys/service.js";
 import { revokeProjectKeys } from "../api-keys/store.js";
 import { toBranchJson } from "../branches/render.js";
 import { addBranch } from "../branches/service.js";
-import { findDefaultBranch } from "../branches/store.js";
+import { findDefaultBranch, listProjectBranches } from "../branches/store.js";
 import { connectionDetails } from "../connection/render.js";
 import { toEndpointJson } from "../endpoints/render.js";
 import { addEndpoint } from "../endpoints/service.js";
 import { closeActivity, usageByProject, usageOf } from "../endpoints/store.js";
 import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
-import { deleteProjectOperations, type OperationRow } from "../operations/store.js";
+import { deleteProjectOperations, dropPendingDeletion, type OperationRow } from "../operations/store.js";
 import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
 import { addDatabase, addRole } from "../roles-databases/service.js";
 import { availablePreloadLibraries } from "./preload-libraries.js";
+import {
+  type DeletedProjectRow,
+  findDeletedProject,
+  listDeletedProjects,
+  stashProject,
+  unstashProject,
+} from "./recovery-store.js";
 import { monthStartOf, toProjectJson, toProjectListItem } from "./render.js";
 import {
   checkDefaults,
@@ -96,6 +110,8 @@ export function listProjects(ctx: Ctx, principal: Principal, query: ProjectListI
   const limit = query.limit ?? 10;
   if (query.org_id !== undefined && query.org_id !== account.orgId)
     return { projects: [], applications: {}, integrations: {} };
+  if (query.recoverable)
+    return { ...recoverableProjects(ctx, account, query), applications: {}, integrations: {} };
   let after: ProjectRow | undefined;
   if (query.cursor !== undefined) {
     after = findProject(ctx.db, accountId, query.cursor);
@@ -104,6 +120,30 @@ export function listProjects(ctx: Ctx, principal: Principal, query: ProjectListI
   }
   const rows = listProjectRows(ctx.db, accountId, { search: query.search, after, limit, only: scope });
   return { ...projectListPage(ctx, rows, limit, () => account), applications: {}, integrations: {} };
+}
+
+/** GET /projects?recoverable=true: the account's deleted projects still within their recovery window, by deletion time. */
+function recoverableProjects(ctx: Ctx, account: AccountRow, query: ProjectListInput) {
+  const now = ctx.clock.now();
+  const limit = query.limit ?? 10;
+  let after: DeletedProjectRow | undefined;
+  if (query.cursor !== undefined) {
+    after = findDeletedProject(ctx.db, account.id, query.cursor, now);
+    if (!after) throw badRequest(`cursor "${query.cursor}" is not a recoverable project of this account`);
+  }
+  const rows = listDeletedProjects(ctx.db, account.id, { now, after, limit }).filter(
+    (r) => !query.search || r.project.name.includes(query.search) || r.id.includes(query.search),
+  );
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    projects: page.map((r) => ({
+      ...toProjectListItem(r.project, account),
+      deleted_at: iso(r.deletedAt),
+      recoverable_until: iso(r.recoverableUntil),
+    })),
+    ...(last && rows.length > limit ? { pagination: { cursor: last.id } } : {}),
+  };
 }
 
 /**
@@ -177,20 +217,61 @@ export function updateProject(ctx: Ctx, accountId: string, projectId: string, in
   return { body, events: operationsStarted(ops) };
 }
 
-/** Deletes the project and everything in it; the stored data goes through a delete_tenant operation. */
+/**
+ * Deletes the project: its rows leave every table (so nothing finds it any more) for the recovery
+ * window, during which POST /projects/{p}/recover brings them back; its computes stop and its data
+ * folders stay. The delete_tenant operation, due when the window closes, removes the stored data
+ * and the project for good. With no window (NEON_EMULATOR_PROJECT_RECOVERY_SECONDS=0) it is due at once.
+ */
 export function deleteProject(ctx: Ctx, accountId: string, projectId: string) {
   const { body, op } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
     const account = getAccount(tx, accountId);
-    const op = startOperation(ctx, tx, { accountId, projectId, branchId: null, action: "delete_tenant" });
+    const now = ctx.clock.now();
+    const windowMs = ctx.config.projectRecoverySeconds * 1000;
+    const op = startOperation(ctx, tx, {
+      accountId,
+      projectId,
+      branchId: null,
+      action: "delete_tenant",
+      delayMs: windowMs,
+    });
+    const body = { project: toProjectJson(project, account, now, projectUsage(tx, projectId, now)) };
+    if (windowMs > 0) stashProject(tx, project, now, now + windowMs);
     deleteProjectOperations(tx, projectId, op.id);
     deleteProjectRow(tx, projectId);
-    closeActivity(tx, { projectId }, ctx.clock.now());
-    revokeProjectKeys(tx, projectId, ctx.clock.now()); // a project's keys die with it
-    const now = ctx.clock.now();
-    return { body: { project: toProjectJson(project, account, now, projectUsage(tx, projectId, now)) }, op };
+    closeActivity(tx, { projectId }, now);
+    revokeProjectKeys(tx, projectId, now); // a project's keys die with it
+    return { body, op };
   });
-  return { body, events: operationsStarted([op]) };
+  return {
+    body,
+    events: [...operationsStarted([op]), { type: "project_suspended" as const, projectId }],
+  };
+}
+
+/**
+ * POST /projects/{p}/recover: a deleted project within its recovery window comes back with its
+ * branches, computes (stopped), roles, databases, settings and sharing, and its connection
+ * strings work again; its pending delete_tenant operation is dropped.
+ */
+export function recoverProject(ctx: Ctx, accountId: string, projectId: string) {
+  return ctx.db.transaction((tx) => {
+    const now = ctx.clock.now();
+    if (findProject(tx, accountId, projectId))
+      throw conflict(`project ${projectId} is not deleted; only a deleted project can be recovered`);
+    const stashed = findDeletedProject(tx, accountId, projectId, now);
+    if (!stashed) throw projectNotFound(projectId);
+    if (!dropPendingDeletion(tx, projectId))
+      throw locked(
+        "project already has running conflicting operations, scheduling of new ones is prohibited",
+      );
+    const project = unstashProject(tx, stashed, now);
+    return {
+      project: toProjectJson(project, getAccount(tx, accountId), now, projectUsage(tx, projectId, now)),
+      branches: listProjectBranches(tx, projectId).map((b) => toBranchJson(b)),
+    };
+  });
 }
 
 /** GET /projects/{p}/available_preload_libraries: what the project's Postgres version can preload. */

@@ -32,3 +32,25 @@ export const projects = sqliteTable(
   },
   (t) => [index("projects_account_order_idx").on(t.accountId, t.createdAt, t.id)],
 );
+
+/**
+ * Deleted projects within their recovery window (POST /projects/{p}/recover). A deleted project's
+ * rows leave their tables, so no lookup, list or sweep ever sees them; they wait here, with the
+ * project's data folders, until recovered or purged by the project's delete_tenant operation.
+ */
+export const deletedProjects = sqliteTable(
+  "deleted_projects",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    deletedAt: integer("deleted_at").notNull(),
+    recoverableUntil: integer("recoverable_until").notNull(),
+    /** JSON: the project's own row, as the projects table holds it. */
+    project: text("project", { mode: "json" }).$type<typeof projects.$inferSelect>().notNull(),
+    /** JSON: the rows of the tables that held the project's objects, by table, column names as stored. */
+    rows: text("rows", { mode: "json" }).$type<Record<string, Record<string, unknown>[]>>().notNull(),
+  },
+  (t) => [index("deleted_projects_account_idx").on(t.accountId, t.deletedAt, t.id)],
+);

@@ -59,6 +59,7 @@ export class FuzzApp {
         maxBodyBytes: MAX_BODY_BYTES,
         // Long enough that a long clock advance creates a handful of checks, not thousands.
         checkIntervalSeconds: 30 * 86400,
+        projectRecoverySeconds: 7 * 86400,
       }),
     };
     const worker = new Worker(this.ctx);

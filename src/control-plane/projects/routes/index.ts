@@ -5,6 +5,7 @@ import preload from "./get-available-preload-libraries.js";
 import get from "./get-project.js";
 import list from "./list-projects.js";
 import listShared from "./list-shared-projects.js";
+import recover from "./recover-project.js";
 import update from "./update-project.js";
 
 // GET /projects/shared is answered by GET /projects/{project_id} (see list-shared-projects.ts).
@@ -15,4 +16,5 @@ export default createRouter()
   .route("/", get)
   .route("/", update)
   .route("/", del)
-  .route("/", preload);
+  .route("/", preload)
+  .route("/", recover);
