@@ -6,10 +6,11 @@
 import { and, eq, sql } from "drizzle-orm";
 import { locked, notFound } from "../errors.js";
 import type { Tx } from "../platform/db.js";
-import { prepared } from "../platform/statements.js";
+import { prepared, statement } from "../platform/statements.js";
 import { type AccountRow, getAccount } from "./accounts/store.js";
 import { branches } from "./branches/table.js";
 import { endpoints } from "./endpoints/table.js";
+import { UNFINISHED_OPERATION_SQL } from "./operations/rules.js";
 import { projects } from "./projects/table.js";
 
 export type ProjectRow = typeof projects.$inferSelect;
@@ -76,6 +77,31 @@ export function requireBranch(tx: Tx, accountId: string, projectId: string, bran
       .prepare(),
   ).get({ branchId, projectId, accountId });
   if (!row) throw branchNotFound(projectId, branchId);
+  return row;
+}
+
+/** Neon's answer to a change that would run beside an operation it conflicts with; clients retry it. */
+export const conflictingOperations = () =>
+  locked("project already has running conflicting operations, scheduling of new ones is prohibited");
+
+/**
+ * As requireBranch, for a change to the branch itself or to its roles and databases: while the
+ * branch is still being created (its create_branch or create_timeline is unfinished) the change
+ * answers 423, as on Neon, and a client retries it once the operation is done.
+ */
+export function requireSettledBranch(
+  tx: Tx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+): BranchRow {
+  const row = requireBranch(tx, accountId, projectId, branchId);
+  const creating = statement(
+    tx,
+    `SELECT 1 FROM operations WHERE ${UNFINISHED_OPERATION_SQL} AND branch_id = @branchId
+       AND action IN ('create_branch', 'create_timeline') LIMIT 1`,
+  ).get({ branchId });
+  if (creating) throw conflictingOperations();
   return row;
 }
 

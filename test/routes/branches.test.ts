@@ -135,8 +135,41 @@ describe("GET /projects/{p}/branches", () => {
 });
 
 describe("PATCH, DELETE, set_as_default", () => {
+  it("answers 423 to a change of a branch, or of its roles and databases, while the branch is being created", async () => {
+    const dev = await t.api("POST", base(), { branch: { name: "dev" } });
+    const id = dev.body.branch.id;
+    const message =
+      "project already has running conflicting operations, scheduling of new ones is prohibited";
+    const attempts = [
+      await t.api("PATCH", `${base()}/${id}`, { branch: { name: "develop" } }),
+      await t.api("POST", `${base()}/${id}/set_as_default`),
+      await t.api("DELETE", `${base()}/${id}`),
+      await t.api("POST", `${base()}/${id}/roles`, { role: { name: "app" } }),
+      await t.api("POST", `${base()}/${id}/databases`, {
+        database: { name: "app", owner_name: "neondb_owner" },
+      }),
+      await t.api("DELETE", `${base()}/${id}/databases/neondb`),
+    ];
+    for (const res of attempts) {
+      expectStatus(res, 423);
+      expect(res.body).toEqual({ code: "LOCKED", message, request_id: expect.any(String) });
+    }
+    // Nothing changed, and reads and other branches are not held up.
+    const seen = await t.api("GET", `${base()}/${id}`);
+    expect(seen.body.branch).toMatchObject({ name: "dev", default: false });
+    expect(
+      (await t.api("GET", `${base()}/${id}/roles`)).body.roles.map((r: { name: string }) => r.name),
+    ).toEqual(["neondb_owner"]);
+    t.advance(1);
+    expectStatus(await t.api("POST", `${base()}/${mainId}/roles`, { role: { name: "other" } }), 201);
+    // Once create_branch has finished, the same change goes through.
+    expectStatus(await t.api("POST", `${base()}/${id}/roles`, { role: { name: "app" } }), 201);
+    expectStatus(await t.api("PATCH", `${base()}/${id}`, { branch: { name: "develop" } }), 200);
+  });
+
   it("renames and protects a branch", async () => {
     const dev = await t.api("POST", base(), { branch: { name: "dev" } });
+    t.advance(1);
     const res = await t.api("PATCH", `${base()}/${dev.body.branch.id}`, {
       branch: { name: "develop", protected: true },
     });
@@ -147,21 +180,25 @@ describe("PATCH, DELETE, set_as_default", () => {
   });
 
   it("refuses to delete the default branch, a protected branch, or one with children", async () => {
+    t.advance(1);
     const def = await t.api("DELETE", `${base()}/${mainId}`);
     expectStatus(def, 409);
     expect(def.body.message).toMatch(/default/);
     const parent = await t.api("POST", base(), { branch: { name: "parent" } });
     await t.api("POST", base(), { branch: { name: "child", parent_id: parent.body.branch.id } });
+    t.advance(1);
     const withChild = await t.api("DELETE", `${base()}/${parent.body.branch.id}`);
     expectStatus(withChild, 409);
     expect(withChild.body.message).toMatch(/child/);
     const prot = await t.api("POST", base(), { branch: { name: "prot", protected: true } });
+    t.advance(1);
     expectStatus(await t.api("DELETE", `${base()}/${prot.body.branch.id}`), 409);
   });
 
   it("deletes a branch with its endpoints, roles and databases", async () => {
     const dev = await t.api("POST", base(), { branch: { name: "dev" }, endpoints: [{ type: "read_write" }] });
     const epId = dev.body.endpoints[0].id;
+    t.advance(1);
     const res = await t.api("DELETE", `${base()}/${dev.body.branch.id}`);
     expectStatus(res, 200);
     expect(res.body.branch.id).toBe(dev.body.branch.id);
@@ -172,6 +209,7 @@ describe("PATCH, DELETE, set_as_default", () => {
 
   it("sets another branch as default", async () => {
     const dev = await t.api("POST", base(), { branch: { name: "dev" } });
+    t.advance(1);
     const res = await t.request("POST", `${base()}/${dev.body.branch.id}/set_as_default`, "", {
       authorization: `Bearer ${t.key}`,
       "content-type": "text/plain",

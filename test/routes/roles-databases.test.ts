@@ -9,6 +9,7 @@ beforeEach(async () => {
   const res = await t.api("POST", "/api/v2/projects", { project: {} });
   projectId = res.body.project.id;
   branchId = res.body.branch.id;
+  t.advance(1); // the branch is made (create_timeline): changes to its roles are accepted
 });
 afterEach(() => t.close());
 

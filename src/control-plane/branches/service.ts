@@ -7,6 +7,7 @@ import {
   type ProjectRow,
   readBranch,
   requireBranch,
+  requireSettledBranch,
   requireProject,
   requireWritableProject,
 } from "../access.js";
@@ -142,7 +143,7 @@ export function updateBranch(
 ) {
   const next = ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
-    const branch = requireBranch(tx, accountId, projectId, branchId);
+    const branch = requireSettledBranch(tx, accountId, projectId, branchId);
     const expiresAt =
       input.expires_at === undefined ? branch.expiresAt : expiryOf(input.expires_at, ctx.clock.now());
     const next: BranchRow = {
@@ -161,7 +162,7 @@ export function updateBranch(
 export function deleteBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
   const branch = ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
-    const branch = requireBranch(tx, accountId, projectId, branchId);
+    const branch = requireSettledBranch(tx, accountId, projectId, branchId);
     checkDeletable(branch, findChild(tx, branchId));
     deleteBranchRow(tx, branchId);
     closeActivity(tx, { branchId }, ctx.clock.now());
@@ -176,7 +177,7 @@ export function deleteBranch(ctx: Ctx, accountId: string, projectId: string, bra
 export function setDefaultBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
   const next = ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
-    const branch = requireBranch(tx, accountId, projectId, branchId);
+    const branch = requireSettledBranch(tx, accountId, projectId, branchId);
     const now = ctx.clock.now();
     setDefault(tx, projectId, branchId, now);
     return { ...branch, isDefault: true, updatedAt: now };

@@ -2,7 +2,13 @@ import type { Ctx } from "../../context.js";
 import { conflict, notFound } from "../../errors.js";
 import type { Tx } from "../../platform/db.js";
 import { type Outcome, operationsStarted } from "../../platform/events.js";
-import { type BranchRow, readBranch, requireBranch, requireWritableProject } from "../access.js";
+import {
+  type BranchRow,
+  readBranch,
+  requireBranch,
+  requireSettledBranch,
+  requireWritableProject,
+} from "../access.js";
 import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
 import { toDatabaseJson, toRoleJson } from "./render.js";
@@ -94,7 +100,7 @@ function withApplyConfig<T extends object>(
 ) {
   const { body, op } = ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
-    const branch = requireBranch(tx, accountId, projectId, branchId);
+    const branch = requireSettledBranch(tx, accountId, projectId, branchId);
     const result = change(tx, branch);
     const op = startOperation(ctx, tx, { accountId, projectId, branchId, action: "apply_config" });
     recordUndo(tx, op.id, branchId, result.undo);
