@@ -26,7 +26,8 @@ describe("neon 6 commands beyond neonctl 5", { timeout: 60_000 }, () => {
   };
 
   beforeAll(async () => {
-    e2e = await startE2E({}, "neon 6");
+    // A branch takes 4 s to create: long enough for a change right after it to meet a 423 (below).
+    e2e = await startE2E({ NEON_EMULATOR_OPERATION_MS: "create_branch=4000" }, "neon 6");
     const created = await runJson("projects create", ["projects", "create", "--name", "neon6"]);
     projectId = created.project.id;
     orgId = created.project.org_id;
@@ -149,6 +150,43 @@ describe("neon 6 commands beyond neonctl 5", { timeout: 60_000 }, () => {
     expect(
       await runJson("projects list --recoverable-only (empty)", ["projects", "list", "--recoverable-only"]),
     ).toEqual([]);
+  });
+
+  it("retries a change the API answers 423 (the branch is still being created) until it goes through", async () => {
+    e2e.step("create a branch (4 s create_branch)");
+    const made = await fetch(`${e2e.apiBase}/projects/${projectId}/branches`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${e2e.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ branch: { name: "slow" } }),
+    });
+    expect(made.status).toBe(201);
+    const slowId = ((await made.json()) as Json).branch.id;
+    const role = await runJson("roles create (retried on 423)", [
+      "roles",
+      "create",
+      "--project-id",
+      projectId,
+      "--branch",
+      slowId,
+      "--name",
+      "retried",
+    ]);
+    expect(role).toMatchObject({ name: "retried", branch_id: slowId });
+    const attempts = e2e.traffic
+      .filter((x) => x.method === "POST" && x.path.endsWith(`/branches/${slowId}/roles`))
+      .map((x) => x.status);
+    expect(attempts[0]).toBe(423);
+    expect(attempts.slice(0, -1).every((s) => s === 423)).toBe(true);
+    expect(attempts.at(-1)).toBe(201);
+    const roles = await runJson("roles list", [
+      "roles",
+      "list",
+      "--project-id",
+      projectId,
+      "--branch",
+      slowId,
+    ]);
+    expect(roles.map((r: { name: string }) => r.name)).toContain("retried");
   });
 
   it("every response the CLI received matches the public OpenAPI contract", () => {
