@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import type { Ctx } from "./context.js";
 import accounts from "./control-plane/accounts/routes/index.js";
 import apiKeys from "./control-plane/api-keys/routes/index.js";
+import branchSchema from "./control-plane/branch-schema/routes/index.js";
 import branches from "./control-plane/branches/routes/index.js";
 import connectionUri from "./control-plane/connection/routes/get-connection-uri.js";
 import consumption from "./control-plane/consumption/routes/index.js";
@@ -108,6 +109,7 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     .route("/", apiKeys)
     .route("/", projects)
     .route("/", branches)
+    .route("/", branchSchema)
     .route("/", endpoints)
     .route("/", operations)
     .route("/", rolesDatabases)

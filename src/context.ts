@@ -1,3 +1,4 @@
+import type { BranchReader } from "./compute/driver.js";
 import type { OperationAction } from "./control-plane/operations/rules.js";
 import type { PlanName } from "./plans.js";
 import type { Clock } from "./platform/clock.js";
@@ -31,4 +32,6 @@ export interface Ctx {
   clock: Clock;
   ids: IdGenerator;
   config: Config;
+  /** The branches' real databases, when computes are real; absent with NEON_EMULATOR_COMPUTE=none. */
+  branchData?: BranchReader;
 }

@@ -106,6 +106,7 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   };
   const postgres = binaries ? new PostgresDriver(storage.db, dataDirOf(env), binaries, logger) : null;
   const driver: ComputeDriver = postgres ?? noneDriver;
+  if (postgres) ctx.branchData = postgres;
   const worker = new Worker(ctx, { driver, logger });
   // Effects a previous process left half-done (it stopped mid-effect) are performed again.
   worker.releaseStaleClaims();

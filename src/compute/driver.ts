@@ -1,6 +1,15 @@
 import type { ComputeEffect } from "../control-plane/operations/rules.js";
 import type { DomainEvent } from "../platform/events.js";
 
+/** Reads inside a branch's databases, for the routes that look into them (NEON_EMULATOR_COMPUTE=postgres). */
+export interface BranchReader {
+  /**
+   * The schema of one of the branch's databases, as `pg_dump --schema-only` prints it: read
+   * through the branch's running primary, or a short-lived server on its data folder.
+   */
+  schema(projectId: string, branchId: string, database: string): Promise<string>;
+}
+
 /** What an effect measured of the branch it acted on: its real `logical_size` and `parent_lsn`. */
 export interface EffectResult {
   branch?: { id: string; logicalSize?: number; parentLsn?: string };

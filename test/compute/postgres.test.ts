@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+import { computeClient } from "../helpers/compute.js";
+import { type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
 
 /**
  * NEON_EMULATOR_COMPUTE=postgres against a real server: every endpoint is a Postgres process the
@@ -32,46 +32,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const api = (method: string, p: string, body?: unknown) => http(server.url, key, method, `/api/v2${p}`, body);
-
-/** Polls an operation until it is finished or failed. */
-async function settled(projectId: string, operationId: string): Promise<{ status: string; error?: string }> {
-  for (let i = 0; i < 300; i++) {
-    const res = await api("GET", `/projects/${projectId}/operations/${operationId}`);
-    const op = res.body.operation;
-    if (op.status === "finished" || op.status === "failed") return op;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`operation ${operationId} did not settle`);
-}
-
-async function allSettled(projectId: string, ops: { id: string }[]) {
-  const results = [];
-  for (const op of ops) results.push(await settled(projectId, op.id));
-  expect(results.map((r) => r.status)).toEqual(ops.map(() => "finished"));
-}
-
-/** A client of an endpoint through the front door (the endpoint named in `options`, as the API's URIs do). */
-function clientOf(endpointId: string, user: string, password: string, database: string): pg.Client {
-  return new pg.Client({
-    host: "127.0.0.1",
-    port: server.pgPort,
-    user,
-    password,
-    database,
-    options: `endpoint=${endpointId}`,
-  });
-}
-
-async function query(endpointId: string, user: string, password: string, database: string, sql: string) {
-  const client = clientOf(endpointId, user, password, database);
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const { api, settled, allSettled, clientOf, query } = computeClient(() => server, key);
 
 interface Created {
   projectId: string;

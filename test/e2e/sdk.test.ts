@@ -355,6 +355,23 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     expect(branchUri.data.uri).toBe(plain.toString());
   });
 
+  it("schema and compare_schema read a branch's real database: on a server without computes, a clear 422", async () => {
+    step("branch schema (no computes)");
+    for (const call of [
+      api.getProjectBranchSchema({ projectId, branchId: mainId, db_name: "neondb" }),
+      api.getProjectBranchSchemaComparison({
+        projectId,
+        branchId: mainId,
+        base_branch_id: mainId,
+        db_name: "neondb",
+      }),
+    ]) {
+      const res = await statusOf(call);
+      expect(res.status).toBe(422);
+      expect(res.body.message).toContain("NEON_EMULATOR_COMPUTE=postgres");
+    }
+  });
+
   it("branches: create (with endpoint and annotation, and without a body), list with paging, get, rename, set default", async () => {
     step("branches: create");
     const feature = await api.createProjectBranch(projectId, {

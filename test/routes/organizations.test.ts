@@ -213,7 +213,7 @@ describe("project transfers", () => {
       await as(
         free.key,
         "DELETE",
-        "/api/v2/projects/" + (await as(free.key, "GET", "/api/v2/projects")).body.projects[0].id,
+        `/api/v2/projects/${(await as(free.key, "GET", "/api/v2/projects")).body.projects[0].id}`,
       ),
       200,
     );

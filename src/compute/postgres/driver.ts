@@ -9,12 +9,13 @@ import { DEFAULT_DATABASE_NAME, DEFAULT_ROLE_NAME } from "../../control-plane/pr
 import type { Db } from "../../platform/db.js";
 import type { DomainEvent } from "../../platform/events.js";
 import { type PgClient, pg } from "../../platform/pg.js";
-import type { ComputeDriver, EffectResult } from "../driver.js";
+import type { BranchReader, ComputeDriver, EffectResult } from "../driver.js";
 import { installCommand, type PgBinaries, readdir } from "./binaries.js";
 import { run } from "./child-process.js";
 import { controlInfo, copyData, copyStopped, copyWal, lsnText, parseLsn, segmentName } from "./copy.js";
 import { freePort, handOver, initdb, PgServer } from "./process.js";
 import { MANAGED, NEON_SUPERUSER, reconcile } from "./reconcile.js";
+import { dumpSchema } from "./schema-dump/index.js";
 import { ControlPlaneView } from "./view.js";
 
 /** How to reach a running server: a Unix socket's path, or a loopback host and port. */
@@ -61,7 +62,7 @@ interface Running {
  * running primary's roles and databases to the control plane's; a deleted project's servers stop
  * at once, and its delete_tenant (due when its recovery window closes) removes its folders.
  */
-export class PostgresDriver implements ComputeDriver {
+export class PostgresDriver implements ComputeDriver, BranchReader {
   readonly name = "postgres";
   readonly inline = false;
   private readonly view: ControlPlaneView;
@@ -401,6 +402,47 @@ export class PostgresDriver implements ComputeDriver {
       await copyWal(parentDir, dir, start[2], segmentName(tli, parseLsn(label.lsn)));
       await handOver(dir);
       return start[1];
+    });
+  }
+
+  schema(projectId: string, branchId: string, database: string): Promise<string> {
+    return this.withDatabase(projectId, branchId, database, dumpSchema);
+  }
+
+  /**
+   * Runs `work` as the administrator on one of the branch's databases: through its running
+   * primary, or else on a server started for it alone on the branch's folder (its roles and
+   * databases brought to the control plane's first) and stopped after, under the branch's lock so
+   * no compute starts on the folder meanwhile. No operation is recorded: nothing a client sees runs.
+   */
+  private async withDatabase<T>(
+    projectId: string,
+    branchId: string,
+    database: string,
+    work: (client: PgClient) => Promise<T>,
+  ): Promise<T> {
+    const running = () => {
+      const primary = this.view.primaryOf(branchId);
+      return primary ? this.portOf(primary) : undefined;
+    };
+    const port = running();
+    if (port !== undefined) return this.withAdmin(port, work, database);
+    const major = this.view.pgVersion(projectId);
+    if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
+    const bin = this.binariesFor(major);
+    const dir = await this.ensureBranchData(projectId, branchId);
+    return this.withBranch(branchId, async () => {
+      const started = running();
+      if (started !== undefined) return this.withAdmin(started, work, database);
+      const server = await PgServer.start(bin, dir, await freePort(), BASE_SETTINGS);
+      try {
+        await this.withAdmin(server.port, (client) =>
+          reconcile(client, this.view.branchSpec(branchId), (db, w) => this.withAdmin(server.port, w, db)),
+        );
+        return await this.withAdmin(server.port, work, database);
+      } finally {
+        await server.stop();
+      }
     });
   }
 

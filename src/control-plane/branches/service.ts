@@ -7,8 +7,8 @@ import {
   type ProjectRow,
   readBranch,
   requireBranch,
-  requireSettledBranch,
   requireProject,
+  requireSettledBranch,
   requireWritableProject,
 } from "../access.js";
 import { getAccount } from "../accounts/store.js";

@@ -1,9 +1,7 @@
-import { and, asc, eq, gt, isNull, ne, or, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, ne, sql } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
-import { contains } from "../../platform/sql.js";
 import { statement } from "../../platform/statements.js";
 import type { ProjectRow } from "../access.js";
-import { accounts } from "../accounts/table.js";
 import { projectPageFilter } from "../projects/store.js";
 import { projects } from "../projects/table.js";
 import { projectPermissions } from "./table.js";

@@ -2,13 +2,7 @@ import type { Ctx } from "../../context.js";
 import { conflict, notFound } from "../../errors.js";
 import type { Tx } from "../../platform/db.js";
 import { type Outcome, operationsStarted } from "../../platform/events.js";
-import {
-  type BranchRow,
-  readBranch,
-  requireBranch,
-  requireSettledBranch,
-  requireWritableProject,
-} from "../access.js";
+import { type BranchRow, readBranch, requireSettledBranch, requireWritableProject } from "../access.js";
 import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
 import { toDatabaseJson, toRoleJson } from "./render.js";
@@ -37,7 +31,7 @@ function requireRole(tx: Tx, branchId: string, name: string): RoleRow {
   return row;
 }
 
-function requireDatabase(tx: Tx, branchId: string, name: string): DatabaseRow {
+export function requireDatabase(tx: Tx, branchId: string, name: string): DatabaseRow {
   const row = findDatabase(tx, branchId, name);
   if (!row) throw notFound(`database "${name}" not found on branch ${branchId}`);
   return row;

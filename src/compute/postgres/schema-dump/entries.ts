@@ -1,0 +1,124 @@
+import type { PgClient } from "../../../platform/pg.js";
+
+/**
+ * What every part of the schema dump shares: the Entry each catalog query yields (one object of
+ * pg_dump's table of contents), the COMMENT ON targets hanging off it, pg_dump's order of object
+ * kinds, the relation a table's parts are built from, and the small helpers the queries and the
+ * statements they print use (row access, literals, reloptions, catalog filters).
+ */
+
+/** One object of the dump: an entry of pg_dump's table of contents. */
+export interface Entry {
+  /** The catalog objects (`pg_class:16384`) this entry creates: what dependencies name. */
+  keys: string[];
+  /** The kind's place in pg_dump's order; then schema and name; dependencies may move an entry later. */
+  rank: number;
+  type: string;
+  /** The header's Schema (`-` for none). */
+  schema: string;
+  /** The header's Name. */
+  name: string;
+  /** The header's Owner. */
+  owner: string;
+  /** The statement(s), without the final newline. */
+  sql: string;
+  /** ALTER … OWNER TO, when the object has an owner of its own. */
+  ownerSql?: string;
+  /** Keys this entry follows beyond what pg_depend records (a partition its parent, say). */
+  after?: string[];
+  comments?: CommentTarget[];
+}
+
+/** What a COMMENT ON names: `key` is `catalog:oid:subid`, as pg_description holds it. */
+export interface CommentTarget {
+  key: string;
+  /** The object as COMMENT ON takes it (`TABLE public.items`). */
+  sql: string;
+  /** The object as the comment's header names it (`TABLE items`). */
+  tag: string;
+}
+
+/** pg_dump's order of object kinds (pg_dump_sort.c), for the kinds this dump covers. */
+export const RANK = {
+  schema: 1,
+  extension: 2,
+  type: 3,
+  function: 4,
+  relation: 5,
+  default: 6,
+  constraint: 7,
+  index: 8,
+  rule: 9,
+  trigger: 10,
+  foreignKey: 11,
+  policy: 12,
+} as const;
+
+/** Schemas that hold no user objects: the system's, and each session's temporary ones. */
+export const userSchema = (n: string) => `${n}.nspname <> 'information_schema' AND ${n}.nspname !~ '^pg_'`;
+/** Objects an extension made are created by CREATE EXTENSION, never dumped on their own. */
+export const notInExtension = (catalog: string, oid: string) =>
+  `NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = '${catalog}'::regclass AND e.objid = ${oid} AND e.deptype = 'e')`;
+
+/** A string literal (the dump sets standard_conforming_strings, so only quotes are doubled). */
+export const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
+
+/** `k=v` reloptions as pg_dump writes them: `WITH (k='v', …)`. */
+export function withOptions(options: string[]): string {
+  if (options.length === 0) return "";
+  const parts = options.map((o) => {
+    const eq = o.indexOf("=");
+    return `${o.slice(0, eq)}=${literal(o.slice(eq + 1))}`;
+  });
+  return ` WITH (${parts.join(", ")})`;
+}
+
+export type Row = Record<string, unknown>;
+export const str = (v: unknown) => v as string;
+export const strs = (v: unknown) => (v ?? []) as string[];
+
+export async function rows(client: PgClient, sql: string, params: unknown[] = []): Promise<Row[]> {
+  return (await client.query(sql, params)).rows as Row[];
+}
+
+/** COMMENT ON COLUMN targets from `attnum:ident:name` triples. */
+export function columnComments(
+  relid: unknown,
+  qname: string,
+  name: string,
+  columns: string[],
+): CommentTarget[] {
+  return columns.map((c) => {
+    const [num, ident, ...rest] = c.split(":");
+    return {
+      key: `pg_class:${relid}:${num}`,
+      sql: `COLUMN ${qname}.${ident}`,
+      tag: `COLUMN ${name}.${rest.join(":")}`,
+    };
+  });
+}
+
+/** A table, view, materialized view or sequence, as the queries below need it. */
+export interface Relation {
+  oid: unknown;
+  kind: string;
+  schema: string;
+  name: string;
+  qname: string;
+  owner: string;
+  ownerIdent: string;
+}
+
+/** One relation's row and what every entry made from it shares. */
+export interface RelationParts {
+  /** The relation's row of the relations query. */
+  row: Row;
+  rel: Relation;
+  /** The catalog objects the relation's own entry creates. */
+  keys: string[];
+  base: Pick<Entry, "rank" | "schema" | "owner">;
+  /** COMMENT ON COLUMN targets for its columns. */
+  comments: CommentTarget[];
+  /** ALTER TABLE … OWNER TO for the relation. */
+  ownerSql: string;
+}

@@ -1,0 +1,181 @@
+import { createTwoFilesPatch } from "diff";
+import type { PgClient } from "../../../platform/pg.js";
+import { type Entry, literal, type Row, rows, str } from "./entries.js";
+import { functions } from "./functions.js";
+import { relations } from "./relations.js";
+import { extensions, schemas, types } from "./types.js";
+
+/**
+ * `pg_dump --schema-only` for a branch's database, built from catalog queries (the Postgres
+ * binaries the emulator runs ship no pg_dump), and the unified diff of two such dumps: what Neon's
+ * branch `schema` and `compare_schema` answer.
+ *
+ * The text follows pg_dump's plain format (its header, one commented block per object, the same
+ * statements for the object kinds covered) and is deterministic: objects are sorted by kind, schema
+ * and name, then moved only as far as their dependencies (pg_depend) require, so two databases with
+ * the same schema dump the same text whatever order their objects were made in.
+ *
+ * This file holds the public API (dumpSchema, diffSchemas) and the orchestration: collecting every
+ * family's entries, the header, comments, and the order dependencies impose. The catalog queries
+ * live beside it, one file per object family (types, functions, relations and their parts).
+ */
+
+/**
+ * The schema of the connected database as `pg_dump --schema-only` prints it. User objects only:
+ * nothing in pg_catalog, information_schema or pg_toast, nothing an extension made (its CREATE
+ * EXTENSION stands for it). Runs in one read-only repeatable-read transaction with an empty
+ * search_path, as pg_dump does, so every name the server deparses comes schema-qualified; `client`
+ * must not be inside a transaction of its own.
+ */
+export async function dumpSchema(client: PgClient): Promise<string> {
+  await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  try {
+    await client.query("SET LOCAL search_path = ''");
+    return await collect(client);
+  } finally {
+    await client.query("ROLLBACK");
+  }
+}
+
+async function collect(client: PgClient): Promise<string> {
+  const [version] = await rows(
+    client,
+    `SELECT current_setting('server_version') AS version, current_setting('server_version_num')::int AS num,
+            current_setting('server_encoding') AS encoding`,
+  );
+  const entries: Entry[] = [
+    ...(await schemas(client)),
+    ...(await extensions(client)),
+    ...(await types(client)),
+    ...(await functions(client)),
+    ...(await relations(client)),
+  ];
+  const descriptions = new Map<string, string>();
+  for (const r of await rows(
+    client,
+    `SELECT classoid::regclass::text || ':' || objoid || ':' || objsubid AS key, description
+       FROM pg_description WHERE objoid >= 16384`,
+  ))
+    descriptions.set(str(r.key), str(r.description));
+  const depends = await rows(
+    client,
+    `SELECT classid::regclass::text || ':' || objid AS dependent,
+            refclassid::regclass::text || ':' || refobjid AS referenced, deptype
+       FROM pg_depend WHERE deptype IN ('n', 'a', 'e') AND objid >= 16384 AND refobjid >= 16384`,
+  );
+
+  const v = version as Row;
+  let out = "--\n-- PostgreSQL database dump\n--\n\n";
+  // Neon answers with its pg_dump's header; this dump stands in for it.
+  out += `-- Dumped from database version ${str(v.version)}\n-- Dumped by pg_dump version ${str(v.version)}\n\n`;
+  out += "SET statement_timeout = 0;\nSET lock_timeout = 0;\nSET idle_in_transaction_session_timeout = 0;\n";
+  if ((v.num as number) >= 170000) out += "SET transaction_timeout = 0;\n";
+  out += `SET client_encoding = ${literal(str(v.encoding))};\nSET standard_conforming_strings = on;\n`;
+  out += "SELECT pg_catalog.set_config('search_path', '', false);\nSET check_function_bodies = false;\n";
+  out += "SET xmloption = content;\nSET client_min_messages = warning;\nSET row_security = off;\n\n";
+  let tablesBegun = false;
+  for (const e of ordered(entries, depends)) {
+    if (!tablesBegun && (e.type === "TABLE" || e.type === "MATERIALIZED VIEW")) {
+      out += "SET default_tablespace = '';\n\nSET default_table_access_method = heap;\n\n";
+      tablesBegun = true;
+    }
+    out += `--\n-- Name: ${e.name}; Type: ${e.type}; Schema: ${e.schema}; Owner: ${e.owner}\n--\n\n${e.sql}\n\n\n`;
+    if (e.ownerSql) out += `${e.ownerSql}\n\n`;
+    for (const c of e.comments ?? []) {
+      const text = descriptions.get(c.key);
+      if (text === undefined) continue;
+      const owner = e.type === "EXTENSION" ? "" : e.owner;
+      out += `--\n-- Name: ${c.tag}; Type: COMMENT; Schema: ${e.schema}; Owner: ${owner}\n--\n\n`;
+      out += `COMMENT ON ${c.sql} IS ${literal(text)};\n\n\n`;
+    }
+  }
+  return `${out}--\n-- PostgreSQL database dump complete\n--\n\n`;
+}
+
+/**
+ * Entries in dump order: sorted by rank, schema and name, then each emitted as early as its
+ * dependencies allow (Kahn's algorithm taking the first ready entry of that order), which keeps the
+ * sorted order wherever dependencies do not forbid it. A cycle is broken at its first entry.
+ */
+function ordered(entries: Entry[], depends: Row[]): Entry[] {
+  const sorted = [...entries].sort(
+    (a, b) => a.rank - b.rank || cmp(a.schema, b.schema) || cmp(a.name, b.name) || cmp(a.type, b.type),
+  );
+  const byKey = new Map<string, number>();
+  sorted.forEach((e, i) => {
+    // `pg_class:0` and the like: an oid column that names nothing for this object.
+    for (const k of e.keys) if (!/:(0|null)$/.test(k)) byKey.set(k, i);
+  });
+  // An extension's members stand for the extension: a column of type citext follows CREATE EXTENSION.
+  for (const d of depends)
+    if (d.deptype === "e") {
+      const ext = byKey.get(str(d.referenced));
+      if (ext !== undefined && !byKey.has(str(d.dependent))) byKey.set(str(d.dependent), ext);
+    }
+  const needs = sorted.map(() => new Set<number>());
+  const link = (from: number | undefined, to: number | undefined) => {
+    if (from !== undefined && to !== undefined && from !== to) needs[from]?.add(to);
+  };
+  for (const d of depends)
+    if (d.deptype !== "e") link(byKey.get(str(d.dependent)), byKey.get(str(d.referenced)));
+  sorted.forEach((e, i) => {
+    for (const k of e.after ?? []) link(i, byKey.get(k));
+  });
+  const waiting = needs.map((s) => s.size);
+  const neededBy = sorted.map(() => [] as number[]);
+  needs.forEach((s, i) => {
+    for (const j of s) neededBy[j]?.push(i);
+  });
+  const done = new Array<boolean>(sorted.length).fill(false);
+  const ready: number[] = [];
+  waiting.forEach((n, i) => {
+    if (n === 0) ready.push(i);
+  });
+  const out: Entry[] = [];
+  let firstLeft = 0;
+  while (out.length < sorted.length) {
+    let next = ready.shift();
+    if (next === undefined) {
+      while (done[firstLeft]) firstLeft++;
+      next = firstLeft;
+    }
+    if (done[next]) continue;
+    done[next] = true;
+    out.push(sorted[next] as Entry);
+    for (const j of neededBy[next] ?? []) {
+      waiting[j] = (waiting[j] ?? 0) - 1;
+      if (waiting[j] === 0 && !done[j]) insertSorted(ready, j);
+    }
+  }
+  return out;
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function insertSorted(list: number[], n: number): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((list[mid] as number) < n) lo = mid + 1;
+    else hi = mid;
+  }
+  list.splice(lo, 0, n);
+}
+
+/**
+ * The unified diff turning `base` into `target` (git's format: `--- a/…`, `+++ b/…`, hunks with
+ * three lines of context), or "" when they are equal.
+ */
+export function diffSchemas(
+  base: string,
+  target: string,
+  labels: { base: string; target: string } = { base: "a", target: "b" },
+): string {
+  if (base === target) return "";
+  const patch = createTwoFilesPatch(labels.base, labels.target, base, target, undefined, undefined, {
+    context: 3,
+  });
+  // jsdiff opens with a row of "=" (svn's separator), which git and diff -u do not print.
+  return patch.replace(/^=+\n/, "");
+}

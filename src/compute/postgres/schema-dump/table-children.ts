@@ -1,0 +1,153 @@
+import type { PgClient } from "../../../platform/pg.js";
+import { type Entry, RANK, type Relation, rows, str } from "./entries.js";
+
+/**
+ * What the schema dump hangs off tables after them: indexes (those no constraint made), triggers,
+ * rules, row level security and policies.
+ */
+
+/** Indexes (those no constraint made), triggers, rules, row security and policies of the tables. */
+export async function tableChildren(
+  client: PgClient,
+  rels: Map<string, Relation>,
+  oids: string[],
+): Promise<Entry[]> {
+  const entries: Entry[] = [];
+  const on = (oid: unknown) => rels.get(String(oid)) as Relation;
+  // An index a partition's index is attached to is made by the parent's CREATE INDEX.
+  for (const r of await rows(
+    client,
+    `SELECT i.indexrelid AS oid, i.indrelid AS rel, c.relname AS name, quote_ident(c.relname) AS ident,
+            format('%I.%I', n.nspname, c.relname) AS qname, pg_get_indexdef(i.indexrelid) AS def
+       FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE i.indrelid = ANY($1::oid[])
+        AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.conrelid = i.indrelid
+                          AND k.contype IN ('p', 'u', 'x'))
+        AND NOT EXISTS (SELECT 1 FROM pg_inherits h WHERE h.inhrelid = i.indexrelid)`,
+    [oids],
+  )) {
+    const rel = on(r.rel);
+    entries.push({
+      keys: [`pg_class:${r.oid}`],
+      rank: RANK.index,
+      type: "INDEX",
+      schema: rel.schema,
+      name: str(r.name),
+      owner: rel.owner,
+      sql: `${str(r.def).replace(" ON ONLY ", " ON ")};`,
+      after: [`pg_class:${rel.oid}`],
+      comments: [{ key: `pg_class:${r.oid}:0`, sql: `INDEX ${str(r.qname)}`, tag: `INDEX ${str(r.name)}` }],
+    });
+  }
+  const ENABLE: Record<string, string> = { D: "DISABLE", R: "ENABLE REPLICA", A: "ENABLE ALWAYS" };
+  for (const r of await rows(
+    client,
+    `SELECT t.oid, t.tgrelid AS rel, t.tgname AS name, quote_ident(t.tgname) AS ident,
+            pg_get_triggerdef(t.oid) AS def, t.tgenabled AS enabled
+       FROM pg_trigger t WHERE t.tgrelid = ANY($1::oid[]) AND NOT t.tgisinternal AND t.tgparentid = 0`,
+    [oids],
+  )) {
+    const rel = on(r.rel);
+    const enable = ENABLE[str(r.enabled)];
+    entries.push({
+      keys: [`pg_trigger:${r.oid}`],
+      rank: RANK.trigger,
+      type: "TRIGGER",
+      schema: rel.schema,
+      name: `${rel.name} ${str(r.name)}`,
+      owner: rel.owner,
+      sql: `${str(r.def)};${enable ? `\n\nALTER TABLE ${rel.qname} ${enable} TRIGGER ${str(r.ident)};` : ""}`,
+      after: [`pg_class:${rel.oid}`],
+      comments: [
+        {
+          key: `pg_trigger:${r.oid}:0`,
+          sql: `TRIGGER ${str(r.ident)} ON ${rel.qname}`,
+          tag: `TRIGGER ${str(r.name)} ON ${rel.name}`,
+        },
+      ],
+    });
+  }
+  for (const r of await rows(
+    client,
+    `SELECT w.oid, w.ev_class AS rel, w.rulename AS name, quote_ident(w.rulename) AS ident, pg_get_ruledef(w.oid) AS def
+       FROM pg_rewrite w WHERE w.ev_class = ANY($1::oid[]) AND w.rulename <> '_RETURN'`,
+    [oids],
+  )) {
+    const rel = on(r.rel);
+    entries.push({
+      keys: [`pg_rewrite:${r.oid}`],
+      rank: RANK.rule,
+      type: "RULE",
+      schema: rel.schema,
+      name: `${rel.name} ${str(r.name)}`,
+      owner: rel.owner,
+      sql: str(r.def).trimEnd(),
+      after: [`pg_class:${rel.oid}`],
+      comments: [
+        {
+          key: `pg_rewrite:${r.oid}:0`,
+          sql: `RULE ${str(r.ident)} ON ${rel.qname}`,
+          tag: `RULE ${str(r.name)} ON ${rel.name}`,
+        },
+      ],
+    });
+  }
+  for (const r of await rows(
+    client,
+    `SELECT c.oid, c.relforcerowsecurity AS force FROM pg_class c WHERE c.oid = ANY($1::oid[]) AND c.relrowsecurity`,
+    [oids],
+  )) {
+    const rel = on(r.oid);
+    let sql = `ALTER TABLE ${rel.qname} ENABLE ROW LEVEL SECURITY;`;
+    if (r.force) sql += `\n\nALTER TABLE ONLY ${rel.qname} FORCE ROW LEVEL SECURITY;`;
+    entries.push({
+      keys: [],
+      rank: RANK.policy,
+      type: "ROW SECURITY",
+      schema: rel.schema,
+      name: rel.name,
+      owner: rel.owner,
+      sql,
+      after: [`pg_class:${rel.oid}`],
+    });
+  }
+  const COMMAND: Record<string, string> = { r: "SELECT", a: "INSERT", w: "UPDATE", d: "DELETE" };
+  for (const r of await rows(
+    client,
+    `SELECT p.oid, p.polrelid AS rel, p.polname AS name, quote_ident(p.polname) AS ident,
+            p.polpermissive AS permissive, p.polcmd AS command,
+            (SELECT string_agg(CASE WHEN g.role = 0 THEN 'public' ELSE quote_ident(pg_get_userbyid(g.role)) END,
+                               ', ' ORDER BY g.ord)
+               FROM unnest(p.polroles) WITH ORDINALITY AS g(role, ord)) AS roles,
+            pg_get_expr(p.polqual, p.polrelid) AS qual, pg_get_expr(p.polwithcheck, p.polrelid) AS check
+       FROM pg_policy p WHERE p.polrelid = ANY($1::oid[])`,
+    [oids],
+  )) {
+    const rel = on(r.rel);
+    let sql = `CREATE POLICY ${str(r.ident)} ON ${rel.qname}`;
+    if (!r.permissive) sql += " AS RESTRICTIVE";
+    const command = COMMAND[str(r.command)];
+    if (command) sql += ` FOR ${command}`;
+    if (r.roles !== "public") sql += ` TO ${str(r.roles)}`;
+    if (r.qual !== null) sql += ` USING (${str(r.qual)})`;
+    if (r.check !== null) sql += ` WITH CHECK (${str(r.check)})`;
+    entries.push({
+      keys: [`pg_policy:${r.oid}`],
+      rank: RANK.policy,
+      type: "POLICY",
+      schema: rel.schema,
+      name: `${rel.name} ${str(r.name)}`,
+      owner: rel.owner,
+      sql: `${sql};`,
+      after: [`pg_class:${rel.oid}`],
+      comments: [
+        {
+          key: `pg_policy:${r.oid}:0`,
+          sql: `POLICY ${str(r.ident)} ON ${rel.qname}`,
+          tag: `POLICY ${str(r.name)} ON ${rel.name}`,
+        },
+      ],
+    });
+  }
+  return entries;
+}

@@ -1,0 +1,102 @@
+import {
+  type CommentTarget,
+  type Entry,
+  RANK,
+  type Relation,
+  type RelationParts,
+  type Row,
+  str,
+  strs,
+  withOptions,
+} from "./entries.js";
+
+/**
+ * The schema dump's tables: CREATE TABLE (plain, inheriting, partitioned, partitions) with columns
+ * and valid checks inline, then the defaults and constraints pg_dump adds with ALTER TABLE.
+ */
+
+/** A table's entries: its CREATE TABLE, serial columns' defaults, and its other constraints. */
+export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row[]): Entry[] {
+  const { row: r, rel, keys, base, comments, ownerSql } = parts;
+  const entries: Entry[] = [];
+  const partition = r.bound !== null;
+  const own = constraints.filter((k) => String(k.rel) === String(r.oid));
+  const inlineChecks = own.filter((k) => k.kind === "c" && k.valid);
+  const lines: string[] = [];
+  for (const c of cols) {
+    if (partition || !c.local) continue;
+    let line = `    ${str(c.ident)} ${str(c.type)}`;
+    if (c.collation) line += ` COLLATE ${str(c.collation)}`;
+    if (c.generated === "s") line += ` GENERATED ALWAYS AS (${str(c.default)}) STORED`;
+    else if (c.generated === "v") line += ` GENERATED ALWAYS AS (${str(c.default)})`;
+    else if (c.default !== null && !c.owned_sequence_default) line += ` DEFAULT ${str(c.default)}`;
+    if (c.notnull) line += " NOT NULL";
+    lines.push(line);
+  }
+  for (const k of inlineChecks) lines.push(`    CONSTRAINT ${str(k.ident)} ${str(k.def)}`);
+  const unlogged = r.unlogged ? "UNLOGGED " : "";
+  let sql = `CREATE ${unlogged}TABLE ${rel.qname}`;
+  if (partition) {
+    sql += ` PARTITION OF ${strs(r.parents)[0]}`;
+    if (lines.length > 0) sql += ` (\n${lines.join(",\n")}\n)`;
+    sql += `\n${str(r.bound)}`;
+  } else {
+    sql += ` (\n${lines.join(",\n")}${lines.length > 0 ? "\n" : ""})`;
+    if (strs(r.parents).length > 0) sql += `\nINHERITS (${strs(r.parents).join(", ")})`;
+  }
+  if (r.partition_key) sql += `\nPARTITION BY ${str(r.partition_key)}`;
+  sql += `${withOptions(strs(r.options)).replace(/^ /, "\n")};`;
+  entries.push({
+    ...base,
+    keys: [
+      ...keys,
+      ...cols.filter((c) => !c.owned_sequence_default).map((c) => `pg_attrdef:${c.default_oid}`),
+      ...inlineChecks.map((k) => `pg_constraint:${k.oid}`),
+    ],
+    type: "TABLE",
+    name: rel.name,
+    sql,
+    ownerSql,
+    after: strs(r.parent_keys),
+    comments: [
+      { key: `pg_class:${rel.oid}:0`, sql: `TABLE ${rel.qname}`, tag: `TABLE ${rel.name}` },
+      ...comments,
+      ...inlineChecks.map((k) => constraintComment(k, rel)),
+    ],
+  });
+  for (const c of cols)
+    if (c.owned_sequence_default && c.default !== null)
+      entries.push({
+        ...base,
+        keys: [`pg_attrdef:${c.default_oid}`],
+        rank: RANK.default,
+        type: "DEFAULT",
+        name: `${rel.name} ${str(c.name)}`,
+        sql: `ALTER TABLE ONLY ${rel.qname} ALTER COLUMN ${str(c.ident)} SET DEFAULT ${str(c.default)};`,
+        after: [`pg_class:${rel.oid}`],
+      });
+  for (const k of own) {
+    if (k.kind === "c" && k.valid) continue;
+    const only = rel.kind === "p" || k.kind === "c" ? "" : "ONLY ";
+    const foreign = k.kind === "f";
+    entries.push({
+      ...base,
+      keys: [`pg_constraint:${k.oid}`, ...(foreign ? [] : [str(k.index_key)])],
+      rank: foreign ? RANK.foreignKey : RANK.constraint,
+      type: foreign ? "FK CONSTRAINT" : k.kind === "c" ? "CHECK CONSTRAINT" : "CONSTRAINT",
+      name: `${rel.name} ${str(k.name)}`,
+      sql: `ALTER TABLE ${only}${rel.qname}\n    ADD CONSTRAINT ${str(k.ident)} ${str(k.def)};`,
+      after: [`pg_class:${rel.oid}`],
+      comments: [constraintComment(k, rel)],
+    });
+  }
+  return entries;
+}
+
+function constraintComment(k: Row, rel: Relation): CommentTarget {
+  return {
+    key: `pg_constraint:${k.oid}:0`,
+    sql: `CONSTRAINT ${str(k.ident)} ON ${rel.qname}`,
+    tag: `CONSTRAINT ${str(k.name)} ON ${rel.name}`,
+  };
+}

@@ -1,0 +1,105 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { computeClient } from "../helpers/compute.js";
+import { type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+
+/**
+ * What the API reads from and does to a branch's real data (NEON_EMULATOR_COMPUTE=postgres): its
+ * schema and the difference from another branch's. One server for the file.
+ */
+let server: RunningServer;
+let dir: string;
+const key = randomKey();
+
+beforeAll(async () => {
+  dir = tempDir();
+  // The servers run as an unprivileged user when the tests run as root: it must reach the data folder.
+  fs.chmodSync(dir, 0o755);
+  server = await startServer({
+    NEON_EMULATOR_DB: path.join(dir, "db.sqlite"),
+    NEON_EMULATOR_API_KEY: key,
+    NEON_EMULATOR_COMPUTE: "postgres",
+    NEON_EMULATOR_PG_PORT: "0",
+    NEON_EMULATOR_OPERATION_MS:
+      "start_compute=20,suspend_compute=20,create_timeline=20,create_branch=20,apply_config=20",
+  });
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+const { api, allSettled, query } = computeClient(() => server, key);
+
+let projectId = "";
+let mainId = "";
+let mainEndpoint = "";
+let role = "";
+let password = "";
+
+describe("a branch's schema", () => {
+  it("is what pg_dump --schema-only prints of the branch's database, read from its running compute", async () => {
+    const res = await api("POST", "/projects", { project: { name: "schemas" } });
+    expect(res.status).toBe(201);
+    await allSettled(res.body.project.id, res.body.operations);
+    projectId = res.body.project.id;
+    mainId = res.body.branch.id;
+    mainEndpoint = res.body.endpoints[0].id;
+    role = res.body.roles[0].name;
+    password = res.body.roles[0].password;
+    await query(
+      mainEndpoint,
+      role,
+      password,
+      "neondb",
+      "CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL)",
+    );
+
+    const schema = await api("GET", `/projects/${projectId}/branches/${mainId}/schema?db_name=neondb`);
+    expect(schema.status).toBe(200);
+    expect(schema.body.sql).toContain("-- PostgreSQL database dump");
+    expect(schema.body.sql).toContain(
+      "CREATE TABLE public.items (\n    id integer NOT NULL,\n    name text NOT NULL\n);",
+    );
+    expect(schema.body.sql).toContain("ADD CONSTRAINT items_pkey PRIMARY KEY (id);");
+  });
+
+  it("compare_schema diffs a branch against its parent; a branch without a running compute is read too", async () => {
+    const res = await api("POST", `/projects/${projectId}/branches`, { branch: { name: "cold" } });
+    expect(res.status).toBe(201);
+    await allSettled(projectId, res.body.operations);
+    const cold = res.body.branch.id;
+    const same = await api("GET", `/projects/${projectId}/branches/${cold}/compare_schema?db_name=neondb`);
+    expect(same.status).toBe(200);
+    expect(same.body).toEqual({ diff: "" });
+    // No compute ran on the branch to answer, and none is left running.
+    expect(
+      fs.existsSync(path.join(dir, "db-data", "projects", projectId, "branches", cold, "postmaster.pid")),
+    ).toBe(false);
+
+    await query(mainEndpoint, role, password, "neondb", "ALTER TABLE items ADD COLUMN extra integer");
+    const diff = await api(
+      "GET",
+      `/projects/${projectId}/branches/${mainId}/compare_schema?db_name=neondb&base_branch_id=${cold}`,
+    );
+    expect(diff.status).toBe(200);
+    expect(diff.body.diff).toMatch(/^--- a\/neondb\n\+\+\+ b\/neondb\n@@ /);
+    expect(diff.body.diff).toContain(
+      "-    name text NOT NULL\n+    name text NOT NULL,\n+    extra integer\n",
+    );
+  });
+
+  it("answers 4xx for an unknown database, a branch with no parent, and a point in time", async () => {
+    const b = `/projects/${projectId}/branches/${mainId}`;
+    const unknown = await api("GET", `${b}/schema?db_name=nope`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.message).toContain('database "nope" not found');
+    expect((await api("GET", `${b}/schema`)).status).toBe(400);
+    const orphan = await api("GET", `${b}/compare_schema?db_name=neondb`);
+    expect(orphan.status).toBe(400);
+    expect(orphan.body.message).toContain("has no parent");
+    const pitr = await api("GET", `${b}/schema?db_name=neondb&timestamp=2025-01-01T00:00:00Z`);
+    expect(pitr.status).toBe(422);
+    expect(pitr.body.message).toContain("at the branch's head");
+  });
+});

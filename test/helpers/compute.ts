@@ -1,0 +1,57 @@
+import pg from "pg";
+import { expect } from "vitest";
+import { http, type RunningServer } from "./server.js";
+
+/**
+ * What the suites against a server with real computes share: the API under /api/v2, waiting for
+ * operations, and clients of an endpoint through the front door. `server` is read at each call,
+ * so a suite that restarts its server keeps using these.
+ */
+export function computeClient(server: () => RunningServer, key: string) {
+  const api = (method: string, p: string, body?: unknown) =>
+    http(server().url, key, method, `/api/v2${p}`, body);
+
+  /** Polls an operation until it is finished or failed. */
+  async function settled(
+    projectId: string,
+    operationId: string,
+  ): Promise<{ status: string; error?: string }> {
+    for (let i = 0; i < 300; i++) {
+      const res = await api("GET", `/projects/${projectId}/operations/${operationId}`);
+      const op = res.body.operation;
+      if (op.status === "finished" || op.status === "failed") return op;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`operation ${operationId} did not settle`);
+  }
+
+  async function allSettled(projectId: string, ops: { id: string }[]) {
+    const results = [];
+    for (const op of ops) results.push(await settled(projectId, op.id));
+    expect(results.map((r) => r.status)).toEqual(ops.map(() => "finished"));
+  }
+
+  /** A client of an endpoint through the front door (the endpoint named in `options`, as the API's URIs do). */
+  function clientOf(endpointId: string, user: string, password: string, database: string): pg.Client {
+    return new pg.Client({
+      host: "127.0.0.1",
+      port: server().pgPort,
+      user,
+      password,
+      database,
+      options: `endpoint=${endpointId}`,
+    });
+  }
+
+  async function query(endpointId: string, user: string, password: string, database: string, sql: string) {
+    const client = clientOf(endpointId, user, password, database);
+    await client.connect();
+    try {
+      return (await client.query(sql)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  return { api, settled, allSettled, clientOf, query };
+}
