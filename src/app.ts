@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import type { Ctx } from "./context.js";
 import accounts from "./control-plane/accounts/routes/index.js";
 import apiKeys from "./control-plane/api-keys/routes/index.js";
+import branchRestore from "./control-plane/branch-restore/routes/restore-branch.js";
 import branchSchema from "./control-plane/branch-schema/routes/index.js";
 import branches from "./control-plane/branches/routes/index.js";
 import connectionUri from "./control-plane/connection/routes/get-connection-uri.js";
@@ -110,6 +111,7 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     .route("/", projects)
     .route("/", branches)
     .route("/", branchSchema)
+    .route("/", branchRestore)
     .route("/", endpoints)
     .route("/", operations)
     .route("/", rolesDatabases)

@@ -103,3 +103,68 @@ describe("a branch's schema", () => {
     expect(pitr.body.message).toContain("at the branch's head");
   });
 });
+
+describe("restoring a branch", () => {
+  it("replaces its data with its parent's head, keeps its compute and connection string, and can keep the old state", async () => {
+    const made = await api("POST", `/projects/${projectId}/branches`, {
+      branch: { name: "work" },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(made.status).toBe(201);
+    await allSettled(projectId, made.body.operations);
+    const work = made.body.branch.id;
+    const endpoint = made.body.endpoints[0].id;
+    await query(endpoint, role, password, "neondb", "CREATE TABLE only_work (n int)");
+    await query(endpoint, role, password, "neondb", "INSERT INTO only_work VALUES (42)");
+    await query(
+      mainEndpoint,
+      role,
+      password,
+      "neondb",
+      "INSERT INTO items (id, name) VALUES (7, 'from main')",
+    );
+
+    const restored = await api("POST", `/projects/${projectId}/branches/${work}/restore`, {
+      source_branch_id: mainId,
+      preserve_under_name: "work_before",
+    });
+    expect(restored.status).toBe(200);
+    await allSettled(projectId, restored.body.operations);
+
+    // The same endpoint, the same connection string: the parent's data now.
+    expect(await query(endpoint, role, password, "neondb", "SELECT name FROM items WHERE id = 7")).toEqual([
+      { name: "from main" },
+    ]);
+    await expect(query(endpoint, role, password, "neondb", "SELECT * FROM only_work")).rejects.toMatchObject({
+      code: "42P01",
+    });
+    const branch = (await api("GET", `/projects/${projectId}/branches/${work}`)).body.branch;
+    expect(branch).toMatchObject({ current_state: "ready", parent_id: mainId });
+    expect(branch.parent_lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+
+    // The previous state lives on as its own branch.
+    const list = (await api("GET", `/projects/${projectId}/branches`)).body.branches as {
+      id: string;
+      name: string;
+    }[];
+    const kept = list.find((b) => b.name === "work_before")?.id;
+    expect(kept).toBeDefined();
+    const ep = await api("POST", `/projects/${projectId}/endpoints`, {
+      endpoint: { branch_id: kept, type: "read_write" },
+    });
+    expect(ep.status).toBe(201);
+    await allSettled(projectId, ep.body.operations);
+    expect(await query(ep.body.endpoint.id, role, password, "neondb", "SELECT n FROM only_work")).toEqual([
+      { n: 42 },
+    ]);
+    expect(
+      await query(
+        ep.body.endpoint.id,
+        role,
+        password,
+        "neondb",
+        "SELECT count(*)::int AS n FROM items WHERE id = 7",
+      ),
+    ).toEqual([{ n: 0 }]);
+  });
+});

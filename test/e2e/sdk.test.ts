@@ -440,6 +440,24 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     expect((await api.listProjectBranchEndpoints(projectId, bareId)).data.endpoints).toEqual([]);
   });
 
+  it("branch restore: a reset from the parent keeps the branch's id, the old state is preserved under a name", async () => {
+    step("branches: restore");
+    const made = await api.createProjectBranch(projectId, { branch: { name: "to-reset" } });
+    const id = made.data.branch.id;
+    await waitFor("the branch to be ready", async () => {
+      const b = (await api.getProjectBranch(projectId, id)).data.branch;
+      return b.current_state === "ready" ? b : undefined;
+    });
+    const restored = await api.restoreProjectBranch(projectId, id, {
+      source_branch_id: mainId,
+      preserve_under_name: "to-reset-before",
+    });
+    expect(restored.data.branch).toMatchObject({ id, parent_id: mainId });
+    expect(restored.data.operations.map((o) => o.action)).toEqual(["create_branch", "create_branch"]);
+    const names = (await api.listProjectBranches({ projectId })).data.branches.map((b) => b.name);
+    expect(names).toContain("to-reset-before");
+  });
+
   it("roles and databases: create, list, get, password, update, delete", async () => {
     step("roles: create");
     const role = await api.createProjectBranchRole(projectId, bareId, { role: { name: "app" } });

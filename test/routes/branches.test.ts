@@ -229,3 +229,100 @@ describe("PATCH, DELETE, set_as_default", () => {
     expectStatus(await t.api("GET", `${base()}/br-missing-00000000/endpoints`), 404);
   });
 });
+
+describe("POST /projects/{p}/branches/{b}/restore", () => {
+  const message = (res: { body: { message: string } }) => res.body.message;
+
+  it("resets a branch from its parent: same id, the parent's roles and databases, create_branch until done", async () => {
+    const dev = await t.api("POST", base(), { branch: { name: "dev" } });
+    const devId = dev.body.branch.id;
+    t.advance(1);
+    expectStatus(await t.api("POST", `${base()}/${devId}/roles`, { role: { name: "dev_only" } }), 201);
+    t.advance(1);
+    const res = await t.api("POST", `${base()}/${devId}/restore`, { source_branch_id: mainId });
+    expectStatus(res, 200);
+    expect(res.body.branch).toMatchObject({
+      id: devId,
+      name: "dev",
+      parent_id: mainId,
+      current_state: "init",
+    });
+    expect(
+      res.body.operations.map((o: { action: string; branch_id: string }) => [o.action, o.branch_id]),
+    ).toEqual([["create_branch", devId]]);
+    const roles = await t.api("GET", `${base()}/${devId}/roles`);
+    expect(roles.body.roles.map((r: { name: string }) => r.name)).toEqual(["neondb_owner"]);
+    // A change while the restore runs meets a 423; once done, the branch is ready again.
+    expectStatus(await t.api("POST", `${base()}/${devId}/roles`, { role: { name: "early" } }), 423);
+    t.advance(1);
+    expect((await t.api("GET", `${base()}/${devId}`)).body.branch.current_state).toBe("ready");
+    // The branch list shows no new branch.
+    expect((await t.api("GET", base())).body.branches).toHaveLength(2);
+  });
+
+  it("keeps the previous state under preserve_under_name, which takes the branch's children", async () => {
+    const dev = await t.api("POST", base(), { branch: { name: "dev" } });
+    const devId = dev.body.branch.id;
+    t.advance(1);
+    const child = await t.api("POST", base(), { branch: { name: "feature", parent_id: devId } });
+    expectStatus(await t.api("POST", `${base()}/${devId}/roles`, { role: { name: "dev_only" } }), 201);
+    t.advance(1);
+    const refused = await t.api("POST", `${base()}/${devId}/restore`, { source_branch_id: mainId });
+    expectStatus(refused, 400);
+    expect(message(refused)).toContain("preserve_under_name is required");
+    const res = await t.api("POST", `${base()}/${devId}/restore`, {
+      source_branch_id: mainId,
+      preserve_under_name: "dev_old",
+    });
+    expectStatus(res, 200);
+    expect(res.body.operations.map((o: { action: string }) => o.action)).toEqual([
+      "create_branch",
+      "create_branch",
+    ]);
+    t.advance(1);
+    const list = (await t.api("GET", base())).body.branches as {
+      id: string;
+      name: string;
+      parent_id?: string;
+    }[];
+    const kept = list.find((b) => b.name === "dev_old");
+    expect(kept).toMatchObject({ parent_id: mainId });
+    expect(list.find((b) => b.id === child.body.branch.id)?.parent_id).toBe(kept?.id);
+    const keptRoles = await t.api("GET", `${base()}/${kept?.id}/roles`);
+    expect(keptRoles.body.roles.map((r: { name: string }) => r.name).sort()).toEqual([
+      "dev_only",
+      "neondb_owner",
+    ]);
+    const again = await t.api("POST", `${base()}/${devId}/restore`, {
+      source_branch_id: mainId,
+      preserve_under_name: "dev_old",
+    });
+    expectStatus(again, 409);
+  });
+
+  it("refuses a point in time (no history is kept), itself without one, unknown sources and bad bodies", async () => {
+    const dev = await t.api("POST", base(), { branch: { name: "dev" } });
+    const devId = dev.body.branch.id;
+    t.advance(1);
+    const pitr = await t.api("POST", `${base()}/${devId}/restore`, {
+      source_branch_id: mainId,
+      source_timestamp: "2025-01-01T00:00:00Z",
+    });
+    expectStatus(pitr, 422);
+    expect(message(pitr)).toContain("no history");
+    const self = await t.api("POST", `${base()}/${devId}/restore`, { source_branch_id: devId });
+    expectStatus(self, 400);
+    expect(message(self)).toContain("source_lsn or source_timestamp");
+    expectStatus(
+      await t.api("POST", `${base()}/${devId}/restore`, { source_branch_id: "br-nope-123456" }),
+      404,
+    );
+    expectStatus(await t.api("POST", `${base()}/${devId}/restore`, {}), 400);
+    expectStatus(await t.api("POST", `${base()}/br-nope-123456/restore`, { source_branch_id: mainId }), 404);
+    // Nothing changed.
+    expect((await t.api("GET", `${base()}/${devId}`)).body.branch).toMatchObject({
+      parent_id: mainId,
+      current_state: "ready",
+    });
+  });
+});

@@ -86,6 +86,8 @@ function validBody(op: OpenApiOperation): unknown {
       return { database: { name: "hijacked", owner_name: ids.role_name } };
     case "updateProjectBranchDatabase":
       return { database: { name: "hijacked" } };
+    case "restoreProjectBranch":
+      return { source_branch_id: ids.branch_id, preserve_under_name: "hijacked" };
     default:
       if (op.path.startsWith("/api/v2/projects/auth/")) return { project_id: ids.project_id };
       if (op.path === "/_emulator/clock/advance") return { seconds: 1 };

@@ -108,6 +108,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     switch (effect.kind) {
       case "create_timeline":
       case "create_branch": {
+        const restoreFrom = this.view.branch(effect.branchId)?.restoreSource;
+        if (restoreFrom) {
+          const parentLsn = await this.restoreBranchData(effect.projectId, effect.branchId, restoreFrom);
+          const dir = this.branchDir(effect.projectId, effect.branchId);
+          return { branch: { id: effect.branchId, logicalSize: dataSize(dir), parentLsn } };
+        }
         const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
         const copiedAt = this.copiedAt.get(effect.branchId);
         this.copiedAt.delete(effect.branchId);
@@ -339,9 +345,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       fs.rmSync(work, { recursive: true, force: true });
       fs.rmSync(dir, { recursive: true, force: true });
       try {
-        if (branch.parentId) {
-          const parentDir = await this.ensureBranchData(projectId, branch.parentId);
-          this.copiedAt.set(branchId, await this.copyBranch(branch.parentId, parentDir, work));
+        // A restore's preserved state is made from the restored branch's data, any other branch from its parent's.
+        const from = branch.dataSource ?? branch.parentId;
+        if (from) {
+          const fromDir = await this.ensureBranchData(projectId, from);
+          this.copiedAt.set(branchId, await this.copyBranch(from, fromDir, work));
         } else {
           await copyStopped(await this.template(major), work);
         }
@@ -352,6 +360,42 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       }
       return dir;
     });
+  }
+
+  /**
+   * A restore (POST …/branches/{b}/restore): the branch's folder is replaced by a consistent copy
+   * of the source branch's. Any branch made to keep the previous state gets its copy first. The
+   * branch's servers stop for the swap (clients see 57P01, as for a restart) and start again on
+   * the new data. Returns the LSN the copy was taken at.
+   */
+  private async restoreBranchData(projectId: string, branchId: string, sourceId: string): Promise<string> {
+    for (const keeper of this.view.keepersOf(branchId)) await this.ensureBranchData(projectId, keeper);
+    const sourceDir = await this.ensureBranchData(projectId, sourceId);
+    const wereRunning = [...this.servers].filter(([, r]) => r.branchId === branchId).map(([id]) => id);
+    const copiedAt = await this.withBranch(branchId, async () => {
+      const dir = this.branchDir(projectId, branchId);
+      const work = `${dir}.tmp-${process.pid}`;
+      fs.rmSync(work, { recursive: true, force: true });
+      fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+      try {
+        const lsn = await this.copyBranch(sourceId, sourceDir, work);
+        await this.stopBranch(branchId);
+        fs.rmSync(dir, { recursive: true, force: true });
+        fs.renameSync(work, dir);
+        return lsn;
+      } catch (err) {
+        fs.rmSync(work, { recursive: true, force: true });
+        throw err;
+      }
+    });
+    for (const id of wereRunning)
+      await this.start(id).catch((err) =>
+        this.logger?.error(
+          { err, endpoint: id },
+          "could not start a compute again after its branch's restore",
+        ),
+      );
+    return copiedAt;
   }
 
   /**

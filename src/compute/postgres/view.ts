@@ -29,10 +29,26 @@ export class ControlPlaneView {
 
   branch(id: string) {
     return this.db
-      .select({ id: branches.id, projectId: branches.projectId, parentId: branches.parentId })
+      .select({
+        id: branches.id,
+        projectId: branches.projectId,
+        parentId: branches.parentId,
+        dataSource: branches.dataSource,
+        restoreSource: branches.restoreSource,
+      })
       .from(branches)
       .where(eq(branches.id, id))
       .get();
+  }
+
+  /** Branches whose folder is still to be made from this branch's data (a restore's preserved state). */
+  keepersOf(branchId: string): string[] {
+    return this.db
+      .select({ id: branches.id })
+      .from(branches)
+      .where(eq(branches.dataSource, branchId))
+      .all()
+      .map((b) => b.id);
   }
 
   pgVersion(projectId: string): number | undefined {

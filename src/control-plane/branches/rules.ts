@@ -19,6 +19,8 @@ export function newBranchRow(args: {
   protected?: boolean | undefined;
   annotations?: Record<string, string> | undefined;
   expiresAt?: number | null | undefined;
+  /** The branch whose data this one starts from, when not its parent's (a restore's preserved state). */
+  dataSource?: string | undefined;
 }): BranchRow {
   const { id, now } = args;
   return {
@@ -38,6 +40,8 @@ export function newBranchRow(args: {
     logicalSize: 0,
     expiresAt: args.expiresAt ?? null,
     annotations: args.annotations && Object.keys(args.annotations).length ? args.annotations : null,
+    dataSource: args.dataSource ?? null,
+    restoreSource: null,
     lastCheckAt: null,
     createdAt: now,
     updatedAt: now,

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, lt, or } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, lt, ne, or } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { contains, uniqueOrConflict } from "../../platform/sql.js";
 import { statement } from "../../platform/statements.js";
@@ -52,7 +52,8 @@ export function setDefault(tx: Tx, projectId: string, branchId: string, now: num
 export function markReady(tx: Tx, branchId: string, now: number): void {
   statement(
     tx,
-    "UPDATE branches SET current_state = 'ready', pending_state = NULL, state_changed_at = @now WHERE id = @id",
+    `UPDATE branches SET current_state = 'ready', pending_state = NULL, state_changed_at = @now,
+       data_source = NULL, restore_source = NULL WHERE id = @id`,
   ).run({ now, id: branchId });
 }
 
@@ -127,4 +128,12 @@ export function listProjectBranches(tx: Tx, projectId: string): BranchRow[] {
     .where(eq(branches.projectId, projectId))
     .orderBy(asc(branches.createdAt), asc(branches.id))
     .all();
+}
+
+/** The children of one branch become another's (a restore hands them to the preserved state). */
+export function moveChildren(tx: Tx, fromParentId: string, toParentId: string, now: number): void {
+  tx.update(branches)
+    .set({ parentId: toParentId, updatedAt: now })
+    .where(and(eq(branches.parentId, fromParentId), ne(branches.id, toParentId)))
+    .run();
 }

@@ -24,6 +24,13 @@ export const branches = sqliteTable(
     expiresAt: integer("expires_at"),
     /** JSON map of string annotations (console/branch annotations). */
     annotations: text("annotations", { mode: "json" }).$type<Record<string, string>>(),
+    /**
+     * A branch made to keep another's state (a restore's preserve_under_name): its data folder is
+     * made from that branch's data rather than its parent's. Cleared once its folder is made.
+     */
+    dataSource: text("data_source"),
+    /** A restore under way (POST …/restore): the branch whose data replaces this branch's. Cleared once done. */
+    restoreSource: text("restore_source"),
     /** When the last periodic check_availability operation was created for this branch. */
     lastCheckAt: integer("last_check_at"),
     createdAt: integer("created_at").notNull(),

@@ -163,3 +163,16 @@ export function applyUndo(tx: Tx, branchId: string, undo: ConfigUndo, now: numbe
     }
   }
 }
+
+/** A branch's roles and databases become copies of another branch's (a restore), dated `now`. */
+export function replaceRolesAndDatabases(
+  tx: Tx,
+  fromBranchId: string,
+  toBranchId: string,
+  now: number,
+): void {
+  tx.delete(databases).where(eq(databases.branchId, toBranchId)).run();
+  tx.delete(roles).where(eq(roles.branchId, toBranchId)).run();
+  copyRoles(tx, fromBranchId, toBranchId, now);
+  copyDatabases(tx, fromBranchId, toBranchId, now);
+}

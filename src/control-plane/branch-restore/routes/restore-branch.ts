@@ -1,0 +1,38 @@
+import { createRoute } from "@hono/zod-openapi";
+import {
+  createRouter,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  publish,
+  security,
+} from "../../../http/router.js";
+import { BranchParams } from "../../schema.js";
+import { BranchOperations, BranchRestoreRequest } from "../schema.js";
+import { restoreBranch } from "../service.js";
+
+const route = createRoute({
+  method: "post",
+  path: "/projects/{project_id}/branches/{branch_id}/restore",
+  operationId: "restoreProjectBranch",
+  tags: ["Branch"],
+  summary:
+    "Restore a branch to the head of another branch (its parent for a reset): it keeps its id and computes, takes the source's data, roles and databases; preserve_under_name keeps its previous state as a new branch",
+  security,
+  request: { params: BranchParams, body: jsonBody(BranchRestoreRequest) },
+  responses: {
+    200: jsonResponse(BranchOperations, "The restored branch and its operations"),
+    ...errorResponses,
+  },
+});
+
+export default createRouter().openapi(route, (c) => {
+  const p = c.req.valid("param");
+  return c.json(
+    publish(
+      c,
+      restoreBranch(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, c.req.valid("json")),
+    ),
+    200,
+  );
+});

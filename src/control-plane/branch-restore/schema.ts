@@ -1,0 +1,19 @@
+import { z } from "@hono/zod-openapi";
+import { Branch } from "../branches/schema.js";
+import { Operation } from "../operations/schema.js";
+import { ResourceId, Timestamp } from "../schema.js";
+
+export const BranchRestoreRequest = z
+  .object({
+    source_branch_id: ResourceId,
+    source_lsn: z.string().optional(),
+    source_timestamp: Timestamp.optional(),
+    preserve_under_name: z.string().min(1).max(256, "must be at most 256 characters").optional(),
+  })
+  .openapi("BranchRestoreRequest");
+
+export const BranchOperations = z
+  .object({ branch: Branch, operations: z.array(Operation) })
+  .openapi("BranchOperations");
+
+export type BranchRestoreInput = z.infer<typeof BranchRestoreRequest>;

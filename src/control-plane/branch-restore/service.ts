@@ -1,0 +1,75 @@
+import type { Ctx } from "../../context.js";
+import { badRequest, unprocessable } from "../../errors.js";
+import { operationsStarted } from "../../platform/events.js";
+import { type BranchRow, requireSettledBranch, requireWritableProject } from "../access.js";
+import { toBranchJson } from "../branches/render.js";
+import { addBranch } from "../branches/service.js";
+import { findChild, moveChildren, updateBranchRow } from "../branches/store.js";
+import { toOperationJson } from "../operations/render.js";
+import { startOperation } from "../operations/service.js";
+import type { OperationRow } from "../operations/store.js";
+import { copyDatabases, copyRoles, replaceRolesAndDatabases } from "../roles-databases/store.js";
+import type { BranchRestoreInput } from "./schema.js";
+
+/**
+ * POST /projects/{p}/branches/{b}/restore: the branch takes the data, roles and databases of the
+ * source branch's head (its parent's, for a "reset from parent") and keeps its id, computes and
+ * connection strings; with `preserve_under_name` its previous state becomes a new branch of that
+ * name, which also takes its children. The data moves in the branch's create_branch operation
+ * (its computes restart on the new data); until it finishes the branch is `init`.
+ */
+export function restoreBranch(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  branchId: string,
+  input: BranchRestoreInput,
+) {
+  const { body, ops } = ctx.db.transaction((tx) => {
+    const project = requireWritableProject(tx, accountId, projectId);
+    const branch = requireSettledBranch(tx, accountId, projectId, branchId);
+    const pointInTime = input.source_lsn !== undefined || input.source_timestamp !== undefined;
+    if (input.source_lsn !== undefined && input.source_timestamp !== undefined)
+      throw badRequest("source_lsn and source_timestamp cannot be specified at the same time");
+    if (input.source_branch_id === branchId && !pointInTime)
+      throw badRequest("restoring a branch from its own history needs source_lsn or source_timestamp");
+    if (pointInTime)
+      throw unprocessable(
+        "the emulator keeps no history of a branch's data: a branch is restored from the head of source_branch_id (omit source_lsn and source_timestamp)",
+      );
+    const source = requireSettledBranch(tx, accountId, projectId, input.source_branch_id);
+    if (findChild(tx, branchId) !== undefined && input.preserve_under_name === undefined)
+      throw badRequest(
+        `branch ${branchId} has child branches: preserve_under_name is required (they move to the branch that keeps its previous state)`,
+      );
+    const now = ctx.clock.now();
+    const ops: OperationRow[] = [];
+    if (input.preserve_under_name !== undefined) {
+      const kept = addBranch(ctx, tx, project, {
+        name: input.preserve_under_name,
+        parentId: branch.parentId,
+        dataSource: branch.id,
+      });
+      copyRoles(tx, branch.id, kept.id, now);
+      copyDatabases(tx, branch.id, kept.id, now);
+      moveChildren(tx, branch.id, kept.id, now);
+      ops.push(startOperation(ctx, tx, { accountId, projectId, branchId: kept.id, action: "create_branch" }));
+    }
+    replaceRolesAndDatabases(tx, source.id, branch.id, now);
+    const next: BranchRow = {
+      ...branch,
+      parentId: source.id,
+      restoreSource: source.id,
+      parentTimestamp: now,
+      parentLsn: branch.parentLsn ?? "0/1F2E3D4",
+      currentState: "init",
+      pendingState: "ready",
+      stateChangedAt: now,
+      updatedAt: now,
+    };
+    updateBranchRow(tx, next);
+    ops.push(startOperation(ctx, tx, { accountId, projectId, branchId, action: "create_branch" }));
+    return { body: { branch: toBranchJson(next), operations: ops.map(toOperationJson) }, ops };
+  });
+  return { body, events: operationsStarted(ops) };
+}
