@@ -21,6 +21,7 @@ import products, { legacyAuthRoutes } from "./control-plane/products/routes/inde
 import projects from "./control-plane/projects/routes/index.js";
 import regions from "./control-plane/regions/routes/get-active-regions.js";
 import rolesDatabases from "./control-plane/roles-databases/routes/index.js";
+import snapshots from "./control-plane/snapshots/routes/index.js";
 import vpc from "./control-plane/vpc/routes/index.js";
 import emulator from "./emulator/routes/index.js";
 import { errorResponse, onError } from "./http/errors.js";
@@ -112,6 +113,7 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     .route("/", branches)
     .route("/", branchSchema)
     .route("/", branchRestore)
+    .route("/", snapshots)
     .route("/", endpoints)
     .route("/", operations)
     .route("/", rolesDatabases)

@@ -1,13 +1,18 @@
 import type { ComputeEffect } from "../control-plane/operations/rules.js";
 import type { DomainEvent } from "../platform/events.js";
 
-/** Reads inside a branch's databases, for the routes that look into them (NEON_EMULATOR_COMPUTE=postgres). */
+/** Reads and snapshots of a branch's data, for the routes that reach into it (NEON_EMULATOR_COMPUTE=postgres). */
 export interface BranchReader {
   /**
    * The schema of one of the branch's databases, as `pg_dump --schema-only` prints it: read
    * through the branch's running primary, or a short-lived server on its data folder.
    */
   schema(projectId: string, branchId: string, database: string): Promise<string>;
+  /**
+   * Copies the branch's data as it is now (a consistent copy, running or not) into the snapshot's
+   * folder; resolves to the LSN it was taken at and the bytes of its databases.
+   */
+  snapshot(projectId: string, branchId: string, snapshotId: string): Promise<{ lsn: string; size: number }>;
 }
 
 /** What an effect measured of the branch it acted on: its real `logical_size` and `parent_lsn`. */

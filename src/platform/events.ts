@@ -14,7 +14,8 @@ export type DomainEvent =
   | { type: "branch_deleted"; projectId: string; branchId: string }
   | { type: "project_deleted"; projectId: string }
   /** A deleted project waits out its recovery window: its processes end, its data folders stay. */
-  | { type: "project_suspended"; projectId: string };
+  | { type: "project_suspended"; projectId: string }
+  | { type: "snapshot_deleted"; projectId: string; snapshotId: string };
 
 /** A service's answer and the events its transaction committed. */
 export interface Outcome<T> {

@@ -283,6 +283,9 @@ export class IdGenerator {
   branchId(): string {
     return `br-${this.words()}-${this.alnum(8)}`;
   }
+  snapshotId(): string {
+    return `snap-${this.words()}-${this.alnum(8)}`;
+  }
   endpointId(): string {
     return `ep-${this.words()}-${this.alnum(8)}`;
   }

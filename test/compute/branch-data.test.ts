@@ -168,3 +168,38 @@ describe("restoring a branch", () => {
     ).toEqual([{ n: 0 }]);
   });
 });
+
+describe("snapshots", () => {
+  it("keep a branch's data as it was; a finalized restore puts it back behind the same connection string", async () => {
+    const before = await query(
+      mainEndpoint,
+      role,
+      password,
+      "neondb",
+      "SELECT count(*)::int AS n FROM items",
+    );
+    const taken = await api("POST", `/projects/${projectId}/branches/${mainId}/snapshot?name=before-wipe`);
+    expect(taken.status).toBe(200);
+    expect(taken.body.snapshot.full_size).toBeGreaterThan(1_000_000);
+    expect(taken.body.snapshot.lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    const snapshotDir = path.join(dir, "db-data", "projects", projectId, "snapshots", taken.body.snapshot.id);
+    expect(fs.existsSync(path.join(snapshotDir, "PG_VERSION"))).toBe(true);
+
+    await query(mainEndpoint, role, password, "neondb", "DELETE FROM items");
+    const restored = await api("POST", `/projects/${projectId}/snapshots/${taken.body.snapshot.id}/restore`, {
+      finalize_restore: true,
+    });
+    expect(restored.status).toBe(200);
+    await allSettled(projectId, restored.body.operations);
+    // The compute moved to the restored branch and runs on the snapshot's data.
+    expect(
+      await query(mainEndpoint, role, password, "neondb", "SELECT count(*)::int AS n FROM items"),
+    ).toEqual(before);
+    expect(before[0]?.n).toBeGreaterThan(0);
+
+    const deleted = await api("DELETE", `/projects/${projectId}/snapshots/${taken.body.snapshot.id}`);
+    expect(deleted.status).toBe(202);
+    for (let i = 0; i < 100 && fs.existsSync(snapshotDir); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(fs.existsSync(snapshotDir)).toBe(false);
+  });
+});

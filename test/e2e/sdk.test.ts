@@ -458,6 +458,38 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
     expect(names).toContain("to-reset-before");
   });
 
+  it("snapshots: take, list, rename, restore to a branch, finalize it in the source's place, delete; backup schedule", async () => {
+    step("snapshots");
+    const made = await api.createProjectBranch(projectId, { branch: { name: "snapped" } });
+    const source = made.data.branch.id;
+    await waitFor("the branch to be ready", async () => {
+      const b = (await api.getProjectBranch(projectId, source)).data.branch;
+      return b.current_state === "ready" ? b : undefined;
+    });
+    const taken = await api.createSnapshot({ projectId, branchId: source, name: "sdk-snap" });
+    const snapshotId = taken.data.snapshot.id;
+    expect(taken.data.snapshot).toMatchObject({ name: "sdk-snap", source_branch_id: source });
+    expect((await api.listSnapshots(projectId)).data.snapshots.map((x) => x.id)).toContain(snapshotId);
+    const renamed = await api.updateSnapshot(projectId, snapshotId, { snapshot: { name: "sdk-snap-2" } });
+    expect(renamed.data.snapshot.name).toBe("sdk-snap-2");
+    const restored = await api.restoreSnapshot({ projectId, snapshotId }, { name: "from-sdk-snap" });
+    expect(restored.data.branch).toMatchObject({ name: "from-sdk-snap", parent_id: source });
+    const finalized = await api.finalizeRestoreBranch(projectId, restored.data.branch.id, {
+      name: "snapped-old",
+    });
+    expect(Array.isArray(finalized.data.operations)).toBe(true);
+    expect((await api.getProjectBranch(projectId, restored.data.branch.id)).data.branch.name).toBe("snapped");
+    expect((await api.deleteSnapshot(projectId, snapshotId)).status).toBe(202);
+    expect((await api.listSnapshots(projectId)).data.snapshots.map((x) => x.id)).not.toContain(snapshotId);
+
+    step("backup schedule");
+    expect((await api.getSnapshotSchedule(projectId, source)).data.schedule).toEqual([]);
+    await api.setSnapshotSchedule(projectId, source, { schedule: [{ frequency: "daily", hour: 2 }] });
+    expect((await api.getSnapshotSchedule(projectId, source)).data.schedule).toEqual([
+      { frequency: "daily", hour: 2 },
+    ]);
+  });
+
   it("roles and databases: create, list, get, password, update, delete", async () => {
     step("roles: create");
     const role = await api.createProjectBranchRole(projectId, bareId, { role: { name: "app" } });

@@ -86,6 +86,10 @@ function validBody(op: OpenApiOperation): unknown {
       return { database: { name: "hijacked", owner_name: ids.role_name } };
     case "updateProjectBranchDatabase":
       return { database: { name: "hijacked" } };
+    case "updateSnapshot":
+      return { snapshot: { name: "hijacked" } };
+    case "setSnapshotSchedule":
+      return { schedule: [{ frequency: "daily" }] };
     case "restoreProjectBranch":
       return { source_branch_id: ids.branch_id, preserve_under_name: "hijacked" };
     default:

@@ -161,6 +161,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (event.type === "endpoint_deleted") await this.stop(event.endpointId);
     else if (event.type === "project_deleted") await this.deleteProject(event.projectId);
     else if (event.type === "project_suspended") await this.stopProject(event.projectId);
+    else if (event.type === "snapshot_deleted")
+      fs.rmSync(this.snapshotDir(event.projectId, event.snapshotId), { recursive: true, force: true });
     else if (event.type === "branch_deleted") {
       const { projectId, branchId } = event;
       await this.withBranch(branchId, async () => {
@@ -197,6 +199,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   private branchDir(projectId: string, branchId: string): string {
     return path.join(this.projectDir(projectId), "branches", branchId);
+  }
+
+  /** A snapshot's copy of a branch's folder. */
+  private snapshotDir(projectId: string, snapshotId: string): string {
+    return path.join(this.projectDir(projectId), "snapshots", snapshotId);
   }
 
   /** Where a branch's read replicas keep their folders. */
@@ -347,7 +354,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       try {
         // A restore's preserved state is made from the restored branch's data, any other branch from its parent's.
         const from = branch.dataSource ?? branch.parentId;
-        if (from) {
+        if (from?.startsWith("snap-")) {
+          // A snapshot holds only the WAL it needs (an online copy's, from its backup's start): all of it.
+          const snapshotDir = this.snapshotDir(projectId, from);
+          await copyData(snapshotDir, work);
+          await copyWal(snapshotDir, work, segmentName(controlInfo(snapshotDir).tli, 0n));
+          this.copiedAt.set(branchId, this.view.snapshotLsn(from) ?? checkpointLsn(work));
+        } else if (from) {
           const fromDir = await this.ensureBranchData(projectId, from);
           this.copiedAt.set(branchId, await this.copyBranch(from, fromDir, work));
         } else {
@@ -447,6 +460,26 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       await handOver(dir);
       return start[1];
     });
+  }
+
+  async snapshot(
+    projectId: string,
+    branchId: string,
+    snapshotId: string,
+  ): Promise<{ lsn: string; size: number }> {
+    const branchDir = await this.ensureBranchData(projectId, branchId);
+    const dir = this.snapshotDir(projectId, snapshotId);
+    const work = `${dir}.tmp-${process.pid}`;
+    fs.rmSync(work, { recursive: true, force: true });
+    fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+    try {
+      const lsn = await this.copyBranch(branchId, branchDir, work);
+      fs.renameSync(work, dir);
+      return { lsn, size: dataSize(dir) };
+    } catch (err) {
+      fs.rmSync(work, { recursive: true, force: true });
+      throw err;
+    }
   }
 
   schema(projectId: string, branchId: string, database: string): Promise<string> {

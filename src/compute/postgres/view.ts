@@ -4,6 +4,7 @@ import { endpoints } from "../../control-plane/endpoints/table.js";
 import { enabledPreloadLibraries } from "../../control-plane/projects/preload-libraries.js";
 import { projects } from "../../control-plane/projects/table.js";
 import { databases, roles } from "../../control-plane/roles-databases/table.js";
+import { snapshots } from "../../control-plane/snapshots/table.js";
 import type { Db } from "../../platform/db.js";
 import type { BranchSpec } from "./reconcile.js";
 
@@ -49,6 +50,14 @@ export class ControlPlaneView {
       .where(eq(branches.dataSource, branchId))
       .all()
       .map((b) => b.id);
+  }
+
+  /** The LSN a snapshot was taken at. */
+  snapshotLsn(id: string): string | undefined {
+    return (
+      this.db.select({ lsn: snapshots.lsn }).from(snapshots).where(eq(snapshots.id, id)).get()?.lsn ??
+      undefined
+    );
   }
 
   pgVersion(projectId: string): number | undefined {

@@ -28,6 +28,9 @@ export function toBranchJson(row: BranchRow, usage: Usage = NO_USAGE) {
     updated_at: iso(row.updatedAt),
     ...(row.expiresAt !== null ? { expires_at: iso(row.expiresAt) } : {}),
     init_source: "parent-data",
+    ...(row.restoreStatus ? { restore_status: row.restoreStatus } : {}),
+    ...(row.restoredFrom ? { restored_from: row.restoredFrom } : {}),
+    ...(row.restoreStatus === "finalized" && row.restoreTarget ? { restored_as: row.restoreTarget } : {}),
     created_by: { name: "Emulator User", image: "" },
   };
 }

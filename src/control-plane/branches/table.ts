@@ -25,12 +25,19 @@ export const branches = sqliteTable(
     /** JSON map of string annotations (console/branch annotations). */
     annotations: text("annotations", { mode: "json" }).$type<Record<string, string>>(),
     /**
-     * A branch made to keep another's state (a restore's preserve_under_name): its data folder is
-     * made from that branch's data rather than its parent's. Cleared once its folder is made.
+     * Where a branch's data folder is made from when not its parent's: a branch id (a restore's
+     * preserve_under_name keeps the restored branch's state) or a snapshot id (snap-…, a branch
+     * restored from a snapshot). Cleared once its folder is made.
      */
     dataSource: text("data_source"),
     /** A restore under way (POST …/restore): the branch whose data replaces this branch's. Cleared once done. */
     restoreSource: text("restore_source"),
+    /** A branch restored from a snapshot: `restored`, then `finalized` once it replaced its target. */
+    restoreStatus: text("restore_status"),
+    /** The snapshot it was restored from. */
+    restoredFrom: text("restored_from"),
+    /** The branch it is to replace (finalize_restore), then the branch it replaced. */
+    restoreTarget: text("restore_target"),
     /** When the last periodic check_availability operation was created for this branch. */
     lastCheckAt: integer("last_check_at"),
     createdAt: integer("created_at").notNull(),

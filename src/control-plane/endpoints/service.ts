@@ -272,6 +272,27 @@ export function updateEndpoint(
   return changed(endpoint, ops);
 }
 
+/**
+ * Every endpoint of one branch moves to another inside the caller's transaction (a finalized
+ * snapshot restore): each running one restarts on its new branch, as a reassignment does.
+ */
+export function moveBranchEndpoints(
+  ctx: Ctx,
+  tx: Tx,
+  fromBranchId: string,
+  toBranchId: string,
+): OperationRow[] {
+  const ops: OperationRow[] = [];
+  for (const row of listBranchEndpointRows(tx, fromBranchId)) {
+    const next: EndpointRow = { ...row, branchId: toBranchId, updatedAt: ctx.clock.now() };
+    updateEndpointRow(tx, next);
+    const actions: OperationAction[] = heading(row) !== "idle" ? ["suspend_compute", "start_compute"] : [];
+    ops.push(...startEndpointOps(ctx, tx, next, actions));
+    refreshPendingState(tx, next);
+  }
+  return ops;
+}
+
 /** Spec: the response carries the endpoint as it was and an empty operations array. */
 export function deleteEndpoint(
   ctx: Ctx,

@@ -19,6 +19,8 @@ const KEPT_TABLES = [
   "project_permissions",
   "project_jwks",
   "project_vpc_endpoints",
+  "snapshots",
+  "backup_schedules",
 ] as const;
 
 /** Stores the project's rows for a later recovery; the caller then deletes them from their tables. */

@@ -86,6 +86,8 @@ const ACCOUNT_TABLES = [
   ["operations", "project_id"],
   ["faults", "project_id"],
   ["compute_activity", "project_id"],
+  ["snapshots", "project_id"],
+  ["backup_schedules", "project_id"],
 ] as const;
 
 /** Hands a project, with everything it holds, to another account (a transfer between organizations). */

@@ -2,6 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { uniqueOrConflict } from "../../platform/sql.js";
 import { prepared } from "../../platform/statements.js";
+import type { BranchCatalog } from "../snapshots/table.js";
 import { type ConfigUndo, configUndo, databases, roles } from "./table.js";
 
 export type RoleRow = typeof roles.$inferSelect;
@@ -175,4 +176,34 @@ export function replaceRolesAndDatabases(
   tx.delete(roles).where(eq(roles.branchId, toBranchId)).run();
   copyRoles(tx, fromBranchId, toBranchId, now);
   copyDatabases(tx, fromBranchId, toBranchId, now);
+}
+
+/** A branch's roles and databases, to be given to another branch later (a snapshot keeps them). */
+export function catalogOf(tx: Tx, branchId: string): BranchCatalog {
+  return {
+    roles: tx
+      .select()
+      .from(roles)
+      .where(eq(roles.branchId, branchId))
+      .all()
+      .map(({ branchId: _b, ...r }) => r),
+    databases: tx
+      .select()
+      .from(databases)
+      .where(eq(databases.branchId, branchId))
+      .all()
+      .map(({ id: _id, branchId: _b, ...d }) => d),
+  };
+}
+
+/** Gives a branch the roles and databases of a catalog (a branch restored from a snapshot), dated `now`. */
+export function insertCatalog(tx: Tx, branchId: string, catalog: BranchCatalog, now: number): void {
+  if (catalog.roles.length)
+    tx.insert(roles)
+      .values(catalog.roles.map((r) => ({ ...r, branchId, createdAt: now, updatedAt: now })))
+      .run();
+  if (catalog.databases.length)
+    tx.insert(databases)
+      .values(catalog.databases.map((d) => ({ ...d, branchId, createdAt: now, updatedAt: now })))
+      .run();
 }
