@@ -78,6 +78,8 @@ function startRecordingProxy(
 
 export async function startE2E(env: Record<string, string> = {}, cli: NeonCli = "neon 6"): Promise<E2E> {
   const dir = tempDir("neon-emulator-e2e-");
+  // With real computes, their servers run as an unprivileged user when the tests run as root.
+  fs.chmodSync(dir, 0o755);
   const key = randomKey();
   let server: RunningServer;
   try {
