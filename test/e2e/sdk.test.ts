@@ -292,11 +292,12 @@ describe("@neondatabase/api-client against the emulator", { timeout: 60_000 }, (
       expect(name, route.operationId).toBeDefined();
       const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => values[camel(m[1] as string)]);
       const method = methods[name as string] as (...args: unknown[]) => Promise<unknown>;
-      // These three take their path and query in one object.
+      // These take their path and query in one object.
       const oneObject = [
         "listProjectBranchBucketObjects",
         "deleteProjectBranchBucketObjectsByPrefix",
         "listProjectBranchFunctions",
+        "getProjectAdvisorSecurityIssues",
       ].includes(route.operationId);
       const data = route.path.startsWith("/projects/auth/") ? { project_id: projectId } : {};
       const args = oneObject

@@ -31,7 +31,7 @@ const urlOf = (path: string) =>
 
 describe("products the emulator does not run", () => {
   it("every route answers 404 saying the product is not enabled (or, to turn it on, not available), and changes nothing", async () => {
-    expect(PRODUCT_ROUTES).toHaveLength(69); // the public document's 66, and branch logs
+    expect(PRODUCT_ROUTES).toHaveLength(70); // the public document's 66, and branch logs
     const before = JSON.stringify(await t.api("GET", `/api/v2/projects/${projectId}`));
     for (const route of PRODUCT_ROUTES) {
       const body =

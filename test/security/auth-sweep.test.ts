@@ -44,6 +44,7 @@ const PARAM_KIND: Record<string, RealKind> = {
   org_id: "org_id",
   source_org_id: "source_org_id",
   member_id: "member_id",
+  snapshot_id: "snapshot_id",
 };
 
 /** A request body each route would accept from the owner, so a refusal is about who asks, not what. */

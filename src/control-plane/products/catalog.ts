@@ -71,6 +71,15 @@ export const PRODUCT_ROUTES: readonly ProductRoute[] = [
     product: "dataApi",
     body: "none",
   },
+  // The advisors analyse a database through the Data API ("requires … Data API enabled").
+  {
+    method: "get",
+    path: "/projects/{project_id}/advisors",
+    operationId: "getProjectAdvisorSecurityIssues",
+    tag: "Project",
+    product: "dataApi",
+    body: "none",
+  },
   {
     method: "get",
     path: "/projects/{project_id}/branches/{branch_id}/data-api/{database_name}",

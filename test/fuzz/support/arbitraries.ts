@@ -45,6 +45,7 @@ export const REAL_KINDS = [
   "org_id",
   "source_org_id",
   "member_id",
+  "snapshot_id",
   "foreign_project_id",
   "foreign_branch_id",
   "foreign_endpoint_id",

@@ -195,6 +195,19 @@ export class FuzzApp {
           201,
         );
       }
+      if (count("SELECT count(*) AS n FROM snapshots WHERE account_id = ?") === 0) {
+        // A snapshot of the default branch, written as the API stores one (taking one through the
+        // API would wait for the branch to be made).
+        const branch = this.sqlite
+          .prepare("SELECT id FROM branches WHERE project_id = ? AND is_default")
+          .get(project.id) as { id: string };
+        this.sqlite
+          .prepare(
+            `INSERT INTO snapshots (id, account_id, project_id, source_branch_id, name, taken_at, created_at, catalog)
+             VALUES (?, ?, ?, ?, 'fixture', ?, ?, '{"roles":[],"databases":[]}')`,
+          )
+          .run(`snap-fixture-${acc.id.slice(-8)}`, acc.id, project.id, branch.id, CLOCK_START, CLOCK_START);
+      }
       if (count("SELECT count(*) AS n FROM databases WHERE account_id = ?") === 0) {
         const role = this.sqlite
           .prepare("SELECT branch_id, name FROM roles WHERE project_id = ? LIMIT 1")
@@ -211,6 +224,13 @@ export class FuzzApp {
           );
       }
     }
+    // Branches still being made answer 423 to changes: let their operations finish first.
+    const making = this.sqlite
+      .prepare(
+        "SELECT 1 FROM operations WHERE action IN ('create_branch', 'create_timeline') AND status IN ('scheduling', 'running') LIMIT 1",
+      )
+      .get();
+    if (making) this.worker.advance(5);
   }
 
   /**
@@ -259,7 +279,13 @@ export class FuzzApp {
         }[],
         { id: "00000000-0000-4000-8000-000000000000" },
       ).id;
-      return { project, branch, endpoint, role, database, operation };
+      const snapshot = choose(
+        this.sqlite.prepare("SELECT id FROM snapshots WHERE project_id = ? ORDER BY rowid").all(project) as {
+          id: string;
+        }[],
+        { id: "snap-none" },
+      ).id;
+      return { project, branch, endpoint, role, database, operation, snapshot };
     };
     const a = forAccount(this.a);
     const b = forAccount(this.b);
@@ -281,6 +307,7 @@ export class FuzzApp {
           id: string;
         }
       ).id,
+      snapshot_id: a.snapshot,
       foreign_project_id: b.project,
       foreign_branch_id: b.branch,
       foreign_endpoint_id: b.endpoint,
