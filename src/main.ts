@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import v8 from "node:v8";
 import { type Env, EnvError, readEnv } from "./env.js";
 import type { FrontDoor } from "./front-door/server.js";
+import { answerClientError, refuseConnect } from "./http/client-errors.js";
 import { requireFromPackage } from "./platform/package-root.js";
 import { buildRuntime, openFrontDoor, type Runtime } from "./runtime.js";
 import { SeedError } from "./seed/apply.js";
@@ -90,13 +91,18 @@ async function main(): Promise<void> {
     worker.start();
     void driver.resume().catch((err) => logger.error({ err }, "could not resume the computes"));
     storage.startCheckpoints(1000);
-    if (!isLoopback(env.HOST) && env.NEON_EMULATOR_SEED === undefined)
+    if (!isLoopback(env.HOST))
       logger.warn(
         { host: env.HOST },
-        "listening beyond loopback with the demo seed: its keys are derived from a public string; " +
-          "revoke them (npm run keys -- list / revoke) or start with NEON_EMULATOR_SEED=none",
+        env.NEON_EMULATOR_SEED === undefined
+          ? "listening beyond loopback with the demo seed: its keys are derived from a public string; " +
+              "revoke them (npm run keys -- list / revoke) or start with NEON_EMULATOR_SEED=none"
+          : "listening beyond loopback: anyone who reaches this address can try keys against the API " +
+              "and connect to the computes; the emulator is meant for one machine or a trusted network",
       );
   });
+  server.on("clientError", answerClientError);
+  server.on("connect", refuseConnect);
   // The serverless driver's WebSocket tunnels (Neon's `/v2`) share the HTTP port, as on Neon.
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (door) door.upgrade(request, socket, head);

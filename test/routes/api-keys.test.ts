@@ -143,6 +143,29 @@ describe("DELETE /api_keys/{key_id}", () => {
     expect(bad.body.message).toContain("key_id");
   });
 
+  it("takes only a canonical positive integer: other spellings of a real key's id are 400 and revoke nothing", async () => {
+    const made = await t.api("POST", "/api/v2/api_keys", { key_name: "spelled" });
+    expectStatus(made, 200);
+    const id: number = made.body.id;
+    for (const spelling of [
+      `0x${id.toString(16)}`,
+      `${id}e0`,
+      `+${id}`,
+      `%20${id}`,
+      `0${id}`,
+      `${id}.0`,
+      "0",
+      "-1",
+    ]) {
+      const res = await t.api("DELETE", `/api/v2/api_keys/${spelling}`);
+      expectStatus(res, 400);
+      expect(res.body.message, spelling).toContain("must be a positive integer key id");
+    }
+    const listed = await t.api("GET", "/api/v2/api_keys");
+    expect(listed.body.map((k: { id: number }) => k.id)).toContain(id);
+    expectStatus(await t.api("DELETE", `/api/v2/api_keys/${id}`), 200);
+  });
+
   it("cannot revoke another account's key (404)", async () => {
     const other = await t.api("POST", "/_emulator/accounts", {});
     expectStatus(other, 201);

@@ -141,4 +141,30 @@ describe("HTTP-level abuse on a real server", () => {
         .filter((l) => /"level":(50|60)/.test(l)),
     ).toEqual([]);
   });
+
+  it("TRACE and methods Node does not know get 405 JSON, malformed requests 400 JSON, never a 500", async () => {
+    const before = server.stdout().length;
+    for (const [method, status] of [
+      ["TRACE", 405],
+      ["TRACK", 405],
+      ["FOO", 405],
+      ["CONNECT", 405],
+    ] as const) {
+      const out = await raw(head(method, "/api/v2/projects", ""), "wait");
+      expect(statusLines(out), `${method}: ${out.slice(0, 200)}`).toEqual([status]);
+      const body = JSON.parse(out.slice(out.indexOf("\r\n\r\n") + 4)) as { code: string };
+      expect(body.code).toBe("METHOD_NOT_ALLOWED");
+    }
+    const bad = await raw("GET /api/v2/projects HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", "wait");
+    expect(statusLines(bad)).toEqual([400]);
+    expect(JSON.parse(bad.slice(bad.indexOf("\r\n\r\n") + 4))).toMatchObject({ code: "INVALID_REQUEST" });
+    must(await c.request("GET", "/_emulator/health"), 200);
+    expect(
+      server
+        .stdout()
+        .slice(before)
+        .split("\n")
+        .filter((l) => /"level":(50|60)/.test(l)),
+    ).toEqual([]);
+  });
 });

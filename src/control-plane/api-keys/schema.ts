@@ -35,12 +35,16 @@ export const ApiKeyRevokeResponse = z
   })
   .openapi("ApiKeyRevokeResponse");
 
+/**
+ * A key id as Neon writes it: a canonical positive integer. Spellings Number() would also read
+ * (`0x36`, `54e0`, `+54`, ` 54`, `054`) name no key: a 400, never another key.
+ */
 export const KeyIdParams = z.object({
-  key_id: z.coerce
-    .number({ message: "must be an integer key id" })
-    .int("must be an integer key id")
-    .positive("must be a positive key id")
-    .max(Number.MAX_SAFE_INTEGER)
+  key_id: z
+    .string()
+    .regex(/^[1-9][0-9]{0,15}$/, "must be a positive integer key id")
+    .transform(Number)
+    .pipe(z.number().max(Number.MAX_SAFE_INTEGER, "must be a positive integer key id"))
     .openapi({ param: { name: "key_id", in: "path" }, type: "integer" }),
 });
 
