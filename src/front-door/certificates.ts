@@ -119,7 +119,7 @@ function writeAtomically(file: string, text: string, mode: number): void {
  */
 export function loadTlsIdentity(dir: string, hostNames: readonly string[], caCopy: string): TlsIdentity {
   // The folders above stay passable (the data folder's servers run as another user when root).
-  fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+  fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o711 });
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const files = {
     caKey: path.join(dir, "ca-key.pem"),
@@ -131,7 +131,7 @@ export function loadTlsIdentity(dir: string, hostNames: readonly string[], caCop
   if (!ca.key || !ca.cert) {
     const made = makeAuthority();
     writeAtomically(files.caKey, made.key, 0o600);
-    writeAtomically(files.caCert, made.cert, 0o644);
+    writeAtomically(files.caCert, made.cert, 0o600);
     ca = made;
   }
   const authority = { key: ca.key as string, cert: ca.cert as string };
@@ -139,7 +139,7 @@ export function loadTlsIdentity(dir: string, hostNames: readonly string[], caCop
   if (!server.key || !server.cert || !covers(server.cert, authority.cert, hostNames)) {
     const made = makeServerCert(authority, hostNames);
     writeAtomically(files.key, made.key, 0o600);
-    writeAtomically(files.cert, made.cert, 0o644);
+    writeAtomically(files.cert, made.cert, 0o600);
     server = made;
   }
   if (readIfExists(caCopy) !== authority.cert) {

@@ -51,7 +51,16 @@ function nativeAddon(): object {
  * existing file: an old database is upgraded in place, never wiped.
  */
 export function openStorage(file: string): Storage {
-  if (file !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  if (file !== ":memory:") {
+    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    // A new database is its owner's alone (it holds key hashes and role passwords); SQLite gives
+    // its -wal and -shm files the database file's mode.
+    try {
+      fs.closeSync(fs.openSync(file, "wx", 0o600));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
   // better-sqlite3 takes the loaded addon itself as nativeBinding (its typings list only a path).
   const sqlite = new Database(file, { nativeBinding: nativeAddon() as unknown as string });
   sqlite.pragma("journal_mode = WAL");

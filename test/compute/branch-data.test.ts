@@ -203,3 +203,22 @@ describe("snapshots", () => {
     expect(fs.existsSync(snapshotDir)).toBe(false);
   });
 });
+
+describe("files on disk", () => {
+  it("are their owner's alone: the database and every data folder and file (folders above a branch only passable, 0711)", () => {
+    const offending: string[] = [];
+    const check = (p: string) => {
+      const mode = fs.statSync(p).mode & 0o777;
+      if (mode & 0o066) offending.push(`${p}: ${mode.toString(8)}`);
+    };
+    for (const f of fs.readdirSync(dir).filter((n) => n.startsWith("db.sqlite"))) check(path.join(dir, f));
+    const data = path.join(dir, "db-data");
+    check(data);
+    for (const entry of fs.readdirSync(data, { recursive: true, withFileTypes: true })) {
+      const p = path.join(entry.parentPath, entry.name);
+      if (!entry.isSymbolicLink() && fs.existsSync(p)) check(p);
+    }
+    expect(offending).toEqual([]);
+    expect(fs.statSync(path.join(dir, "db.sqlite")).mode & 0o777).toBe(0o600);
+  });
+});

@@ -258,7 +258,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (this.adminPasswordCache) return this.adminPasswordCache;
     const file = path.join(this.dataDir, "admin-password");
     if (!fs.existsSync(file)) {
-      fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o755 });
+      fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o711 });
       fs.writeFileSync(file, randomBytes(24).toString("hex"), { mode: 0o600, flag: "wx" });
     }
     this.adminPasswordCache = fs.readFileSync(file, "utf8").trim();
@@ -282,8 +282,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (fs.existsSync(path.join(dir, "PG_VERSION"))) return dir;
     const work = `${dir}.tmp-${process.pid}`;
     fs.rmSync(work, { recursive: true, force: true });
-    // Folders above a data folder must let the server's user through.
-    fs.mkdirSync(path.dirname(work), { recursive: true, mode: 0o755 });
+    // Folders above a data folder must let the server's user through (0711: through, not list).
+    fs.mkdirSync(path.dirname(work), { recursive: true, mode: 0o711 });
     fs.mkdirSync(work, { mode: 0o700 });
     const pwfile = path.join(path.dirname(work), `.pw-${process.pid}`);
     fs.writeFileSync(pwfile, this.adminPassword(), { mode: 0o600 });
@@ -345,7 +345,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const branch = this.view.branch(branchId);
       const major = this.view.pgVersion(projectId);
       if (!branch || major === undefined) throw new Error(`branch ${branchId} no longer exists`);
-      fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+      fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o711 });
       // Made under another name and renamed once whole: a copy cut short (a failure, a crash)
       // never looks like a branch's folder.
       const work = `${dir}.tmp-${process.pid}`;
@@ -389,7 +389,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const dir = this.branchDir(projectId, branchId);
       const work = `${dir}.tmp-${process.pid}`;
       fs.rmSync(work, { recursive: true, force: true });
-      fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+      fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o711 });
       try {
         const lsn = await this.copyBranch(sourceId, sourceDir, work);
         await this.stopBranch(branchId);
@@ -450,8 +450,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       );
       const label = stopped.rows[0];
       if (!label) throw new Error("pg_backup_stop returned no backup label");
-      fs.writeFileSync(path.join(dir, "backup_label"), label.labelfile);
-      if (label.spcmapfile) fs.writeFileSync(path.join(dir, "tablespace_map"), label.spcmapfile);
+      fs.writeFileSync(path.join(dir, "backup_label"), label.labelfile, { mode: 0o600 });
+      if (label.spcmapfile)
+        fs.writeFileSync(path.join(dir, "tablespace_map"), label.spcmapfile, { mode: 0o600 });
       // The WAL from the backup's start to its end: what the copy recovers from.
       const start = /START WAL LOCATION: (\S+) \(file ([0-9A-F]{24})\)/.exec(label.labelfile);
       if (!start?.[1] || !start[2]) throw new Error("pg_backup_stop returned an unexpected backup label");
@@ -471,7 +472,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const dir = this.snapshotDir(projectId, snapshotId);
     const work = `${dir}.tmp-${process.pid}`;
     fs.rmSync(work, { recursive: true, force: true });
-    fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+    fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o711 });
     try {
       const lsn = await this.copyBranch(branchId, branchDir, work);
       fs.renameSync(work, dir);
@@ -595,7 +596,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   ): Promise<void> {
     const dir = path.join(this.replicasDir(endpoint.projectId, endpoint.branchId), endpoint.id);
     fs.rmSync(dir, { recursive: true, force: true });
-    fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o755 });
+    fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o711 });
     await this.copyBranch(endpoint.branchId, branchDir, dir);
     fs.writeFileSync(path.join(dir, "standby.signal"), "");
     const primary = this.view.primaryOf(endpoint.branchId);
