@@ -5,6 +5,7 @@ import { type Env, EnvError, readEnv } from "./env.js";
 import type { FrontDoor } from "./front-door/server.js";
 import { answerClientError, refuseConnect } from "./http/client-errors.js";
 import { requireFromPackage } from "./platform/package-root.js";
+import { claimDatabase, DatabaseInUse } from "./platform/server-lock.js";
 import { buildRuntime, openFrontDoor, type Runtime } from "./runtime.js";
 import { SeedError } from "./seed/apply.js";
 
@@ -35,9 +36,10 @@ function isLoopback(host: string): boolean {
 function start(): { env: Env; runtime: Runtime } {
   try {
     const env = readEnv();
+    claimDatabase(env.NEON_EMULATOR_DB);
     return { env, runtime: buildRuntime(env) };
   } catch (err) {
-    if (err instanceof EnvError || err instanceof SeedError) {
+    if (err instanceof EnvError || err instanceof SeedError || err instanceof DatabaseInUse) {
       process.stderr.write(`${err.message}\n`);
       process.exit(2);
     }

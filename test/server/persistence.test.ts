@@ -169,6 +169,26 @@ describe("real server", () => {
     expect(revoked.stderr).toContain("NEON_EMULATOR_API_KEY names a key that was revoked");
   });
 
+  it("a second server on the same database file refuses to start; after the first stops or is killed, one starts", async () => {
+    const db = path.join(tempDir(), "db.sqlite");
+    const env = { NEON_EMULATOR_DB: db, NEON_EMULATOR_API_KEY: randomKey(), NEON_EMULATOR_CLOCK: "manual" };
+    const first = await start(env);
+    const second = await run(process.execPath, startArgs(), {
+      env: { ...process.env, ...env, PORT: "0", NEON_EMULATOR_SEED: "none" },
+    }).catch((e) => e);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(`another neon-emulator (pid ${first.proc.pid}) already serves ${db}`);
+    expect(second.stderr.length).toBeLessThan(300);
+    expect(await first.stop("SIGTERM")).toBe(0);
+    expect(fs.existsSync(`${db}.server`)).toBe(false);
+    const third = await start(env);
+    await third.stop("SIGKILL");
+    // A claim left by a killed server is taken over.
+    expect(fs.existsSync(`${db}.server`)).toBe(true);
+    const fourth = await start(env);
+    expect((await call(fourth, env.NEON_EMULATOR_API_KEY, "GET", "/_emulator/health")).status).toBe(200);
+  });
+
   it("resumes an operation in flight after SIGKILL, and the manual clock never goes backwards", async () => {
     const db = path.join(tempDir(), "db.sqlite");
     const key = randomKey();
