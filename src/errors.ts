@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   "PAYLOAD_TOO_LARGE",
   "UNSUPPORTED_MEDIA_TYPE",
   "NOT_ACCEPTABLE", // a transfer the destination organization's plan cannot take
+  "PRECONDITION_FAILED", // revealing a password of a project that does not store them
   "UNPROCESSABLE", // not allowed on the account's plan
   "LOCKED", // a change to a locked project
   "INTERNAL_ERROR",
@@ -43,6 +44,7 @@ export const conflict = (message: string) => new EmulatorError("CONFLICT", messa
 export const notAcceptable = (message: string) => new EmulatorError("NOT_ACCEPTABLE", message);
 export const unprocessable = (message: string) => new EmulatorError("UNPROCESSABLE", message);
 export const locked = (message: string) => new EmulatorError("LOCKED", message);
+export const preconditionFailed = (message: string) => new EmulatorError("PRECONDITION_FAILED", message);
 export const clockNotManual = () =>
   new EmulatorError(
     "CLOCK_NOT_MANUAL",

@@ -112,3 +112,24 @@ describe("connection_uri", () => {
     );
   });
 });
+
+describe("store_passwords: false", () => {
+  it("reveal_password answers 412 as the public API does; the role still works and can be reset", async () => {
+    const made = await t.api("POST", "/api/v2/projects", { project: { store_passwords: false } });
+    expectStatus(made, 201);
+    expect(made.body.project.store_passwords).toBe(false);
+    const base = `/api/v2/projects/${made.body.project.id}/branches/${made.body.branch.id}`;
+    t.advance(1);
+    const reveal = await t.api("GET", `${base}/roles/neondb_owner/reveal_password`);
+    expectStatus(reveal, 412);
+    expect(reveal.body).toMatchObject({
+      code: "PRECONDITION_FAILED",
+      message: expect.stringContaining("store_passwords"),
+    });
+    expect(reveal.text).not.toContain(made.body.roles[0].password);
+    expectStatus(await t.api("GET", `${base}/roles/nobody/reveal_password`), 404);
+    const reset = await t.api("POST", `${base}/roles/neondb_owner/reset_password`);
+    expectStatus(reset, 200);
+    expect(reset.body.role.password).toEqual(expect.any(String));
+  });
+});

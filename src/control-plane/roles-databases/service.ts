@@ -1,8 +1,15 @@
 import type { Ctx } from "../../context.js";
-import { conflict, notFound } from "../../errors.js";
+import { conflict, notFound, preconditionFailed } from "../../errors.js";
 import type { Tx } from "../../platform/db.js";
 import { type Outcome, operationsStarted } from "../../platform/events.js";
-import { type BranchRow, readBranch, requireSettledBranch, requireWritableProject } from "../access.js";
+import {
+  type BranchRow,
+  readBranch,
+  requireBranch,
+  requireProject,
+  requireSettledBranch,
+  requireWritableProject,
+} from "../access.js";
 import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
 import { toDatabaseJson, toRoleJson } from "./render.js";
@@ -151,8 +158,15 @@ export function revealRolePassword(
   branchId: string,
   name: string,
 ) {
-  readBranch(ctx.db, accountId, projectId, branchId);
-  return { password: requireRole(ctx.db, branchId, name).password };
+  const project = requireProject(ctx.db, accountId, projectId);
+  requireBranch(ctx.db, accountId, projectId, branchId);
+  const role = requireRole(ctx.db, branchId, name);
+  // The public API's answer for a project made with store_passwords: false.
+  if (!project.storePasswords)
+    throw preconditionFailed(
+      `project ${projectId} does not store role passwords (store_passwords: false); reset the password to get a new one`,
+    );
+  return { password: role.password };
 }
 
 export function resetRolePassword(
