@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { OpenAPIHono } from "@hono/zod-openapi";
@@ -158,12 +159,19 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     "/docs",
     Scalar({ url: "/openapi.json", pageTitle: "neon-emulator API reference", cdn: "/docs/scalar.js" }),
   );
+  // One copy of the 3.5 MB script for every reader (read on first use), revalidated by its ETag.
+  let script: Promise<{ body: Uint8Array<ArrayBuffer>; etag: string }> | undefined;
   app.get("/docs/scalar.js", async (c) => {
-    const file = requireFromPackage().resolve("@scalar/api-reference/browser/standalone.js");
-    return c.body(await readFile(file), 200, {
-      "content-type": "text/javascript; charset=utf-8",
-      "cache-control": "public, max-age=86400",
+    script ??= readFile(requireFromPackage().resolve("@scalar/api-reference/browser/standalone.js")).then(
+      (body) => ({ body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` }),
+    );
+    script.catch(() => {
+      script = undefined;
     });
+    const { body, etag } = await script;
+    const headers = { etag, "cache-control": "public, max-age=86400" };
+    if (c.req.header("if-none-match") === etag) return c.body(null, 304, headers);
+    return c.body(body, 200, { ...headers, "content-type": "text/javascript; charset=utf-8" });
   });
 
   app.notFound((c) => errorResponse(c, "NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`));

@@ -127,5 +127,10 @@ describe("errors", () => {
     expectStatus(script, 200);
     expect(script.headers.get("content-type")).toContain("javascript");
     expect(script.text.length).toBeGreaterThan(100_000);
+    const etag = script.headers.get("etag") ?? "";
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const again = await t.request("GET", "/docs/scalar.js", undefined, { "if-none-match": etag });
+    expectStatus(again, 304);
+    expect(again.text).toBe("");
   });
 });
