@@ -12,6 +12,11 @@ export interface Config {
   maxBodyBytes: number;
   operationMs: Record<OperationAction, number>;
   checkIntervalSeconds: number;
+  /**
+   * The hash of NEON_EMULATOR_API_KEY, when the emulator runs with one: that key cannot be revoked
+   * through the API (the next start would refuse it), so clients cannot lock themselves out.
+   */
+  startKeyHash?: string;
   /** How long a deleted project can be recovered (Neon: 7 days); 0 deletes at once. */
   projectRecoverySeconds: number;
   /**

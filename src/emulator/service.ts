@@ -58,7 +58,7 @@ export function resetAccount(ctx: Ctx, accountId: string, callerKeyId: number, o
     deleteAccountOperations(tx, accountId);
     deleteAccountFaults(tx, accountId);
     const revokedKeys = opts.revoke_other_keys
-      ? revokeOtherKeys(tx, accountId, callerKeyId, ctx.clock.now())
+      ? revokeOtherKeys(tx, accountId, callerKeyId, ctx.clock.now(), ctx.config.startKeyHash)
       : 0;
     return {
       deleted: [...deleted, ...recoverable],

@@ -155,7 +155,18 @@ describe("real server", () => {
     const s = await start({ NEON_EMULATOR_DB: path.join(dir, "b.sqlite"), NEON_EMULATOR_API_KEY: key });
     const keys = await call(s, key, "GET", "/api/v2/api_keys");
     const own = (keys.body as unknown as { id: number }[])[0]?.id;
-    expect((await call(s, key, "DELETE", `/api/v2/api_keys/${own}`)).status).toBe(200);
+    // The key the server runs with cannot be revoked through the API (nor by a reset's revoke_other_keys)…
+    const refused = await call(s, key, "DELETE", `/api/v2/api_keys/${own}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toContain("NEON_EMULATOR_API_KEY");
+    const other = await call(s, key, "POST", "/api/v2/api_keys", { key_name: "other" });
+    const reset = await call(s, other.body.key, "POST", "/_emulator/reset", { revoke_other_keys: true });
+    expect(reset.status).toBe(200);
+    expect((await call(s, key, "GET", "/api/v2/api_keys")).status).toBe(200);
+    // …only with the keys CLI, on the database file; then the next start with it is refused.
+    await run(process.execPath, [path.resolve("dist/cli/keys.cjs"), "revoke", String(own)], {
+      env: { ...env, NEON_EMULATOR_DB: path.join(dir, "b.sqlite") },
+    });
     const taken = await run(process.execPath, startArgs(), {
       env: { ...env, PORT: String(s.port), NEON_EMULATOR_SEED: "none" },
     }).catch((e) => e);

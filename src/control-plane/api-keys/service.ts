@@ -1,5 +1,5 @@
 import type { Ctx } from "../../context.js";
-import { notFound, unauthorized } from "../../errors.js";
+import { conflict, notFound, unauthorized } from "../../errors.js";
 import type { Tx } from "../../platform/db.js";
 import { hashKey } from "../../platform/ids.js";
 import { cachedRead } from "../../platform/read-cache.js";
@@ -116,6 +116,10 @@ function listKeys(ctx: Ctx, accountId: string, kind: KeyKind) {
 function revokeKey(ctx: Ctx, tx: Tx, accountId: string, kind: KeyKind, keyId: number) {
   const row = findAccountKey(tx, accountId, kind, keyId);
   if (!row) throw notFound(`API key ${keyId} not found`);
+  if (row.keyHash === ctx.config.startKeyHash)
+    throw conflict(
+      `API key ${keyId} is NEON_EMULATOR_API_KEY, which the emulator runs with: it cannot be revoked while in use (restart without it, or with another key, to revoke it)`,
+    );
   // Revoking twice is harmless and answers the same: revocation cannot be undone.
   if (row.revokedAt === null) markRevoked(tx, keyId, ctx.clock.now());
   return toRevokedKeyJson(row);

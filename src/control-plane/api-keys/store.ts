@@ -78,11 +78,24 @@ export function markRevoked(tx: Tx, keyId: number, at: number): void {
 }
 
 /** Revokes every unrevoked key of the account but one; returns how many. */
-export function revokeOtherKeys(tx: Tx, accountId: string, keepId: number, at: number): number {
+export function revokeOtherKeys(
+  tx: Tx,
+  accountId: string,
+  keepId: number,
+  at: number,
+  keepHash?: string | undefined,
+): number {
   return tx
     .update(apiKeys)
     .set({ revokedAt: at })
-    .where(and(eq(apiKeys.accountId, accountId), ne(apiKeys.id, keepId), isNull(apiKeys.revokedAt)))
+    .where(
+      and(
+        eq(apiKeys.accountId, accountId),
+        ne(apiKeys.id, keepId),
+        isNull(apiKeys.revokedAt),
+        keepHash ? ne(apiKeys.keyHash, keepHash) : undefined,
+      ),
+    )
     .run().changes;
 }
 
