@@ -11,6 +11,27 @@ export const ResourceId = z.string().regex(/^[a-z0-9-]{1,60}$/, "must be 1-60 ch
 export const Timestamp = z.string().openapi({ format: "date-time", example: "2025-01-01T00:00:00Z" });
 export const StringMap = z.record(z.string(), z.string());
 
+/**
+ * A string map a request may carry (Postgres and PgBouncer settings, annotations): at most 100
+ * entries, keys of at most 128 characters, values of at most 4096. Stored maps are shown in every
+ * list that holds them, so none may grow without bound.
+ */
+export const BoundedStringMap = z
+  .record(z.string(), z.string().max(4096, "values must be at most 4096 characters"))
+  .superRefine((map, ctx) => {
+    const keys = Object.keys(map);
+    if (keys.length > 100) ctx.addIssue({ code: "custom", message: "must have at most 100 entries" });
+    if (keys.some((k) => k.length > 128))
+      ctx.addIssue({ code: "custom", message: "keys must be at most 128 characters" });
+  });
+
+/** Free-form settings objects are capped by their size as JSON. */
+export const SETTINGS_MAX_BYTES = 64 * 1024;
+export function settingsWithinSize(value: unknown, ctx: z.RefinementCtx): void {
+  if (Buffer.byteLength(JSON.stringify(value)) > SETTINGS_MAX_BYTES)
+    ctx.addIssue({ code: "custom", message: `must be at most ${SETTINGS_MAX_BYTES} bytes as JSON` });
+}
+
 /** A Postgres identifier (role and database names). */
 export const PgName = z
   .string()

@@ -317,3 +317,45 @@ describe("account views", () => {
     expect(regions.body.regions.filter((r: { default: boolean }) => r.default)).toHaveLength(1);
   });
 });
+
+describe("size caps on free-form fields", () => {
+  it("settings up to 64 KiB as JSON, maps up to 100 entries of 128/4096 characters; beyond, a 400 naming the field", async () => {
+    t.close();
+    t = createTestApp({ config: { maxBodyBytes: 1024 * 1024 } }); // the default limit is the emulator's
+    const big = { note: "x".repeat(70 * 1024) };
+    const refused = await t.api("POST", "/api/v2/projects", { project: { settings: big } });
+    expectStatus(refused, 400);
+    expect(refused.body.message).toContain("settings");
+    expect(refused.body.message).toContain("65536 bytes");
+    expectStatus(
+      await t.api("POST", "/api/v2/projects", { project: { settings: { note: "x".repeat(60 * 1024) } } }),
+      201,
+    );
+
+    const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`setting_${i}`, "1"]));
+    const tooMany = await t.api("POST", "/api/v2/projects", {
+      project: { default_endpoint_settings: { pg_settings: many } },
+    });
+    expectStatus(tooMany, 400);
+    expect(tooMany.body.message).toContain("pg_settings");
+    const project = await createProject();
+    const longValue = await t.api(
+      "PATCH",
+      `/api/v2/projects/${project.project.id}/endpoints/${project.endpoints[0].id}`,
+      {
+        endpoint: { settings: { pg_settings: { work_mem: "9".repeat(5000) } } },
+      },
+    );
+    expectStatus(longValue, 400);
+    expect(longValue.body.message).toContain("at most 4096 characters");
+    const annotation = await t.api("POST", `/api/v2/projects/${project.project.id}/branches`, {
+      branch: { name: "annotated" },
+      annotation_value: { ["k".repeat(129)]: "v" },
+    });
+    expectStatus(annotation, 400);
+    expect(annotation.body.message).toContain("at most 128 characters");
+    // Nothing was made by the refused requests.
+    const listed = await t.api("GET", "/api/v2/projects");
+    expect(listed.body.projects).toHaveLength(2);
+  });
+});

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { BranchCreateRequestEndpointOptions } from "../endpoints/schema.js";
-import { intQuery, ResourceId, StringMap, Timestamp } from "../schema.js";
+import { BoundedStringMap, intQuery, ResourceId, StringMap, Timestamp } from "../schema.js";
 
 export const Branch = z
   .object({
@@ -54,7 +54,7 @@ export const BranchCreateRequest = z
       })
       .optional(),
     endpoints: z.array(BranchCreateRequestEndpointOptions).max(10).optional(),
-    annotation_value: StringMap.optional(),
+    annotation_value: BoundedStringMap.optional(),
   })
   .openapi("BranchCreateRequest");
 

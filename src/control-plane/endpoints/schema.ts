@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { Operation } from "../operations/schema.js";
-import { ResourceId, StringMap, Timestamp } from "../schema.js";
+import { BoundedStringMap, ResourceId, settingsWithinSize, Timestamp } from "../schema.js";
 import { COMPUTE_SIZES_TEXT, isComputeSize, SUSPEND_TIMEOUT_MAX } from "./rules.js";
 
 export const ComputeUnit = z
@@ -18,8 +18,9 @@ export const SuspendTimeoutSeconds = z
 export const EndpointType = z.enum(["read_write", "read_only"]).openapi("EndpointType");
 export const EndpointState = z.enum(["init", "active", "idle"]).openapi("EndpointState");
 const EndpointSettings = z
-  .object({ pg_settings: StringMap.optional(), pgbouncer_settings: StringMap.optional() })
+  .object({ pg_settings: BoundedStringMap.optional(), pgbouncer_settings: BoundedStringMap.optional() })
   .catchall(z.unknown())
+  .superRefine(settingsWithinSize)
   .openapi("EndpointSettingsData");
 
 export const Endpoint = z

@@ -1,6 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { ComputeUnit, SuspendTimeoutSeconds } from "../endpoints/schema.js";
-import { BoolQuery, intQuery, PgName, ResourceId, StringMap, Timestamp } from "../schema.js";
+import {
+  BoolQuery,
+  BoundedStringMap,
+  intQuery,
+  PgName,
+  ResourceId,
+  settingsWithinSize,
+  Timestamp,
+} from "../schema.js";
 import { PRELOAD_LIBRARIES } from "./preload-libraries.js";
 
 export const PgVersion = z
@@ -12,8 +20,8 @@ export const PgVersion = z
 
 export const DefaultEndpointSettings = z
   .object({
-    pg_settings: StringMap.optional(),
-    pgbouncer_settings: StringMap.optional(),
+    pg_settings: BoundedStringMap.optional(),
+    pgbouncer_settings: BoundedStringMap.optional(),
     autoscaling_limit_min_cu: ComputeUnit.optional(),
     autoscaling_limit_max_cu: ComputeUnit.optional(),
     suspend_timeout_seconds: SuspendTimeoutSeconds.optional(),
@@ -35,6 +43,7 @@ const PreloadLibraries = z.object({
 const ProjectSettings = z
   .record(z.string(), z.unknown())
   .superRefine((settings, ctx) => {
+    settingsWithinSize(settings, ctx);
     if (settings.preload_libraries === undefined) return;
     const parsed = PreloadLibraries.safeParse(settings.preload_libraries);
     for (const issue of parsed.error?.issues ?? [])
@@ -115,7 +124,7 @@ export const ProjectCreateRequest = z
           name: z.string().min(1).max(256).optional(),
           role_name: PgName.optional(),
           database_name: PgName.optional(),
-          annotations: StringMap.optional(),
+          annotations: BoundedStringMap.optional(),
         })
         .optional(),
     }),
