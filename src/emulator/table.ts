@@ -1,4 +1,4 @@
-import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /** Small persistent settings of the emulator itself, e.g. the manual clock's current time. */
 export const emulatorState = sqliteTable("emulator_state", {
@@ -7,13 +7,18 @@ export const emulatorState = sqliteTable("emulator_state", {
 });
 
 /** Armed faults: the next `remaining` operations of `action` (optionally scoped) fail on purpose. */
-export const faults = sqliteTable("faults", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  accountId: text("account_id").notNull(),
-  action: text("action").notNull(),
-  projectId: text("project_id"),
-  endpointId: text("endpoint_id"),
-  remaining: integer("remaining").notNull(),
-  message: text("message").notNull(),
-  createdAt: integer("created_at").notNull(),
-});
+export const faults = sqliteTable(
+  "faults",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    accountId: text("account_id").notNull(),
+    action: text("action").notNull(),
+    projectId: text("project_id"),
+    endpointId: text("endpoint_id"),
+    remaining: integer("remaining").notNull(),
+    message: text("message").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  // A completing operation looks for its account's faults of its action, oldest first.
+  (t) => [index("faults_account_action_idx").on(t.accountId, t.action, t.id)],
+);

@@ -72,3 +72,45 @@ describe("worker queries on a large operations table", () => {
     expect(ops.body.operations.some((o: { action: string }) => o.action === "check_availability")).toBe(true);
   });
 });
+
+describe("worker queries with another account's armed faults", () => {
+  it("find an operation's fault through the account's index, not by scanning every account's faults", async () => {
+    t = createTestApp();
+    const p = await t.api("POST", "/api/v2/projects", { project: {} });
+    expectStatus(p, 201);
+    const sqlite = (t.ctx.db as unknown as { $client: Database.Database }).$client;
+    // Account B arms 20,000 faults (found by an attack review to slow A's advance 43×).
+    const insert = sqlite.prepare(
+      `INSERT INTO faults (account_id, action, remaining, message, created_at) VALUES ('acct-b', 'start_compute', 1, 'b', 0)`,
+    );
+    sqlite.transaction(() => {
+      for (let i = 0; i < 20_000; i++) insert.run();
+    })();
+    const statements = new Set<string>();
+    const prepare = sqlite.prepare;
+    sqlite.prepare = function (this: typeof sqlite, source: string) {
+      statements.add(source);
+      return prepare.call(this, source);
+    } as typeof sqlite.prepare;
+    try {
+      t.advance(3600);
+    } finally {
+      sqlite.prepare = prepare;
+    }
+    // The reads that look for a matching fault (the "is any armed" probe stops at the first row).
+    const lookups = [...statements].filter(
+      (s) => /^\s*select/i.test(s) && /from\s+"?faults"?\s+where/i.test(s),
+    );
+    expect(lookups.length).toBeGreaterThan(0);
+    for (const s of lookups) {
+      const named = Object.fromEntries([...s.matchAll(/@(\w+)/g)].map((m) => [m[1], null]));
+      const positional = Array((s.match(/\?/g) ?? []).length).fill(null);
+      const stmt = sqlite.prepare(`EXPLAIN QUERY PLAN ${s}`);
+      const plan = (Object.keys(named).length ? stmt.all(named) : stmt.all(...positional)) as PlanRow[];
+      expect(plan.map((r) => r.detail).join(" | "), s).toContain("USING INDEX faults_account_action_idx");
+    }
+    // A's operations finished untouched by B's faults.
+    const ops = await t.api("GET", `/api/v2/projects/${p.body.project.id}/operations`);
+    expect(ops.body.operations.filter((o: { status: string }) => o.status === "failed")).toEqual([]);
+  });
+});

@@ -1,0 +1,1 @@
+CREATE INDEX `faults_account_action_idx` ON `faults` (`account_id`,`action`,`id`);
