@@ -17,6 +17,31 @@ interface PlanRow {
   detail: string;
 }
 
+/** The SQL statements prepared while `work` runs. */
+function statementsDuring(sqlite: Database.Database, work: () => void): string[] {
+  const statements = new Set<string>();
+  const prepare = sqlite.prepare;
+  sqlite.prepare = function (this: typeof sqlite, source: string) {
+    statements.add(source);
+    return prepare.call(this, source);
+  } as typeof sqlite.prepare;
+  try {
+    work();
+  } finally {
+    sqlite.prepare = prepare;
+  }
+  return [...statements];
+}
+
+/** SQLite's query plan for a statement, its steps joined with " | " (parameters bound to null). */
+function planOf(sqlite: Database.Database, s: string): string {
+  const positional = Array((s.match(/\?/g) ?? []).length).fill(null);
+  const named = Object.fromEntries([...s.matchAll(/@(\w+)/g)].map((m) => [m[1], null]));
+  const stmt = sqlite.prepare(`EXPLAIN QUERY PLAN ${s}`);
+  const plan = (Object.keys(named).length ? stmt.all(named) : stmt.all(...positional)) as PlanRow[];
+  return plan.map((r) => r.detail).join(" | ");
+}
+
 describe("worker queries on a large operations table", () => {
   it("read unfinished operations and due endpoints through partial indexes, never by scanning them all", async () => {
     t = createTestApp();
@@ -40,30 +65,14 @@ describe("worker queries on a large operations table", () => {
         );
     })();
 
-    const statements = new Set<string>();
-    const prepare = sqlite.prepare;
-    sqlite.prepare = function (this: typeof sqlite, source: string) {
-      statements.add(source);
-      return prepare.call(this, source);
-    } as typeof sqlite.prepare;
-    try {
-      t.advance(3 * 3600);
-    } finally {
-      sqlite.prepare = prepare;
-    }
+    const statements = statementsDuring(sqlite, () => t.advance(3 * 3600));
 
-    const reads = [...statements].filter(
+    const reads = statements.filter(
       (s) => /^\s*select/i.test(s) && /from\s+"?(operations|endpoints)\b/i.test(s),
     );
     expect(reads.length).toBeGreaterThan(2);
     const scans = reads
-      .map((s) => {
-        const positional = Array((s.match(/\?/g) ?? []).length).fill(null);
-        const named = Object.fromEntries([...s.matchAll(/@(\w+)/g)].map((m) => [m[1], null]));
-        const stmt = sqlite.prepare(`EXPLAIN QUERY PLAN ${s}`);
-        const plan = (Object.keys(named).length ? stmt.all(named) : stmt.all(...positional)) as PlanRow[];
-        return { s, plan: plan.map((r) => r.detail).join(" | ") };
-      })
+      .map((s) => ({ s, plan: planOf(sqlite, s) }))
       .filter((x) => /\bSCAN (operations|endpoints)\b/.test(x.plan));
     expect(scans.map((x) => `${x.plan}\n  ${x.s}`)).toEqual([]);
 
@@ -86,29 +95,11 @@ describe("worker queries with another account's armed faults", () => {
     sqlite.transaction(() => {
       for (let i = 0; i < 20_000; i++) insert.run();
     })();
-    const statements = new Set<string>();
-    const prepare = sqlite.prepare;
-    sqlite.prepare = function (this: typeof sqlite, source: string) {
-      statements.add(source);
-      return prepare.call(this, source);
-    } as typeof sqlite.prepare;
-    try {
-      t.advance(3600);
-    } finally {
-      sqlite.prepare = prepare;
-    }
+    const statements = statementsDuring(sqlite, () => t.advance(3600));
     // The reads that look for a matching fault (the "is any armed" probe stops at the first row).
-    const lookups = [...statements].filter(
-      (s) => /^\s*select/i.test(s) && /from\s+"?faults"?\s+where/i.test(s),
-    );
+    const lookups = statements.filter((s) => /^\s*select/i.test(s) && /from\s+"?faults"?\s+where/i.test(s));
     expect(lookups.length).toBeGreaterThan(0);
-    for (const s of lookups) {
-      const named = Object.fromEntries([...s.matchAll(/@(\w+)/g)].map((m) => [m[1], null]));
-      const positional = Array((s.match(/\?/g) ?? []).length).fill(null);
-      const stmt = sqlite.prepare(`EXPLAIN QUERY PLAN ${s}`);
-      const plan = (Object.keys(named).length ? stmt.all(named) : stmt.all(...positional)) as PlanRow[];
-      expect(plan.map((r) => r.detail).join(" | "), s).toContain("USING INDEX faults_account_action_idx");
-    }
+    for (const s of lookups) expect(planOf(sqlite, s), s).toContain("USING INDEX faults_account_action_idx");
     // A's operations finished untouched by B's faults.
     const ops = await t.api("GET", `/api/v2/projects/${p.body.project.id}/operations`);
     expect(ops.body.operations.filter((o: { status: string }) => o.status === "failed")).toEqual([]);
