@@ -89,24 +89,19 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
         ),
     }),
   );
+  // The key is checked before any body is read: a client without one holds nothing of the server.
+  app.use(`${API_BASE}/*`, requireApiKey(ctx));
+  app.use(
+    "/_emulator/*",
+    requireApiKey(ctx, ["/_emulator/health", "/_emulator/ca.pem", "/_emulator/openapi.json"]),
+  );
   for (const prefix of [`${API_BASE}/*`, "/_emulator/*"]) {
     app.use(prefix, bodySizeLimit(ctx.config.maxBodyBytes));
     app.use(prefix, jsonBodyGuard);
     app.use(prefix, emptyBodyAsObject);
   }
-  app.use(
-    `${API_BASE}/*`,
-    requireApiKey(ctx),
-    projectScope(API_BASE),
-    sharedProjects(API_BASE),
-    legacyAuthRoutes(API_BASE),
-  );
-  app.use(
-    "/_emulator/*",
-    requireApiKey(ctx, ["/_emulator/health", "/_emulator/ca.pem", "/_emulator/openapi.json"]),
-    projectScope("/_emulator"),
-    sharedProjects("/_emulator"),
-  );
+  app.use(`${API_BASE}/*`, projectScope(API_BASE), sharedProjects(API_BASE), legacyAuthRoutes(API_BASE));
+  app.use("/_emulator/*", projectScope("/_emulator"), sharedProjects("/_emulator"));
 
   const api = createRouter()
     .route("/", apiKeys)

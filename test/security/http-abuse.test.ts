@@ -142,6 +142,14 @@ describe("HTTP-level abuse on a real server", () => {
     ).toEqual([]);
   });
 
+  it("a request without a key is refused before its body is read: 401 at once, while the body never comes", async () => {
+    const withoutKey = `POST /api/v2/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3000\r\n\r\n{`;
+    const out = await raw(withoutKey, "wait", 300);
+    expect(statusLines(out)).toEqual([401]);
+    const withKey = await raw(head("POST", "/api/v2/projects", "Content-Length: 3000\r\n"), "wait", 300);
+    expect(statusLines(withKey)).toEqual([]); // a client with a key is waited for
+  });
+
   it("TRACE and methods Node does not know get 405 JSON, malformed requests 400 JSON, never a 500", async () => {
     const before = server.stdout().length;
     for (const [method, status] of [
