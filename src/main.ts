@@ -79,30 +79,40 @@ async function main(): Promise<void> {
         "Use one as: Authorization: Bearer <key>\n\n",
     );
   }
-  const server = serve({ fetch: app.fetch, port: env.PORT, hostname: env.HOST }, (info) => {
-    logger.info(
-      {
-        url: `http://${env.HOST}:${info.port}/api/v2`,
-        db: env.NEON_EMULATOR_DB,
-        clock: env.NEON_EMULATOR_CLOCK,
-        compute: env.NEON_EMULATOR_COMPUTE,
-        ...(door ? { postgres: `${door.host}:${door.port}` } : {}),
-      },
-      "neon-emulator listening",
-    );
-    worker.start();
-    void driver.resume().catch((err) => logger.error({ err }, "could not resume the computes"));
-    storage.startCheckpoints(1000);
-    if (!isLoopback(env.HOST))
-      logger.warn(
-        { host: env.HOST },
-        env.NEON_EMULATOR_SEED === undefined
-          ? "listening beyond loopback with the demo seed: its keys are derived from a public string; " +
-              "revoke them (npm run keys -- list / revoke) or start with NEON_EMULATOR_SEED=none"
-          : "listening beyond loopback: anyone who reaches this address can try keys against the API " +
-              "and connect to the computes; the emulator is meant for one machine or a trusted network",
+  const server = serve(
+    {
+      fetch: app.fetch,
+      port: env.PORT,
+      hostname: env.HOST,
+      // A client gets seconds, not minutes, to send its headers (408 after) and its whole request;
+      // the deadlines are checked every second rather than Node's default 30.
+      serverOptions: { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 },
+    },
+    (info) => {
+      logger.info(
+        {
+          url: `http://${env.HOST}:${info.port}/api/v2`,
+          db: env.NEON_EMULATOR_DB,
+          clock: env.NEON_EMULATOR_CLOCK,
+          compute: env.NEON_EMULATOR_COMPUTE,
+          ...(door ? { postgres: `${door.host}:${door.port}` } : {}),
+        },
+        "neon-emulator listening",
       );
-  });
+      worker.start();
+      void driver.resume().catch((err) => logger.error({ err }, "could not resume the computes"));
+      storage.startCheckpoints(1000);
+      if (!isLoopback(env.HOST))
+        logger.warn(
+          { host: env.HOST },
+          env.NEON_EMULATOR_SEED === undefined
+            ? "listening beyond loopback with the demo seed: its keys are derived from a public string; " +
+                "revoke them (npm run keys -- list / revoke) or start with NEON_EMULATOR_SEED=none"
+            : "listening beyond loopback: anyone who reaches this address can try keys against the API " +
+                "and connect to the computes; the emulator is meant for one machine or a trusted network",
+        );
+    },
+  );
   server.on("clientError", answerClientError);
   server.on("connect", refuseConnect);
   // The serverless driver's WebSocket tunnels (Neon's `/v2`) share the HTTP port, as on Neon.

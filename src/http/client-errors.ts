@@ -3,7 +3,8 @@ import type { Duplex } from "node:stream";
 /**
  * Requests Node's HTTP parser refuses before any handler sees them (a method it does not know,
  * headers too large, malformed bytes) get the same JSON error body as every other answer, not
- * Node's bare `400 Bad Request`: an unknown method is 405, oversized headers 431, the rest 400.
+ * Node's bare `400 Bad Request`: an unknown method is 405, a request not received in time 408,
+ * oversized headers 431, the rest 400.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (!socket.writable || err.code === "ECONNRESET") {
@@ -13,9 +14,11 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
   const [status, reason, code, message] =
     err.code === "HPE_INVALID_METHOD"
       ? [405, "Method Not Allowed", "METHOD_NOT_ALLOWED", "this HTTP method is not allowed here"]
-      : err.code === "HPE_HEADER_OVERFLOW"
-        ? [431, "Request Header Fields Too Large", "INVALID_REQUEST", "request headers are too large"]
-        : [400, "Bad Request", "INVALID_REQUEST", "malformed HTTP request"];
+      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "Request Timeout", "INVALID_REQUEST", "the request was not received in time"]
+        : err.code === "HPE_HEADER_OVERFLOW"
+          ? [431, "Request Header Fields Too Large", "INVALID_REQUEST", "request headers are too large"]
+          : [400, "Bad Request", "INVALID_REQUEST", "malformed HTTP request"];
   reply(socket, status, reason, { code, message });
 }
 

@@ -150,6 +150,12 @@ describe("HTTP-level abuse on a real server", () => {
     expect(statusLines(withKey)).toEqual([]); // a client with a key is waited for
   });
 
+  it("a client that never finishes its headers is cut off after 10 s with 408", async () => {
+    const out = await raw("GET /_emulator/health HTTP/1.1\r\nHost: x\r\nX-Slow: ", "wait", 12_000);
+    expect(statusLines(out)).toEqual([408]);
+    expect(out).toContain('"code":"INVALID_REQUEST"');
+  }, 20_000);
+
   it("TRACE and methods Node does not know get 405 JSON, malformed requests 400 JSON, never a 500", async () => {
     const before = server.stdout().length;
     for (const [method, status] of [
