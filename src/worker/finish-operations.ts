@@ -251,21 +251,26 @@ function rowOnlyActionsSql(driver: ComputeDriver): string {
   return driver.inline ? ROW_ONLY_ACTIONS_SQL.inline : ROW_ONLY_ACTIONS_SQL.outside;
 }
 
+/** The endpoint's own operations and those making or replacing its branch's data (a connection waits on both). */
+const CONNECTION_WAITS_ON_SQL = `(endpoint_id = @id OR (branch_id = (SELECT branch_id FROM endpoints WHERE id = @id)
+  AND action IN ('create_branch', 'create_timeline')))`;
+
 /**
- * A client waits on an endpoint's operations (a connection waking it): its running, unclaimed
- * operations become due at `now`. Returns how many of its operations are unfinished.
+ * A client waits on an endpoint's operations (a connection waking it) and on its branch's data
+ * being made or replaced: those running and unclaimed become due at `now`. Returns how many are
+ * unfinished.
  */
 export function dueNowForEndpoint(tx: Tx, endpointId: string, now: number): number {
   statement(
     tx,
     `UPDATE operations SET due_at = @now
-      WHERE ${UNFINISHED_OPERATION_SQL} AND endpoint_id = @id AND status = 'running' AND claim IS NULL
-        AND due_at > @now`,
+      WHERE ${UNFINISHED_OPERATION_SQL} AND ${CONNECTION_WAITS_ON_SQL} AND status = 'running'
+        AND claim IS NULL AND due_at > @now`,
   ).run({ id: endpointId, now });
   return (
     statement<{ n: number }>(
       tx,
-      `SELECT count(*) AS n FROM operations WHERE ${UNFINISHED_OPERATION_SQL} AND endpoint_id = @id`,
+      `SELECT count(*) AS n FROM operations WHERE ${UNFINISHED_OPERATION_SQL} AND ${CONNECTION_WAITS_ON_SQL}`,
     ).get({ id: endpointId })?.n ?? 0
   );
 }

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { ComputeDriver, EffectResult } from "../compute/driver.js";
 import { noneDriver } from "../compute/none.js";
 import type { Ctx } from "../context.js";
-import { nextSuspendAt } from "../control-plane/endpoints/store.js";
+import { findEndpointById, nextSuspendAt } from "../control-plane/endpoints/store.js";
 import { MANUAL_CLOCK_KEY, writeState } from "../emulator/state-store.js";
 import { clockNotManual } from "../errors.js";
 import { type Clock, ManualClock } from "../platform/clock.js";
@@ -138,11 +138,15 @@ export class Worker {
   }
 
   /**
-   * A client waits on the endpoint (a connection waking it): its unfinished operations are
-   * performed now, whatever their duration and in either clock mode (stamped with the clock's
+   * A client waits on the endpoint (a connection waking it): its unfinished operations, and those
+   * making or replacing its branch's data, are performed now, whatever their duration and in either clock mode (stamped with the clock's
    * current time), one after another until none is left.
    */
   async expedite(endpointId: string): Promise<void> {
+    const branchId = findEndpointById(this.ctx.db, endpointId)?.branchId;
+    const waitsOn = (op: Claimed["op"]) =>
+      op.endpointId === endpointId ||
+      (op.branchId === branchId && (op.action === "create_branch" || op.action === "create_timeline"));
     for (let round = 0; round < EXPEDITE_ROUNDS && !this.stopped; round++) {
       const now = this.clock.now();
       const unfinished = this.ctx.db.transaction((tx) => dueNowForEndpoint(tx, endpointId, now), {
@@ -150,7 +154,7 @@ export class Worker {
       });
       if (unfinished === 0) return;
       this.runUntilIdle();
-      const mine = [...this.inflight].filter(([, c]) => c.op.endpointId === endpointId).map(([p]) => p);
+      const mine = [...this.inflight].filter(([, c]) => waitsOn(c.op)).map(([p]) => p);
       await Promise.all(mine);
     }
   }

@@ -274,6 +274,30 @@ describe("lifecycle and activity", () => {
     expect(starts[0]?.status).toBe("finished");
   }, 60_000);
 
+  it("a client waits for its branch's data: a new branch's copy, a restore — performed at once, without a clock advance", async () => {
+    const mainId = (await api("GET", `/projects/${p.id}/branches`)).body.branches.find(
+      (b: { default: boolean }) => b.default,
+    ).id;
+    const made = await api("POST", `/projects/${p.id}/branches`, {
+      branch: { name: "restored-while-connecting" },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(made.status).toBe(201);
+    const child = { user: p.role, password: p.password, options: `endpoint=${made.body.endpoints[0].id}` };
+    // The branch is still being made (manual clock, no advance): the connection has it made first.
+    expect(await one(child, "SELECT count(*)::int AS n FROM notes")).toEqual({ n: 1 });
+    await one(child, "CREATE TABLE child_only (n int)");
+
+    const restored = await api("POST", `/projects/${p.id}/branches/${made.body.branch.id}/restore`, {
+      source_branch_id: mainId,
+    });
+    expect(restored.status).toBe(200);
+    // The compute still runs on the old data, but a client arriving now gets the parent's.
+    expect(await one(child, "SELECT to_regclass('child_only') IS NULL AS gone")).toEqual({ gone: true });
+    const ops = (await operations(p.id)).filter((o) => o.action === "create_branch");
+    expect(ops.every((o) => o.status === "finished")).toBe(true);
+  }, 60_000);
+
   it("an open connection keeps the endpoint from auto-suspending; the delay counts from the last connection's end", async () => {
     const patched = await api("PATCH", `/projects/${p.id}/endpoints/${p.endpointId}`, {
       endpoint: { suspend_timeout_seconds: 60 },

@@ -48,6 +48,15 @@ export function setDefault(tx: Tx, projectId: string, branchId: string, now: num
   tx.update(branches).set({ isDefault: true, updatedAt: now }).where(eq(branches.id, branchId)).run();
 }
 
+/** Whether a branch's data is being made or replaced (its create_branch/create_timeline unfinished). */
+export function branchDataPending(tx: Tx, branchId: string): boolean {
+  return (
+    statement<{ s: string }>(tx, "SELECT current_state AS s FROM branches WHERE id = @id").get({
+      id: branchId,
+    })?.s === "init"
+  );
+}
+
 /** A branch's data is ready (its create_timeline/create_branch operation finished). */
 export function markReady(tx: Tx, branchId: string, now: number): void {
   statement(

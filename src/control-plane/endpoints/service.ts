@@ -19,6 +19,7 @@ import {
   requireWritableProject,
 } from "../access.js";
 import { getAccount } from "../accounts/store.js";
+import { branchDataPending } from "../branches/store.js";
 import { toOperationJson } from "../operations/render.js";
 import type { OperationAction } from "../operations/rules.js";
 import { startOperation } from "../operations/service.js";
@@ -414,7 +415,8 @@ export function wakeForConnection(ctx: Ctx, endpointId: string): Outcome<{ state
     seen.currentState === "active" &&
     seen.pendingState === null &&
     seen.lastActive !== null &&
-    ctx.clock.now() - seen.lastActive < ACTIVITY_STAMP_MS
+    ctx.clock.now() - seen.lastActive < ACTIVITY_STAMP_MS &&
+    !branchDataPending(ctx.db, seen.branchId)
   )
     return { body: { state: "active" }, events: [] };
   const { state, ops } = ctx.db.transaction((tx) => {
@@ -423,7 +425,11 @@ export function wakeForConnection(ctx: Ctx, endpointId: string): Outcome<{ state
     if (!row) return { state: "gone" as const, ops: none };
     if (row.disabled) return { state: "disabled" as const, ops: none };
     const { endpoint, ops } = clientArrives(ctx, tx, row);
-    const settled = endpoint.currentState === "active" && endpoint.pendingState === null;
+    // A branch whose data is being replaced (a restore) is not served until its compute runs on the new data.
+    const settled =
+      endpoint.currentState === "active" &&
+      endpoint.pendingState === null &&
+      !branchDataPending(tx, row.branchId);
     return { state: settled ? ("active" as const) : ("waking" as const), ops };
   });
   return { body: { state }, events: operationsStarted(ops) };
