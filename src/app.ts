@@ -29,12 +29,18 @@ import { errorResponse, onError } from "./http/errors.js";
 import { jsonBodyGuard } from "./http/json-body.js";
 import { bodySizeLimit, emptyBodyAsObject, requestContext, requireApiKey } from "./http/middleware.js";
 import { projectScope } from "./http/project-scope.js";
+import { rateLimit } from "./http/rate-limit.js";
 import { type AppEnv, createRouter } from "./http/router.js";
 import { sharedProjects } from "./http/shared-projects.js";
+import { RealClock } from "./platform/clock.js";
 import type { EventSink } from "./platform/events.js";
 import { requireFromPackage } from "./platform/package-root.js";
+import { RateLimiter } from "./platform/rate-limiter.js";
 
 export const API_BASE = "/api/v2";
+
+/** Request rates are counted on wall time, whatever the emulator's clock. */
+const wallClock = new RealClock();
 
 /** What the HTTP layer needs of the worker: wake-ups for new work, and the manual clock's advance. */
 export interface WorkerHooks {
@@ -55,6 +61,8 @@ export interface AppOptions {
    * it. (Made by the adapter before it replaces the global Response; one made later is not recognised.)
    */
   alreadySent?: Response;
+  /** Wall time for request rates (tests give their own); a real clock by default. */
+  rateClock?: () => number;
 }
 
 /** SQL over HTTP, as node's request and response or as a web Request. */
@@ -91,6 +99,11 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
   );
   // The key is checked before any body is read: a client without one holds nothing of the server.
   app.use(`${API_BASE}/*`, requireApiKey(ctx));
+  if (ctx.config.rateLimits)
+    app.use(
+      `${API_BASE}/*`,
+      rateLimit(new RateLimiter(ctx.config.rateLimits, options.rateClock ?? (() => wallClock.now()))),
+    );
   app.use(
     "/_emulator/*",
     requireApiKey(ctx, ["/_emulator/health", "/_emulator/ca.pem", "/_emulator/openapi.json"]),

@@ -4,6 +4,7 @@ import type { PlanName } from "./plans.js";
 import type { Clock } from "./platform/clock.js";
 import type { Db } from "./platform/db.js";
 import type { IdGenerator } from "./platform/ids.js";
+import type { RateLimits } from "./platform/rate-limiter.js";
 
 /** Settings the services and the worker read; built from the environment by runtime.ts, or by tests. */
 export interface Config {
@@ -17,6 +18,8 @@ export interface Config {
    * through the API (the next start would refuse it), so clients cannot lock themselves out.
    */
   startKeyHash?: string;
+  /** Request rate limits on /api/v2 per account (NEON_EMULATOR_RATE_LIMIT=neon); none when absent. */
+  rateLimits?: RateLimits;
   /** How long a deleted project can be recovered (Neon: 7 days); 0 deletes at once. */
   projectRecoverySeconds: number;
   /**

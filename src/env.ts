@@ -81,6 +81,8 @@ const envSchema = z.object({
   NEON_EMULATOR_POOLER_MAX_CLIENTS: z.coerce.number().int().min(1).max(100_000).default(10_000),
   NEON_EMULATOR_PG_BIN: z.string().min(1).optional(),
   NEON_EMULATOR_DATA_DIR: z.string().min(1).optional(),
+  // neon: Neon's API rate limits (platform/rate-limiter.ts), answered 429; off: none.
+  NEON_EMULATOR_RATE_LIMIT: z.enum(["off", "neon"]).default("off"),
   NEON_EMULATOR_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "silent"]).default("info"),
 });
 

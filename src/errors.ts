@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   "PRECONDITION_FAILED", // revealing a password of a project that does not store them
   "UNPROCESSABLE", // not allowed on the account's plan
   "LOCKED", // a change to a locked project
+  "TOO_MANY_REQUESTS", // beyond the account's request rate (NEON_EMULATOR_RATE_LIMIT=neon)
   "INTERNAL_ERROR",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

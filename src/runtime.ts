@@ -27,6 +27,7 @@ import { type Clock, ManualClock, RealClock, wallNow } from "./platform/clock.js
 import { openStorage, type Storage } from "./platform/db.js";
 import { hashKey, IdGenerator } from "./platform/ids.js";
 import { requireFromPackage } from "./platform/package-root.js";
+import { NEON_RATE_LIMITS } from "./platform/rate-limiter.js";
 import { applySeedFile, demoSeedFile, type GeneratedKey } from "./seed/apply.js";
 import { Worker } from "./worker/loop.js";
 
@@ -38,6 +39,7 @@ export function configFromEnv(env: Env, postgres: Config["postgres"] = null): Co
     maxBodyBytes: env.NEON_EMULATOR_MAX_BODY_BYTES,
     operationMs: { ...DEFAULT_OPERATION_MS, ...env.NEON_EMULATOR_OPERATION_MS },
     checkIntervalSeconds: env.NEON_EMULATOR_CHECK_INTERVAL_SECONDS,
+    ...(env.NEON_EMULATOR_RATE_LIMIT === "neon" ? { rateLimits: NEON_RATE_LIMITS } : {}),
     ...(env.NEON_EMULATOR_API_KEY ? { startKeyHash: hashKey(env.NEON_EMULATOR_API_KEY) } : {}),
     projectRecoverySeconds: env.NEON_EMULATOR_PROJECT_RECOVERY_SECONDS,
   };

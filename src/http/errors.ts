@@ -29,6 +29,7 @@ export const STATUS_OF: Record<ErrorCode, ContentfulStatusCode> = {
   PRECONDITION_FAILED: 412,
   UNPROCESSABLE: 422,
   LOCKED: 423,
+  TOO_MANY_REQUESTS: 429,
   INTERNAL_ERROR: 500,
 };
 

@@ -55,7 +55,13 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 
 /** A fresh app over its own `:memory:` database with migrations applied, a default account and key. */
 export function createTestApp(
-  options: { plan?: "paid" | "free"; config?: Partial<Config>; driver?: ComputeDriver } = {},
+  options: {
+    plan?: "paid" | "free";
+    config?: Partial<Config>;
+    driver?: ComputeDriver;
+    /** Wall time the rate limits count on (config.rateLimits). */
+    rateClock?: () => number;
+  } = {},
 ): TestApp {
   const storage = openStorage(":memory:");
   const clock = new ManualClock(CLOCK_START);
@@ -68,7 +74,11 @@ export function createTestApp(
   const worker = new Worker(ctx, options.driver ? { driver: options.driver } : {});
   const account = ensureDefaultAccount(ctx);
   const key = createApiKey(ctx, account.id, "test").key;
-  const app = createApp(ctx, { logger: pino({ level: "silent" }), worker });
+  const app = createApp(ctx, {
+    logger: pino({ level: "silent" }),
+    worker,
+    ...(options.rateClock ? { rateClock: options.rateClock } : {}),
+  });
   const env = { incoming: { socket: { remoteAddress: "::ffff:127.0.0.1" } } };
   const request = async (
     method: string,
