@@ -7,33 +7,35 @@ import { BATCH } from "./finish-operations.js";
 /**
  * Checks fall on a grid of the interval (every hour on the hour by default), so all branches
  * are checked at the same moments: the next grid point after the last check (or creation).
- * Branches without an endpoint are not checked (specification: check_availability).
+ * Branches without an endpoint are not checked (specification: check_availability); their
+ * check_base is null (branches/table.ts). The grid point after a base is due at `now` exactly when
+ * the base lies before now's own grid point, so the due branches are a range of the index.
  */
-const CHECK_DUE_AT = "(CAST(COALESCE(b.last_check_at, b.created_at) / @interval AS INTEGER) + 1) * @interval";
-const HAS_ENDPOINT = "EXISTS (SELECT 1 FROM endpoints e WHERE e.branch_id = b.id)";
+const gridAfter = (base: number, interval: number) => (Math.floor(base / interval) + 1) * interval;
 
 /** Periodic check_availability for each branch that has an endpoint. */
 export function scheduleChecks(ctx: Ctx, tx: Tx, now: number): number {
+  const interval = ctx.config.checkIntervalSeconds * 1000;
   const due = statement<{ branchId: string; accountId: string; projectId: string }>(
     tx,
-    `SELECT b.id AS branchId, b.account_id AS accountId, b.project_id AS projectId FROM branches b
-      WHERE ${HAS_ENDPOINT} AND ${CHECK_DUE_AT} <= @now LIMIT ${BATCH}`,
-  ).all({ now, interval: ctx.config.checkIntervalSeconds * 1000 });
+    `SELECT id AS branchId, account_id AS accountId, project_id AS projectId FROM branches
+      WHERE check_base IS NOT NULL AND check_base < @before ORDER BY check_base LIMIT ${BATCH}`,
+  ).all({ before: Math.floor(now / interval) * interval });
   if (due.length === 0) return 0;
   startUnblockedOperations(ctx, tx, "check_availability", due);
   statement(
     tx,
-    "UPDATE branches SET last_check_at = @now WHERE id IN (SELECT value FROM json_each(@ids))",
+    `UPDATE branches SET last_check_at = @now, check_base = @now
+      WHERE id IN (SELECT value FROM json_each(@ids))`,
   ).run({ now, ids: JSON.stringify(due.map((b) => b.branchId)) });
   return due.length;
 }
 
 /** The next moment a check becomes due, or null when no branch has an endpoint. */
 export function nextCheckAt(ctx: Ctx, tx: Tx): number | null {
-  return (
-    statement<{ t: number | null }>(
-      tx,
-      `SELECT MIN(${CHECK_DUE_AT}) AS t FROM branches b WHERE ${HAS_ENDPOINT}`,
-    ).get({ interval: ctx.config.checkIntervalSeconds * 1000 })?.t ?? null
-  );
+  const base = statement<{ t: number | null }>(
+    tx,
+    "SELECT MIN(check_base) AS t FROM branches WHERE check_base IS NOT NULL",
+  ).get()?.t;
+  return base === null || base === undefined ? null : gridAfter(base, ctx.config.checkIntervalSeconds * 1000);
 }

@@ -105,3 +105,64 @@ describe("worker queries with another account's armed faults", () => {
     expect(ops.body.operations.filter((o: { status: string }) => o.status === "failed")).toEqual([]);
   });
 });
+
+describe("availability checks with another account's many branches", () => {
+  it("find due branches through the check index, never by scanning every branch", async () => {
+    t = createTestApp();
+    const p = await t.api("POST", "/api/v2/projects", { project: {} });
+    expectStatus(p, 201);
+    const sqlite = (t.ctx.db as unknown as { $client: Database.Database }).$client;
+    // 10,000 branches of account B without endpoints (found to make A's advance 12× slower); the
+    // table's size is what matters, so they share A's project row.
+    const insert = sqlite.prepare(
+      `INSERT INTO branches (id, account_id, project_id, name, current_state, state_changed_at, creation_source, created_at, updated_at)
+       VALUES (?, 'acct-b', ?, ?, 'ready', 0, 'console', 0, 0)`,
+    );
+    sqlite.transaction(() => {
+      for (let i = 0; i < 10_000; i++) insert.run(`br-b-${i}`, p.body.project.id, `b-${i}`);
+    })();
+    const statements = statementsDuring(sqlite, () => t.advance(3 * 3600));
+    const reads = statements.filter((s) => /^\s*select/i.test(s) && /from\s+"?branches\b/i.test(s));
+    expect(reads.length).toBeGreaterThan(0);
+    const scans = reads.map((s) => ({ s, plan: planOf(sqlite, s) })).filter((x) => /\bSCAN\b/.test(x.plan));
+    expect(scans.map((x) => `${x.plan}\n  ${x.s}`)).toEqual([]);
+    const ops = await t.api("GET", `/api/v2/projects/${p.body.project.id}/operations?limit=50`);
+    const checks = ops.body.operations.filter((o: { action: string }) => o.action === "check_availability");
+    expect(checks).toHaveLength(3);
+  });
+
+  it("follow the branch's endpoints: none when it has none, again once one is added or moved to it", async () => {
+    t = createTestApp();
+    const p = await t.api("POST", "/api/v2/projects", { project: {} });
+    expectStatus(p, 201);
+    const projectId = p.body.project.id;
+    const mainId = p.body.branch.id;
+    const checksOf = async (branchId: string) =>
+      (await t.api("GET", `/api/v2/projects/${projectId}/operations?limit=200`)).body.operations.filter(
+        (o: { action: string; branch_id: string }) =>
+          o.action === "check_availability" && o.branch_id === branchId,
+      ).length;
+    const dev = await t.api("POST", `/api/v2/projects/${projectId}/branches`, { branch: { name: "dev" } });
+    expectStatus(dev, 201);
+    const devId = dev.body.branch.id;
+    t.advance(2 * 3600);
+    expect(await checksOf(devId)).toBe(0);
+    expect(await checksOf(mainId)).toBe(2);
+
+    expectStatus(
+      await t.api("DELETE", `/api/v2/projects/${projectId}/endpoints/${p.body.endpoints[0].id}`),
+      200,
+    );
+    t.advance(2 * 3600);
+    expect(await checksOf(mainId)).toBe(2);
+
+    const ep = await t.api("POST", `/api/v2/projects/${projectId}/endpoints`, {
+      endpoint: { branch_id: devId, type: "read_write" },
+    });
+    expectStatus(ep, 201);
+    t.advance(2 * 3600);
+    // Its first grid point (01:00) long passed: checked at once (04:00), then at 05:00 and 06:00.
+    expect(await checksOf(devId)).toBe(3);
+    expect(await checksOf(mainId)).toBe(2);
+  });
+});

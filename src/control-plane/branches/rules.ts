@@ -46,6 +46,7 @@ export function newBranchRow(args: {
     restoredFrom: null,
     restoreTarget: null,
     lastCheckAt: null,
+    checkBase: null,
     createdAt: now,
     updatedAt: now,
   };

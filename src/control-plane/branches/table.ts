@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { projects } from "../projects/table.js";
 
@@ -40,6 +41,12 @@ export const branches = sqliteTable(
     restoreTarget: text("restore_target"),
     /** When the last periodic check_availability operation was created for this branch. */
     lastCheckAt: integer("last_check_at"),
+    /**
+     * What its next periodic check counts from (last_check_at, else created_at) while the branch
+     * has an endpoint, else null: indexed, so the worker finds due checks without scanning every
+     * branch. Kept by triggers on endpoints (migration 0021) and by the worker when it checks.
+     */
+    checkBase: integer("check_base"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -47,5 +54,8 @@ export const branches = sqliteTable(
     uniqueIndex("branches_project_name_uq").on(t.projectId, t.name),
     index("branches_project_order_idx").on(t.projectId, t.createdAt, t.id),
     index("branches_parent_idx").on(t.parentId),
+    index("branches_check_idx")
+      .on(t.checkBase)
+      .where(sql`check_base IS NOT NULL`),
   ],
 );
