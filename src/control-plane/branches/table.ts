@@ -54,8 +54,6 @@ export const branches = sqliteTable(
     uniqueIndex("branches_project_name_uq").on(t.projectId, t.name),
     index("branches_project_order_idx").on(t.projectId, t.createdAt, t.id),
     index("branches_parent_idx").on(t.parentId),
-    index("branches_check_idx")
-      .on(t.checkBase)
-      .where(sql`check_base IS NOT NULL`),
+    index("branches_check_idx").on(t.checkBase).where(sql`check_base IS NOT NULL`),
   ],
 );
