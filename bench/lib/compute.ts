@@ -535,6 +535,8 @@ async function spawnWithComputes(db: string, key: string): Promise<{ child: Chil
       NEON_EMULATOR_COMPUTE: "postgres",
       NEON_EMULATOR_PG_PORT: "0",
       NEON_EMULATOR_OPERATION_MS: OPERATION_MS,
+      // Deleted projects go at once (not after Neon's recovery window): the figures count their removal.
+      NEON_EMULATOR_PROJECT_RECOVERY_SECONDS: "0",
       // The listening line (with the door's address) is logged at info.
       NEON_EMULATOR_LOG_LEVEL: "info",
     },
