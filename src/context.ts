@@ -1,6 +1,6 @@
 import type { BranchReader } from "./compute/driver.js";
 import type { OperationAction } from "./control-plane/operations/rules.js";
-import type { PlanName } from "./plans.js";
+import type { LimitOverrides, PlanName } from "./plans.js";
 import type { Clock } from "./platform/clock.js";
 import type { Db } from "./platform/db.js";
 import type { IdGenerator } from "./platform/ids.js";
@@ -13,11 +13,15 @@ export interface Config {
   maxBodyBytes: number;
   operationMs: Record<OperationAction, number>;
   checkIntervalSeconds: number;
+  /** Finished operations older than this many days are removed (Neon: six months); 0 keeps them all. */
+  operationRetentionDays: number;
   /**
    * The hash of NEON_EMULATOR_API_KEY, when the emulator runs with one: that key cannot be revoked
    * through the API (the next start would refuse it), so clients cannot lock themselves out.
    */
   startKeyHash?: string;
+  /** Overrides of the plans' project, branch and compute limits (NEON_EMULATOR_LIMITS). */
+  limits?: LimitOverrides;
   /** Request rate limits on /api/v2 per account (NEON_EMULATOR_RATE_LIMIT=neon); none when absent. */
   rateLimits?: RateLimits;
   /** How long a deleted project can be recovered (Neon: 7 days); 0 deletes at once. */

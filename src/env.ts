@@ -1,6 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { OPERATION_ACTIONS, type OperationAction } from "./control-plane/operations/rules.js";
+import { LIMIT_NAMES, type LimitName } from "./plans.js";
 
 /**
  * The only reader of process.env. Every variable is validated here, so a bad value stops
@@ -9,32 +10,35 @@ import { OPERATION_ACTIONS, type OperationAction } from "./control-plane/operati
 
 const KEY_PATTERN = /^[a-z0-9]{64}$/;
 
-const durationsSchema = z.string().transform((raw, ctx) => {
-  const out: Partial<Record<OperationAction, number>> = {};
-  for (const part of raw
-    .split(",")
-    .map((p) => p.trim())
-    .filter(Boolean)) {
-    const [action, ms] = part.split("=");
-    if (!action || !OPERATION_ACTIONS.includes(action as OperationAction)) {
-      ctx.addIssue({
-        code: "custom",
-        message: `unknown action "${action}" (allowed: ${OPERATION_ACTIONS.join(", ")})`,
-      });
-      return z.NEVER;
+/** `name=value` pairs, comma-separated, each name from `names` and each value a whole number >= min. */
+function pairsSchema<N extends string>(names: readonly N[], what: (name: N) => string, min: number) {
+  return z.string().transform((raw, ctx) => {
+    const out: Partial<Record<N, number>> = {};
+    for (const part of raw
+      .split(",")
+      .map((p) => p.trim())
+      .filter(Boolean)) {
+      const [name, text] = part.split("=");
+      if (!name || !names.includes(name as N)) {
+        ctx.addIssue({ code: "custom", message: `unknown name "${name}" (allowed: ${names.join(", ")})` });
+        return z.NEVER;
+      }
+      const value = Number(text);
+      if (text === undefined || text.trim() === "" || !Number.isInteger(value) || value < min) {
+        ctx.addIssue({ code: "custom", message: `${what(name as N)} must be a whole number >= ${min}` });
+        return z.NEVER;
+      }
+      out[name as N] = value;
     }
-    const value = Number(ms);
-    if (!Number.isInteger(value) || value < 0) {
-      ctx.addIssue({
-        code: "custom",
-        message: `duration for ${action} must be a whole number of milliseconds >= 0`,
-      });
-      return z.NEVER;
-    }
-    out[action as OperationAction] = value;
-  }
-  return out;
-});
+    return out;
+  });
+}
+
+const durationsSchema = pairsSchema<OperationAction>(
+  OPERATION_ACTIONS,
+  (action) => `duration for ${action} (milliseconds)`,
+  0,
+);
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4444),
@@ -60,12 +64,16 @@ const envSchema = z.object({
     .max(64 * 1024 * 1024)
     .default(1024 * 1024),
   NEON_EMULATOR_OPERATION_MS: durationsSchema.default({}),
+  // Overrides of the plans' limits for every account, e.g. projects=5,branches=3,computes=4.
+  NEON_EMULATOR_LIMITS: pairsSchema<LimitName>(LIMIT_NAMES, (name) => `the ${name} limit`, 1).default({}),
   NEON_EMULATOR_CHECK_INTERVAL_SECONDS: z.coerce
     .number()
     .int()
     .min(60)
     .max(30 * 86400)
     .default(3600),
+  // Neon removes operations older than six months; 0 keeps every operation.
+  NEON_EMULATOR_OPERATION_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(180),
   // Neon's recovery window for a deleted project: 7 days. 0 deletes at once.
   NEON_EMULATOR_PROJECT_RECOVERY_SECONDS: z.coerce
     .number()

@@ -20,6 +20,9 @@ export const ERROR_CODES = [
   "NOT_ACCEPTABLE", // a transfer the destination organization's plan cannot take
   "PRECONDITION_FAILED", // revealing a password of a project that does not store them
   "UNPROCESSABLE", // not allowed on the account's plan
+  "PROJECTS_LIMIT_EXCEEDED", // the account has as many projects as its plan allows (Neon's code)
+  "BRANCHES_LIMIT_EXCEEDED", // the project has as many branches as the plan allows
+  "ENDPOINTS_LIMIT_EXCEEDED", // the project has as many computes as the plan allows
   "LOCKED", // a change to a locked project
   "TOO_MANY_REQUESTS", // beyond the account's request rate (NEON_EMULATOR_RATE_LIMIT=neon)
   "INTERNAL_ERROR",

@@ -15,8 +15,12 @@ export interface Plan {
   readReplicas: boolean;
   /** `branch_logical_size_limit` of a new project, in MiB. */
   branchLogicalSizeLimitMib: number;
+  /** Projects an account may have (Neon's plans: Free 20, Scale 1,000). */
   projectsLimit: number;
+  /** Branches a project may have. */
   branchesLimit: number;
+  /** Compute endpoints a project may have: Neon publishes no figure; the emulator's bound. */
+  computesLimit: number;
   /** Compute active time allowed per month, in seconds; 0 means unlimited. */
   activeSecondsLimit: number;
   /** An organization spending limit can be set (Neon: Launch and Scale plans). */
@@ -35,8 +39,9 @@ export const PLANS: Record<PlanName, Plan> = {
     maxAutoscalingCu: FREE_PLAN_CU,
     readReplicas: false,
     branchLogicalSizeLimitMib: 512,
-    projectsLimit: 1,
+    projectsLimit: 20,
     branchesLimit: 10,
+    computesLimit: 20,
     activeSecondsLimit: 360_000,
     spendingLimit: false,
     consumptionHistory: false,
@@ -49,8 +54,26 @@ export const PLANS: Record<PlanName, Plan> = {
     branchLogicalSizeLimitMib: 5_242_880,
     projectsLimit: 1000,
     branchesLimit: 5000,
+    computesLimit: 500,
     activeSecondsLimit: 0,
     spendingLimit: true,
     consumptionHistory: true,
   },
 };
+
+/** The limits NEON_EMULATOR_LIMITS may override, for every account whatever its plan. */
+export const LIMIT_NAMES = ["projects", "branches", "computes"] as const;
+export type LimitName = (typeof LIMIT_NAMES)[number];
+export type LimitOverrides = Partial<Record<LimitName, number>>;
+
+/** The plan with the configured limits in place of its own. */
+export function planWithLimits(name: PlanName, overrides: LimitOverrides | undefined): Plan {
+  const plan = PLANS[name];
+  if (!overrides) return plan;
+  return {
+    ...plan,
+    projectsLimit: overrides.projects ?? plan.projectsLimit,
+    branchesLimit: overrides.branches ?? plan.branchesLimit,
+    computesLimit: overrides.computes ?? plan.computesLimit,
+  };
+}

@@ -39,6 +39,8 @@ export function configFromEnv(env: Env, postgres: Config["postgres"] = null): Co
     maxBodyBytes: env.NEON_EMULATOR_MAX_BODY_BYTES,
     operationMs: { ...DEFAULT_OPERATION_MS, ...env.NEON_EMULATOR_OPERATION_MS },
     checkIntervalSeconds: env.NEON_EMULATOR_CHECK_INTERVAL_SECONDS,
+    operationRetentionDays: env.NEON_EMULATOR_OPERATION_RETENTION_DAYS,
+    ...(Object.keys(env.NEON_EMULATOR_LIMITS).length ? { limits: env.NEON_EMULATOR_LIMITS } : {}),
     ...(env.NEON_EMULATOR_RATE_LIMIT === "neon" ? { rateLimits: NEON_RATE_LIMITS } : {}),
     ...(env.NEON_EMULATOR_API_KEY ? { startKeyHash: hashKey(env.NEON_EMULATOR_API_KEY) } : {}),
     projectRecoverySeconds: env.NEON_EMULATOR_PROJECT_RECOVERY_SECONDS,

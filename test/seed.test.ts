@@ -34,6 +34,7 @@ function freshCtx(): Ctx {
       maxBodyBytes: 1 << 20,
       operationMs: DEFAULT_OPERATION_MS,
       checkIntervalSeconds: 3600,
+      operationRetentionDays: 180,
       projectRecoverySeconds: 7 * 86400,
     },
   };

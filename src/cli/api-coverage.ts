@@ -56,6 +56,7 @@ async function servedDocument(): Promise<{ paths: Paths }> {
         maxBodyBytes: 1024,
         operationMs: { ...DEFAULT_OPERATION_MS },
         checkIntervalSeconds: 3600,
+        operationRetentionDays: 180,
         projectRecoverySeconds: 7 * 86400,
       },
     };

@@ -53,3 +53,12 @@ export function parseIsoMicros(text: string): number | null {
 export function wallNow(): number {
   return Date.now();
 }
+
+/**
+ * A stopwatch on the process's monotonic time, for cutting long work into slices that let other
+ * requests through; never a source of domain time (that is a Clock's).
+ */
+export function stopwatch(): () => number {
+  const start = performance.now();
+  return () => performance.now() - start;
+}

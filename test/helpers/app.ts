@@ -48,6 +48,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     maxBodyBytes: 64 * 1024,
     operationMs: { ...DEFAULT_OPERATION_MS },
     checkIntervalSeconds: 3600,
+    operationRetentionDays: 180,
     projectRecoverySeconds: 7 * 86400,
     ...overrides,
   };

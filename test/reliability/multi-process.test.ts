@@ -86,6 +86,7 @@ describe("another process writing the same database file", () => {
         maxBodyBytes: 64 * 1024,
         operationMs: { ...DEFAULT_OPERATION_MS },
         checkIntervalSeconds: 3600,
+        operationRetentionDays: 180,
         projectRecoverySeconds: 7 * 86400,
       },
     };

@@ -79,6 +79,10 @@ describe("real server", () => {
       ["NEON_EMULATOR_PG_PORT", "70000"],
       ["NEON_EMULATOR_PG_AUTH_TIMEOUT", "0"],
       ["NEON_EMULATOR_POOLER_MAX_CLIENTS", "many"],
+      ["NEON_EMULATOR_LIMITS", "projects=0"],
+      ["NEON_EMULATOR_LIMITS", "tables=3"],
+      ["NEON_EMULATOR_RATE_LIMIT", "strict"],
+      ["NEON_EMULATOR_OPERATION_RETENTION_DAYS", "-1"],
     ] as const) {
       const err = await run(process.execPath, startArgs(), {
         env: { ...process.env, [name]: value },

@@ -1,10 +1,9 @@
-import { PLANS } from "../../plans.js";
+import { PLANS, type Plan } from "../../plans.js";
 import { iso } from "../../platform/clock.js";
 import type { AccountRow } from "./store.js";
 
 /** GET /users/me: the account seen as the user the key belongs to. */
-export function toCurrentUserJson(a: AccountRow) {
-  const plan = PLANS[a.plan];
+export function toCurrentUserJson(a: AccountRow, plan: Plan) {
   const [login] = a.email.split("@");
   return {
     active_seconds_limit: plan.activeSecondsLimit,

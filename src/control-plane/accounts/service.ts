@@ -2,6 +2,7 @@ import type { Ctx } from "../../context.js";
 import type { PlanName } from "../../plans.js";
 import type { Tx } from "../../platform/db.js";
 import { requireOrganization } from "../access.js";
+import { planOf } from "../limits.js";
 import { addOwnerMember } from "../organizations/service.js";
 import { toCurrentUserJson, toOrganizationJson } from "./render.js";
 import { type AccountRow, findDefaultAccount, getAccount, insertAccount, setPlan } from "./store.js";
@@ -43,7 +44,8 @@ export function ensureDefaultAccount(ctx: Ctx): AccountRow {
 }
 
 export function currentUser(ctx: Ctx, accountId: string) {
-  return toCurrentUserJson(getAccount(ctx.db, accountId));
+  const account = getAccount(ctx.db, accountId);
+  return toCurrentUserJson(account, planOf(ctx, account.plan));
 }
 
 export function currentOrganizations(ctx: Ctx, accountId: string) {

@@ -16,6 +16,7 @@ import { connectionDetails } from "../connection/render.js";
 import { toEndpointJson } from "../endpoints/render.js";
 import { addEndpoint } from "../endpoints/service.js";
 import { closeActivity, usageByBranch, usageOf } from "../endpoints/store.js";
+import { requireBranchRoom } from "../limits.js";
 import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
 import type { OperationRow } from "../operations/store.js";
@@ -42,6 +43,7 @@ export function addBranch(
   project: Pick<ProjectRow, "id" | "accountId">,
   input: Omit<Parameters<typeof newBranchRow>[0], "id" | "accountId" | "projectId" | "now"> & { id?: string },
 ): BranchRow {
+  requireBranchRoom(ctx, tx, project.id, getAccount(tx, project.accountId).plan);
   const row = newBranchRow({
     ...input,
     id: input.id ?? ctx.ids.branchId(),

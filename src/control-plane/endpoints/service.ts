@@ -20,6 +20,7 @@ import {
 } from "../access.js";
 import { getAccount } from "../accounts/store.js";
 import { branchDataPending } from "../branches/store.js";
+import { requireComputeRoom } from "../limits.js";
 import { toOperationJson } from "../operations/render.js";
 import type { OperationAction } from "../operations/rules.js";
 import { startOperation } from "../operations/service.js";
@@ -88,6 +89,7 @@ export function addEndpoint(
   id = ctx.ids.endpointId(),
 ): { endpoint: EndpointRow; operations: OperationRow[] } {
   checkEndpointType(plan, input.type);
+  requireComputeRoom(ctx, tx, project.id, plan);
   if (input.region_id !== undefined && input.region_id !== project.regionId)
     throw badRequest(`region_id must be the project's region ${project.regionId} (got ${input.region_id})`);
   const defaults = project.defaultEndpointSettings as DefaultEndpointSettingsInput;

@@ -11,6 +11,7 @@ import type { Tx } from "../../platform/db.js";
 import { requireOrganization, requireWritableProject } from "../access.js";
 import { type AccountRow, getAccount, setSpendingLimit } from "../accounts/store.js";
 import { revokeProjectKeys } from "../api-keys/store.js";
+import { planOf } from "../limits.js";
 import { revokeProjectPermissions } from "../permissions/store.js";
 import { countAccountProjects, moveProject } from "../projects/store.js";
 import { deleteAllProjectRestrictions } from "../vpc/store.js";
@@ -195,7 +196,7 @@ export function transferProjects(
     const ids = [...new Set(input.project_ids)];
     for (const id of ids) requireWritableProject(tx, accountId, id);
     const target = getAccount(tx, destination.id);
-    const limit = PLANS[target.plan].projectsLimit;
+    const limit = planOf(ctx, target.plan).projectsLimit;
     if (countAccountProjects(tx, target.id) + ids.length > limit)
       throw notAcceptable(
         `organization ${input.destination_org_id} can hold ${limit} projects on its plan; transfer fewer or upgrade it`,
@@ -298,7 +299,7 @@ export function acceptTransferRequest(
     if (owner === target.id)
       throw badRequest(`project ${projectId} belongs to organization ${target.orgId} already`);
     requireWritableProject(tx, owner, projectId);
-    if (countAccountProjects(tx, target.id) + 1 > PLANS[target.plan].projectsLimit)
+    if (countAccountProjects(tx, target.id) + 1 > planOf(ctx, target.plan).projectsLimit)
       throw notAcceptable(`organization ${target.orgId} cannot own more projects on its plan`);
     markTransferAccepted(tx, requestId, now);
     handOver(tx, projectId, target.id, now);

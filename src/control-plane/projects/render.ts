@@ -1,4 +1,4 @@
-import { PLANS } from "../../plans.js";
+import { PLANS, type Plan } from "../../plans.js";
 import { iso } from "../../platform/clock.js";
 import type { ProjectRow } from "../access.js";
 import type { AccountRow } from "../accounts/store.js";
@@ -58,7 +58,7 @@ export function monthStartOf(ms: number): number {
  */
 export function toProjectJson(
   row: ProjectRow,
-  account: AccountRow,
+  account: AccountRow & { limits: Plan },
   now: number,
   usage: { lifetime: Usage; period: Usage } = { lifetime: NO_USAGE, period: NO_USAGE },
 ) {
@@ -78,7 +78,7 @@ export function toProjectJson(
     owner: {
       email: account.email,
       name: account.name,
-      branches_limit: PLANS[account.plan].branchesLimit,
+      branches_limit: account.limits.branchesLimit,
       subscription_type: PLANS[account.plan].subscriptionType,
     },
     org_id: account.orgId,

@@ -20,6 +20,7 @@ import { connectionDetails } from "../connection/render.js";
 import { toEndpointJson } from "../endpoints/render.js";
 import { addEndpoint } from "../endpoints/service.js";
 import { closeActivity, usageByProject, usageOf } from "../endpoints/store.js";
+import { requireProjectRoom, withPlan } from "../limits.js";
 import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
 import { deleteProjectOperations, dropPendingDeletion, type OperationRow } from "../operations/store.js";
@@ -58,6 +59,7 @@ export function createProject(ctx: Ctx, accountId: string, input: ProjectCreateI
     const account = getAccount(tx, accountId);
     if (input.org_id !== undefined && input.org_id !== account.orgId)
       throw notFound(`organization ${input.org_id} not found`);
+    requireProjectRoom(ctx, tx, accountId, account.plan);
     const project = newProjectRow({
       id: ctx.ids.projectId(),
       accountId,
@@ -91,7 +93,7 @@ export function createProject(ctx: Ctx, accountId: string, input: ProjectCreateI
   const { account, project, branch, role, database, started, ops } = created;
   return {
     body: {
-      project: toProjectJson(project, account, ctx.clock.now()),
+      project: toProjectJson(project, withPlan(ctx, account), ctx.clock.now()),
       connection_uris: [connectionDetails(role, started.endpoint, database.name, ctx.config.frontDoor)],
       roles: [toRoleJson(role, { withPassword: true })],
       databases: [toDatabaseJson(database)],
@@ -173,7 +175,12 @@ export function getProject(ctx: Ctx, accountId: string, projectId: string) {
   const project = requireProject(ctx.db, accountId, projectId);
   const now = ctx.clock.now();
   return {
-    project: toProjectJson(project, getAccount(ctx.db, accountId), now, projectUsage(ctx.db, projectId, now)),
+    project: toProjectJson(
+      project,
+      withPlan(ctx, getAccount(ctx.db, accountId)),
+      now,
+      projectUsage(ctx.db, projectId, now),
+    ),
   };
 }
 
@@ -208,7 +215,7 @@ export function updateProject(ctx: Ctx, accountId: string, projectId: string, in
       );
     return {
       body: {
-        project: toProjectJson(next, account, now, projectUsage(tx, projectId, now)),
+        project: toProjectJson(next, withPlan(ctx, account), now, projectUsage(tx, projectId, now)),
         operations: ops.map(toOperationJson),
       },
       ops,
@@ -236,7 +243,9 @@ export function deleteProject(ctx: Ctx, accountId: string, projectId: string) {
       action: "delete_tenant",
       delayMs: windowMs,
     });
-    const body = { project: toProjectJson(project, account, now, projectUsage(tx, projectId, now)) };
+    const body = {
+      project: toProjectJson(project, withPlan(ctx, account), now, projectUsage(tx, projectId, now)),
+    };
     if (windowMs > 0) stashProject(tx, project, now, now + windowMs);
     deleteProjectOperations(tx, projectId, op.id);
     deleteProjectRow(tx, projectId);
@@ -262,13 +271,19 @@ export function recoverProject(ctx: Ctx, accountId: string, projectId: string) {
       throw conflict(`project ${projectId} is not deleted; only a deleted project can be recovered`);
     const stashed = findDeletedProject(tx, accountId, projectId, now);
     if (!stashed) throw projectNotFound(projectId);
+    requireProjectRoom(ctx, tx, accountId, getAccount(tx, accountId).plan);
     if (!dropPendingDeletion(tx, projectId))
       throw locked(
         "project already has running conflicting operations, scheduling of new ones is prohibited",
       );
     const project = unstashProject(tx, stashed, now);
     return {
-      project: toProjectJson(project, getAccount(tx, accountId), now, projectUsage(tx, projectId, now)),
+      project: toProjectJson(
+        project,
+        withPlan(ctx, getAccount(tx, accountId)),
+        now,
+        projectUsage(tx, projectId, now),
+      ),
       branches: listProjectBranches(tx, projectId).map((b) => toBranchJson(b)),
     };
   });
