@@ -120,7 +120,8 @@ describe("GET /projects/{p}/operations", () => {
       status: "failed",
       failures_count: 0,
       created_at: "1999-12-31T23:59:59.000007Z",
-      updated_at: "1999-12-31T23:59:59Z",
+      // Never before created_at.
+      updated_at: "1999-12-31T23:59:59.000007Z",
       total_duration_ms: 0,
     });
     expect(page.body.pagination).toEqual({ cursor: "1999-12-31T23:59:59.000007Z" });
@@ -188,4 +189,37 @@ describe("ordering on one endpoint", () => {
         .current_state,
     ).toBe("idle");
   });
+});
+
+describe("operation timestamps while the clock stands still", () => {
+  it("never run ahead of the clock's millisecond, and updated_at is never before created_at", async () => {
+    // Regression (attack review): 6,304 operations made while a manual clock stood still ended up
+    // to 6 ms ahead of it, 5,304 of them with created_at after updated_at.
+    const still = createTestApp({ config: { limits: { projects: 2000 } } });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 1200; i++) {
+        const p = await still.api("POST", "/api/v2/projects", { project: {} });
+        expectStatus(p, 201);
+        ids.push(p.body.project.id);
+      }
+      const clockUs = still.clock.now() * 1000;
+      const sqlite = (still.ctx.db as unknown as { $client: import("better-sqlite3").Database }).$client;
+      const { n, latest } = sqlite
+        .prepare("SELECT count(*) AS n, max(created_us) AS latest FROM operations")
+        .get() as {
+        n: number;
+        latest: number;
+      };
+      expect(n).toBeGreaterThanOrEqual(2400);
+      expect(latest).toBeLessThan(clockUs + 1000);
+      for (const id of ids.slice(0, 50)) {
+        const page = await still.api("GET", `/api/v2/projects/${id}/operations`);
+        for (const op of page.body.operations as { created_at: string; updated_at: string }[])
+          expect(op.updated_at >= op.created_at, `${op.created_at} > ${op.updated_at}`).toBe(true);
+      }
+    } finally {
+      still.close();
+    }
+  }, 60_000);
 });

@@ -1,4 +1,4 @@
-import { iso, isoMicros } from "../../platform/clock.js";
+import { isoMicros } from "../../platform/clock.js";
 import type { OperationRow } from "./store.js";
 
 export function toOperationJson(row: OperationRow) {
@@ -12,7 +12,8 @@ export function toOperationJson(row: OperationRow) {
     ...(row.error ? { error: row.error } : {}),
     failures_count: row.failuresCount,
     created_at: isoMicros(row.createdUs),
-    updated_at: iso(row.updatedAt),
+    // Never before created_at (which may lead the clock by microseconds): microseconds too.
+    updated_at: isoMicros(Math.max(row.updatedAt * 1000, row.createdUs)),
     total_duration_ms: row.totalDurationMs,
   };
 }

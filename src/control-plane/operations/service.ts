@@ -27,11 +27,14 @@ export interface NewOperation {
 }
 
 /**
- * The next `created_us`: the clock's time, or one past the newest operation, whichever is later,
- * so `created_at` is strictly increasing within a database and the paging cursor never ambiguous.
+ * The next `created_us` of a project: the clock's time, or one past the project's newest
+ * operation, whichever is later, so `created_at` is strictly increasing within a project (the
+ * paging cursor is never ambiguous) and runs ahead of the clock only when one project starts more
+ * than a thousand operations within one millisecond (a sequence across the whole database had
+ * run 6 ms ahead after 6,304 operations made while a manual clock stood still).
  */
-function nextCreatedUs(ctx: Ctx, tx: Tx): number {
-  return Math.max(ctx.clock.now() * 1000, latestCreatedUs(tx) + 1);
+function nextCreatedUs(ctx: Ctx, tx: Tx, projectId: string): number {
+  return Math.max(ctx.clock.now() * 1000, latestCreatedUs(tx, projectId) + 1);
 }
 
 /**
@@ -41,7 +44,7 @@ function nextCreatedUs(ctx: Ctx, tx: Tx): number {
  */
 export function startOperation(ctx: Ctx, tx: Tx, input: NewOperation): OperationRow {
   const now = ctx.clock.now();
-  const createdUs = nextCreatedUs(ctx, tx);
+  const createdUs = nextCreatedUs(ctx, tx, input.projectId);
   const endpointId = input.endpointId ?? null;
   const status = initialStatus(endpointId !== null && hasUnfinishedBefore(tx, endpointId, createdUs));
   const running = status === "running";
@@ -68,8 +71,8 @@ export function startOperation(ctx: Ctx, tx: Tx, input: NewOperation): Operation
 
 /**
  * Records operations that nothing can block (they have no endpoint, so they start `running`) in
- * one statement, in input order with consecutive `created_us`: the periodic checks start one per
- * branch at the same moment.
+ * one statement, each project's in input order with consecutive `created_us`: the periodic checks
+ * start one per branch at the same moment.
  */
 export function startUnblockedOperations(
   ctx: Ctx,
@@ -79,11 +82,16 @@ export function startUnblockedOperations(
 ): number {
   if (inputs.length === 0) return 0;
   const now = ctx.clock.now();
-  const firstUs = nextCreatedUs(ctx, tx);
   const dueAt = now + ctx.config.operationMs[action];
+  const nextOf = new Map<string, number>();
+  const take = (projectId: string) => {
+    const us = nextOf.get(projectId) ?? nextCreatedUs(ctx, tx, projectId);
+    nextOf.set(projectId, us + 1);
+    return us;
+  };
   return insertOperations(
     tx,
-    inputs.map((input, i) => ({
+    inputs.map((input) => ({
       id: ctx.ids.uuid(),
       accountId: input.accountId,
       projectId: input.projectId,
@@ -93,7 +101,7 @@ export function startUnblockedOperations(
       status: "running",
       failuresCount: 0,
       error: null,
-      createdUs: firstUs + i,
+      createdUs: take(input.projectId),
       updatedAt: now,
       dueAt,
       startedAt: now,

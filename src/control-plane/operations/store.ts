@@ -21,9 +21,16 @@ export function insertOperations(tx: Tx, rows: readonly OperationRow[]): number 
   return insertRows(tx, operations, rows);
 }
 
-/** The newest `created_us`, or 0 for an empty table. */
-export function latestCreatedUs(tx: Tx): number {
-  return statement<{ v: number | null }>(tx, "SELECT MAX(created_us) AS v FROM operations").get()?.v ?? 0;
+/** The newest `created_us` of a project's operations, or 0 when it has none. */
+export function latestCreatedUs(tx: Tx, projectId: string): number {
+  return (
+    statement<{ v: number | null }>(
+      tx,
+      "SELECT MAX(created_us) AS v FROM operations WHERE project_id = @projectId",
+    ).get({
+      projectId,
+    })?.v ?? 0
+  );
 }
 
 /** True when an operation on the endpoint created before `createdUs` is unfinished. */
@@ -88,7 +95,7 @@ export function readOperationsPage(
  * objects (the operations list of a long-lived sandbox holds hundreds of thousands of rows).
  */
 export const OPERATION_JSON_SQL = `printf(
-  '{"id":%s,"project_id":%s%s%s,"action":%s,"status":%s%s,"failures_count":%d,"created_at":"%s.%06dZ","updated_at":"%s%sZ","total_duration_ms":%d}',
+  '{"id":%s,"project_id":%s%s%s,"action":%s,"status":%s%s,"failures_count":%d,"created_at":"%s.%06dZ","updated_at":"%s.%06dZ","total_duration_ms":%d}',
   json_quote(id), json_quote(project_id),
   iif(ifnull(branch_id, '') = '', '', ',"branch_id":' || json_quote(branch_id)),
   iif(ifnull(endpoint_id, '') = '', '', ',"endpoint_id":' || json_quote(endpoint_id)),
@@ -96,8 +103,8 @@ export const OPERATION_JSON_SQL = `printf(
   iif(ifnull(error, '') = '', '', ',"error":' || json_quote(error)),
   failures_count,
   replace(datetime(created_us / 1000000, 'unixepoch'), ' ', 'T'), created_us % 1000000,
-  replace(datetime(updated_at / 1000, 'unixepoch'), ' ', 'T'),
-  iif(updated_at % 1000 = 0, '', printf('.%03d', updated_at % 1000)),
+  replace(datetime(max(updated_at * 1000, created_us) / 1000000, 'unixepoch'), ' ', 'T'),
+  max(updated_at * 1000, created_us) % 1000000,
   total_duration_ms)`;
 
 /** Removes a deleted project's operations except `keep` (its delete_tenant operation, which still runs). */

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { OPERATION_ACTIONS, UNFINISHED_OPERATION_SQL } from "./rules.js";
 
 /**
@@ -18,8 +18,8 @@ export const operations = sqliteTable(
     status: text("status", { enum: ["scheduling", "running", "finished", "failed"] }).notNull(),
     failuresCount: integer("failures_count").notNull().default(0),
     error: text("error"),
-    /** Microseconds since the epoch; strictly increasing within a database (the paging cursor). */
-    createdUs: integer("created_us").notNull().unique(),
+    /** Microseconds since the epoch; strictly increasing within a project (the paging cursor). */
+    createdUs: integer("created_us").notNull(),
     updatedAt: integer("updated_at").notNull(),
     /** When a running operation completes (ms); null while scheduling or once terminal. */
     dueAt: integer("due_at"),
@@ -34,7 +34,7 @@ export const operations = sqliteTable(
     claim: text("claim"),
   },
   (t) => [
-    index("operations_project_created_idx").on(t.projectId, t.createdUs),
+    uniqueIndex("operations_project_created_uq").on(t.projectId, t.createdUs),
     index("operations_pending_idx").on(t.status, t.dueAt).where(sql.raw(UNFINISHED_OPERATION_SQL)),
     // An endpoint's unfinished operations without walking its whole history (a long-lived
     // sandbox accumulates hundreds of thousands of finished ones). Operations without an
