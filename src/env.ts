@@ -86,6 +86,8 @@ const envSchema = z.object({
   // Unset: 5432, or a free port when 5432 is taken. Set: exactly that port (0 picks a free one).
   NEON_EMULATOR_PG_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   NEON_EMULATOR_PG_AUTH_TIMEOUT: z.coerce.number().int().min(1).max(600).default(10),
+  // Connections the HTTP port holds at once, and Postgres clients not yet logged in at the front door.
+  NEON_EMULATOR_MAX_CONNECTIONS: z.coerce.number().int().min(10).max(1_000_000).default(2000),
   NEON_EMULATOR_POOLER_MAX_CLIENTS: z.coerce.number().int().min(1).max(100_000).default(10_000),
   NEON_EMULATOR_PG_BIN: z.string().min(1).optional(),
   NEON_EMULATOR_DATA_DIR: z.string().min(1).optional(),

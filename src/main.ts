@@ -1,4 +1,4 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import v8 from "node:v8";
 import { type Env, EnvError, readEnv } from "./env.js";
@@ -113,6 +113,8 @@ async function main(): Promise<void> {
         );
     },
   );
+  // Beyond the cap Node closes a new connection at once: idle and slow clients hold bounded memory.
+  (server as Server).maxConnections = env.NEON_EMULATOR_MAX_CONNECTIONS;
   server.on("clientError", answerClientError);
   server.on("connect", refuseConnect);
   // The serverless driver's WebSocket tunnels (Neon's `/v2`) share the HTTP port, as on Neon.

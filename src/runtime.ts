@@ -218,6 +218,7 @@ export async function openFrontDoor(runtime: Runtime, env: Env): Promise<FrontDo
     identity,
     handshakeTimeoutMs: env.NEON_EMULATOR_PG_AUTH_TIMEOUT * 1000,
     poolerMaxClients: env.NEON_EMULATOR_POOLER_MAX_CLIENTS,
+    maxUnauthenticated: env.NEON_EMULATOR_MAX_CONNECTIONS,
     logger,
   });
   // Clients on this machine reach a wildcard address through the loopback one.

@@ -23,6 +23,8 @@ export interface FrontDoorOptions {
   handshakeTimeoutMs: number;
   /** Pooled clients per endpoint (PgBouncer's max_client_conn; Neon's is 10,000). */
   poolerMaxClients?: number;
+  /** Clients that may be connected and not yet logged in at once; beyond, 53300 and a close. */
+  maxUnauthenticated?: number;
   logger?: Logger;
 }
 
@@ -65,6 +67,7 @@ export class FrontDoor {
       channelBinding: endPointBinding(options.identity.certDer),
       cancelTargets: new Map(),
       handshakeTimeoutMs: options.handshakeTimeoutMs,
+      unauthenticated: { count: 0, max: options.maxUnauthenticated ?? Number.POSITIVE_INFINITY },
       pooler: new Pooler(options.services, {
         ...POOLER_DEFAULTS,
         maxClients: options.poolerMaxClients ?? POOLER_DEFAULTS.maxClients,

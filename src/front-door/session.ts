@@ -49,6 +49,11 @@ export interface SessionContext {
   cancelTargets: Map<string, () => void>;
   /** How long a client may take over each start-up message. */
   handshakeTimeoutMs: number;
+  /**
+   * Clients connected and not yet logged in, and how many may be: a client beyond is refused
+   * before anything of it is read, so unauthenticated connections hold bounded memory.
+   */
+  unauthenticated: { count: number; max: number };
   /** Transaction pooling for `-pooler` connections. */
   pooler?: Pooler;
   logger?: Logger;
@@ -103,6 +108,19 @@ const TCP: Transport = { websocket: false };
 export async function serveClient(socket: Duplex, ctx: SessionContext, transport = TCP): Promise<void> {
   if (socket instanceof net.Socket) socket.setNoDelay(true);
   socket.on("error", () => {}); // a vanished client ends through 'close'
+  if (ctx.unauthenticated.count >= ctx.unauthenticated.max) {
+    socket.end(errorResponse({ severity: "FATAL", code: "53300", message: "sorry, too many clients already" }));
+    setTimeout(() => socket.destroy(), CLOSE_AFTER_ERROR_MS).unref();
+    return;
+  }
+  ctx.unauthenticated.count++;
+  let authenticating = true;
+  const authenticated = () => {
+    if (!authenticating) return;
+    authenticating = false;
+    ctx.unauthenticated.count--;
+  };
+  socket.once("close", authenticated);
   const inbox = new Inbox(socket, ctx.handshakeTimeoutMs);
   let client: Duplex = socket;
   let backend: net.Socket | undefined;
@@ -160,6 +178,7 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
       : transport.websocket
         ? await cleartextLogin(inbox, client, routed, user, ctx)
         : await scramLogin(inbox, client, routed, user, ctx);
+    authenticated();
     // Nothing more is read from the client until the relay starts (its bytes wait in the kernel).
     client.pause();
     if (login.target.pooled && ctx.pooler) {
