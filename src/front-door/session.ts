@@ -109,7 +109,9 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
   if (socket instanceof net.Socket) socket.setNoDelay(true);
   socket.on("error", () => {}); // a vanished client ends through 'close'
   if (ctx.unauthenticated.count >= ctx.unauthenticated.max) {
-    socket.end(errorResponse({ severity: "FATAL", code: "53300", message: "sorry, too many clients already" }));
+    socket.end(
+      errorResponse({ severity: "FATAL", code: "53300", message: "sorry, too many clients already" }),
+    );
     setTimeout(() => socket.destroy(), CLOSE_AFTER_ERROR_MS).unref();
     return;
   }
