@@ -45,8 +45,8 @@ const wallClock = new RealClock();
 /** What the HTTP layer needs of the worker: wake-ups for new work, and the manual clock's advance. */
 export interface WorkerHooks {
   notify(): void;
-  /** Worker.advanceSettled: answers once everything due up to the new time has happened. */
-  advanceSettled(seconds: number): number | Promise<number>;
+  /** Worker.advanceSettled: answers once everything of the account due up to its new time has happened. */
+  advanceSettled(accountId: string, seconds: number): number | Promise<number>;
 }
 
 export interface AppOptions {
@@ -82,7 +82,7 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
         worker.notify();
         onEvents?.(events);
       },
-      advanceClock: (seconds) => worker.advanceSettled(seconds),
+      advanceClock: (accountId, seconds) => worker.advanceSettled(accountId, seconds),
     }),
   );
   app.use(

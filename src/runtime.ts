@@ -17,7 +17,7 @@ import {
 } from "./control-plane/endpoints/service.js";
 import { DEFAULT_OPERATION_MS } from "./control-plane/operations/rules.js";
 import { proxyHost, REGION_IDS } from "./control-plane/regions/rules.js";
-import { MANUAL_CLOCK_KEY, readState, writeState } from "./emulator/state-store.js";
+import { MANUAL_CLOCK_KEY, readAccountClocks, readState, writeState } from "./emulator/state-store.js";
 import { type Env, EnvError } from "./env.js";
 import { loadTlsIdentity } from "./front-door/certificates.js";
 import { FrontDoor } from "./front-door/server.js";
@@ -54,7 +54,10 @@ export function dataDirOf(env: Env): string {
   return path.join(path.dirname(db), `${path.basename(db).replace(/\.[^.]*$/, "")}-data`);
 }
 
-/** The manual clock resumes from its persisted time, so it never goes backwards across restarts. */
+/**
+ * The manual clock resumes from its persisted times (the base, and each account's own), so it
+ * never goes backwards across restarts.
+ */
 function makeClock(env: Env, storage: Storage): Clock {
   if (env.NEON_EMULATOR_CLOCK === "real") return new RealClock();
   const persisted = Number(readState(storage.db, MANUAL_CLOCK_KEY) ?? Number.NaN);
@@ -63,7 +66,7 @@ function makeClock(env: Env, storage: Storage): Clock {
     ? Math.max(persisted, configured ?? persisted)
     : (configured ?? wallNow());
   writeState(storage.db, MANUAL_CLOCK_KEY, String(start));
-  return new ManualClock(start);
+  return new ManualClock(start, readAccountClocks(storage.db));
 }
 
 /**

@@ -29,7 +29,7 @@ export function armFault(ctx: Ctx, accountId: string, input: FaultInput) {
       endpointId: input.endpoint_id ?? null,
       remaining: input.count ?? 1,
       message: input.message ?? `injected failure of ${input.action}`,
-      createdAt: ctx.clock.now(),
+      createdAt: ctx.clock.now(accountId),
     });
     return { fault: toFaultJson(row) };
   });
@@ -52,13 +52,13 @@ export function resetAccount(ctx: Ctx, accountId: string, callerKeyId: number, o
   const { deleted, body } = ctx.db.transaction((tx) => {
     const deleted = deleteAccountProjects(tx, accountId);
     const recoverable = purgeAccountDeletedProjects(tx, accountId);
-    closeActivity(tx, { accountId }, ctx.clock.now());
-    for (const projectId of deleted) revokeProjectKeys(tx, projectId, ctx.clock.now());
+    closeActivity(tx, { accountId }, ctx.clock.now(accountId));
+    for (const projectId of deleted) revokeProjectKeys(tx, projectId, ctx.clock.now(accountId));
     clearOrganization(tx, accountId);
     deleteAccountOperations(tx, accountId);
     deleteAccountFaults(tx, accountId);
     const revokedKeys = opts.revoke_other_keys
-      ? revokeOtherKeys(tx, accountId, callerKeyId, ctx.clock.now(), ctx.config.startKeyHash)
+      ? revokeOtherKeys(tx, accountId, callerKeyId, ctx.clock.now(accountId), ctx.config.startKeyHash)
       : 0;
     return {
       deleted: [...deleted, ...recoverable],

@@ -16,5 +16,25 @@ export function writeState(tx: Tx, key: string, value: string): void {
   ).run({ key, value });
 }
 
-/** The manual clock's current time (ms), persisted so it never goes backwards across restarts. */
+/**
+ * The manual clock's base time (ms): the time of every account that has not advanced its own,
+ * persisted so it never goes backwards across restarts.
+ */
 export const MANUAL_CLOCK_KEY = "clock.manual_ms";
+
+/** An account's own manual time (ms), once it has advanced it; never goes backwards either. */
+export function manualClockKey(accountId: string): string {
+  return `${MANUAL_CLOCK_KEY}.${accountId}`;
+}
+
+/** Every account's persisted manual time. */
+export function readAccountClocks(tx: Tx): [string, number][] {
+  const prefix = `${MANUAL_CLOCK_KEY}.`;
+  return statement<{ key: string; value: string }>(
+    tx,
+    "SELECT key, value FROM emulator_state WHERE key > @prefix AND key < @end",
+  )
+    .all({ prefix, end: `${prefix}\uffff` })
+    .map((r) => [r.key.slice(prefix.length), Number(r.value)] as [string, number])
+    .filter(([, ms]) => Number.isFinite(ms));
+}

@@ -9,7 +9,8 @@ export interface AppEnv {
     /** Where a route hands the events of the service it called (runtime.ts: the worker). */
     events: EventSink;
     /** The manual clock's advance (the worker's): moves time and runs everything that becomes due. */
-    advanceClock: (seconds: number) => number | Promise<number>;
+    /** Moves an account's manual time (each account has its own). */
+    advanceClock: (accountId: string, seconds: number) => number | Promise<number>;
     principal: Principal;
     requestId: string;
   };

@@ -21,7 +21,10 @@ export function clientAddress(c: Context): string {
  */
 export function requestContext(
   ctx: Ctx,
-  hooks: { events: EventSink; advanceClock: (seconds: number) => number | Promise<number> },
+  hooks: {
+    events: EventSink;
+    advanceClock: (accountId: string, seconds: number) => number | Promise<number>;
+  },
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const given = c.req.header("x-request-id");

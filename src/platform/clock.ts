@@ -1,30 +1,41 @@
 /**
  * The clock every piece of code reads time from. Nothing else calls Date.now().
- * - real: wall time.
- * - manual: time only moves when advanced; the value is persisted by the owner (see repos/emulator-state).
+ * - real: wall time, the same for every account.
+ * - manual: each account has its own time, which moves only when that account advances it (so
+ *   suites taking one account each do not see each other's transitions); an account that never
+ *   advanced stands at the emulator's base time. Persisted by its owners (runtime.ts, the worker).
+ * `now(accountId)` is the time of that account; `now(null)` the base time, for what belongs to no
+ * account.
  */
 export interface Clock {
   readonly mode: "real" | "manual";
-  now(): number;
+  now(accountId: string | null): number;
 }
 
 export class RealClock implements Clock {
   readonly mode = "real" as const;
-  now(): number {
+  now(_accountId?: string | null): number {
     return Date.now();
   }
 }
 
 export class ManualClock implements Clock {
   readonly mode = "manual" as const;
-  constructor(private current: number) {}
-  now(): number {
-    return this.current;
+  private readonly accounts = new Map<string, number>();
+  constructor(
+    private readonly base: number,
+    accounts: Iterable<[string, number]> = [],
+  ) {
+    for (const [id, ms] of accounts) this.accounts.set(id, Math.max(ms, base));
   }
-  /** Moves time to `ms`; time never goes backwards. */
-  set(ms: number): void {
-    if (ms > this.current) this.current = ms;
+  now(accountId: string | null): number {
+    return accountId === null ? this.base : (this.accounts.get(accountId) ?? this.base);
   }
+  /** Moves an account's time to `ms`; time never goes backwards. */
+  set(accountId: string, ms: number): void {
+    if (ms > this.now(accountId)) this.accounts.set(accountId, ms);
+  }
+  /** An account that is gone (or emptied and started over) keeps its time: nothing to do. */
 }
 
 export function iso(ms: number): string {

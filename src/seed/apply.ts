@@ -61,7 +61,7 @@ function seedProject(
   p: SeedProject,
   where: string,
 ): void {
-  const now = ctx.clock.now();
+  const now = ctx.clock.now(accountId);
   const project = newProjectRow({
     id: p.id ?? ctx.ids.projectId(),
     accountId,

@@ -2,7 +2,7 @@ import type { Ctx } from "../context.js";
 import { startUnblockedOperations } from "../control-plane/operations/service.js";
 import type { Tx } from "../platform/db.js";
 import { statement } from "../platform/statements.js";
-import { BATCH } from "./finish-operations.js";
+import { BATCH, inScope, type Scope } from "./finish-operations.js";
 
 /**
  * Checks fall on a grid of the interval (every hour on the hour by default), so all branches
@@ -14,13 +14,13 @@ import { BATCH } from "./finish-operations.js";
 const gridAfter = (base: number, interval: number) => (Math.floor(base / interval) + 1) * interval;
 
 /** Periodic check_availability for each branch that has an endpoint. */
-export function scheduleChecks(ctx: Ctx, tx: Tx, now: number): number {
+export function scheduleChecks(ctx: Ctx, tx: Tx, now: number, scope: Scope): number {
   const interval = ctx.config.checkIntervalSeconds * 1000;
   const due = statement<{ branchId: string; accountId: string; projectId: string }>(
     tx,
     `SELECT id AS branchId, account_id AS accountId, project_id AS projectId FROM branches
-      WHERE check_base IS NOT NULL AND check_base < @before ORDER BY check_base LIMIT ${BATCH}`,
-  ).all({ before: Math.floor(now / interval) * interval });
+      WHERE check_base IS NOT NULL AND check_base < @before${inScope(scope)} ORDER BY check_base LIMIT ${BATCH}`,
+  ).all({ before: Math.floor(now / interval) * interval, account: scope });
   if (due.length === 0) return 0;
   startUnblockedOperations(ctx, tx, "check_availability", due);
   statement(
@@ -32,10 +32,10 @@ export function scheduleChecks(ctx: Ctx, tx: Tx, now: number): number {
 }
 
 /** The next moment a check becomes due, or null when no branch has an endpoint. */
-export function nextCheckAt(ctx: Ctx, tx: Tx): number | null {
+export function nextCheckAt(ctx: Ctx, tx: Tx, scope: Scope): number | null {
   const base = statement<{ t: number | null }>(
     tx,
-    "SELECT MIN(check_base) AS t FROM branches WHERE check_base IS NOT NULL",
-  ).get()?.t;
+    `SELECT MIN(check_base) AS t FROM branches WHERE check_base IS NOT NULL${inScope(scope)}`,
+  ).get({ account: scope })?.t;
   return base === null || base === undefined ? null : gridAfter(base, ctx.config.checkIntervalSeconds * 1000);
 }

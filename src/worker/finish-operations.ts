@@ -30,6 +30,18 @@ import { statement } from "../platform/statements.js";
 // spell out the literals of the partial indexes they are meant to use (see the tables).
 
 /** How many rows one step claims at most, so a single transaction stays short. */
+/**
+ * Whose rows a worker pass moves: one account's (with a manual clock each account has its own
+ * time, so a pass runs at that time and touches that account alone) or every account's (null:
+ * the real clock, the same for all).
+ */
+export type Scope = string | null;
+
+/** The SQL condition a scoped statement adds (bound as @account). */
+export function inScope(scope: Scope): string {
+  return scope === null ? "" : " AND account_id = @account";
+}
+
 export const BATCH = 500;
 
 /** An operation whose effect the driver performs outside the transaction that claimed it. */
@@ -128,6 +140,7 @@ export function finishDue(
   driver: ComputeDriver,
   now: number,
   newClaim: () => string,
+  scope: Scope,
 ): { moved: number; claimed: Claimed[] } {
   // Armed faults are rare: look for one per operation only when any exists.
   const anyFault = anyFaultArmed(tx);
@@ -140,14 +153,14 @@ export function finishDue(
         `UPDATE operations SET status = 'finished', updated_at = @now, due_at = NULL,
            total_duration_ms = max(0, @now - ifnull(started_at, @now))
          WHERE ${UNFINISHED_OPERATION_SQL} AND status = 'running' AND due_at <= @now AND claim IS NULL
-           AND action IN (${rowOnlyActionsSql(driver)})`,
-      ).run({ now }).changes;
+           AND action IN (${rowOnlyActionsSql(driver)})${inScope(scope)}`,
+      ).run({ now, account: scope }).changes;
   const due = statement<OperationRow>(
     tx,
     `SELECT ${OPERATION_COLUMNS} FROM operations
-      WHERE ${UNFINISHED_OPERATION_SQL} AND status = 'running' AND due_at <= @now AND claim IS NULL
+      WHERE ${UNFINISHED_OPERATION_SQL} AND status = 'running' AND due_at <= @now AND claim IS NULL${inScope(scope)}
       ORDER BY due_at, created_us LIMIT ${BATCH}`,
-  ).all({ now });
+  ).all({ now, account: scope });
   const claimed: Claimed[] = [];
   const started = new Set<string>();
   const claimStatement = statement(
@@ -200,12 +213,16 @@ export function releaseClaims(tx: Tx): number {
 }
 
 /** Starts waiting operations whose predecessors have completed. */
-export function promoteScheduled(ctx: Ctx, tx: Tx, now: number): number {
+export function promoteScheduled(ctx: Ctx, tx: Tx, now: number, scope: Scope): number {
   const waiting = statement<Pick<OperationRow, "id" | "action" | "endpointId" | "createdUs">>(
     tx,
-    `SELECT id, action, endpoint_id AS endpointId, created_us AS createdUs FROM operations
-      WHERE ${UNFINISHED_OPERATION_SQL} AND status = 'scheduling' ORDER BY created_us LIMIT ${BATCH}`,
-  ).all();
+    // One account's waiting operations through its index of unfinished ones (by created_us alone,
+    // SQLite would walk the account's whole history).
+    `SELECT id, action, endpoint_id AS endpointId, created_us AS createdUs
+       FROM operations${scope === null ? "" : " INDEXED BY operations_account_pending_idx"}
+      WHERE ${UNFINISHED_OPERATION_SQL} AND status = 'scheduling'${inScope(scope)}
+      ORDER BY created_us LIMIT ${BATCH}`,
+  ).all({ account: scope });
   if (waiting.length === 0) return 0;
   const start = statement(
     tx,
@@ -221,13 +238,13 @@ export function promoteScheduled(ctx: Ctx, tx: Tx, now: number): number {
 }
 
 /** The earliest due time of a running, unclaimed operation. */
-export function nextOperationDueAt(tx: Tx): number | null {
+export function nextOperationDueAt(tx: Tx, scope: Scope): number | null {
   return (
     statement<{ t: number | null }>(
       tx,
       `SELECT MIN(due_at) AS t FROM operations
-        WHERE ${UNFINISHED_OPERATION_SQL} AND status = 'running' AND claim IS NULL`,
-    ).get()?.t ?? null
+        WHERE ${UNFINISHED_OPERATION_SQL} AND status = 'running' AND claim IS NULL${inScope(scope)}`,
+    ).get({ account: scope })?.t ?? null
   );
 }
 

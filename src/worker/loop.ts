@@ -3,9 +3,10 @@ import type { ComputeDriver, EffectResult } from "../compute/driver.js";
 import { noneDriver } from "../compute/none.js";
 import type { Ctx } from "../context.js";
 import { findEndpointById, nextSuspendAt } from "../control-plane/endpoints/store.js";
-import { MANUAL_CLOCK_KEY, writeState } from "../emulator/state-store.js";
+import { manualClockKey, writeState } from "../emulator/state-store.js";
 import { clockNotManual } from "../errors.js";
 import { type Clock, ManualClock, stopwatch } from "../platform/clock.js";
+import type { Tx } from "../platform/db.js";
 import { autoSuspend } from "./auto-suspend.js";
 import { nextCheckAt, scheduleChecks } from "./availability-checks.js";
 import {
@@ -16,6 +17,7 @@ import {
   nextOperationDueAt,
   promoteScheduled,
   releaseClaims,
+  type Scope,
 } from "./finish-operations.js";
 import { pruneOperations } from "./prune-operations.js";
 
@@ -85,25 +87,32 @@ export class Worker {
     return this.ctx.clock;
   }
 
-  /** A manual clock's time not yet persisted: the next pass writes it in its own transaction. */
-  private unsavedClock: number | undefined;
+  /** Accounts' manual times not yet persisted: the next pass writes them in its own transaction. */
+  private readonly unsavedClocks = new Map<string, number>();
 
-  /** One pass at the current time: complete, promote, suspend, check. Returns how many rows moved. */
-  private pass(): number {
-    const now = this.clock.now();
+  private saveClocks(tx: Tx): void {
+    for (const [accountId, ms] of this.unsavedClocks) writeState(tx, manualClockKey(accountId), String(ms));
+  }
+
+  /**
+   * One pass at the scope's current time (an account's, with a manual clock; the real time for
+   * every account otherwise): complete, promote, suspend, check, prune. Returns how many rows moved.
+   */
+  private pass(scope: Scope): number {
+    const now = this.clock.now(scope);
     const { moved, claimed } = this.ctx.db.transaction(
       (tx) => {
         // Persisted with the rows stamped with it, atomically: a crash can never leave rows later
         // than the clock a restart resumes from.
-        if (this.unsavedClock !== undefined) writeState(tx, MANUAL_CLOCK_KEY, String(this.unsavedClock));
-        const finished = finishDue(tx, this.driver, now, () => `${this.claimPrefix}:${++this.claims}`);
+        this.saveClocks(tx);
+        const finished = finishDue(tx, this.driver, now, () => `${this.claimPrefix}:${++this.claims}`, scope);
         const moved =
           finished.moved +
-          promoteScheduled(this.ctx, tx, now) +
-          autoSuspend(this.ctx, tx, now) +
-          scheduleChecks(this.ctx, tx, now) +
-          pruneOperations(this.ctx, tx, now);
-        this.unsavedClock = undefined;
+          promoteScheduled(this.ctx, tx, now, scope) +
+          autoSuspend(this.ctx, tx, now, scope) +
+          scheduleChecks(this.ctx, tx, now, scope) +
+          pruneOperations(this.ctx, tx, now, scope);
+        this.unsavedClocks.clear();
         return { moved, claimed: finished.claimed };
       },
       { behavior: "immediate" },
@@ -117,7 +126,7 @@ export class Worker {
     const settle = (outcome: "finished" | "failed", error: string | null, result?: EffectResult) => {
       try {
         this.ctx.db.transaction((tx) =>
-          finalizeClaimed(tx, claimed, outcome, error, this.clock.now(), result),
+          finalizeClaimed(tx, claimed, outcome, error, this.clock.now(claimed.op.accountId), result),
         );
       } catch (err) {
         // The claim stays: the operation is retried after a restart releases it.
@@ -151,17 +160,20 @@ export class Worker {
    * current time), one after another until none is left.
    */
   async expedite(endpointId: string): Promise<void> {
-    const branchId = findEndpointById(this.ctx.db, endpointId)?.branchId;
+    const endpoint = findEndpointById(this.ctx.db, endpointId);
+    if (!endpoint) return;
+    const { branchId, accountId } = endpoint;
+    const scope: Scope = this.clock.mode === "manual" ? accountId : null;
     const waitsOn = (op: Claimed["op"]) =>
       op.endpointId === endpointId ||
       (op.branchId === branchId && (op.action === "create_branch" || op.action === "create_timeline"));
     for (let round = 0; round < EXPEDITE_ROUNDS && !this.stopped; round++) {
-      const now = this.clock.now();
+      const now = this.clock.now(accountId);
       const unfinished = this.ctx.db.transaction((tx) => dueNowForEndpoint(tx, endpointId, now), {
         behavior: "immediate",
       });
       if (unfinished === 0) return;
-      this.runUntilIdle();
+      this.runUntilIdle(scope);
       const mine = [...this.inflight].filter(([, c]) => waitsOn(c.op)).map(([p]) => p);
       await Promise.all(mine);
     }
@@ -172,13 +184,13 @@ export class Worker {
     return this.ctx.db.transaction((tx) => releaseClaims(tx));
   }
 
-  /** Runs everything due at the current time until nothing more moves. */
-  runUntilIdle(): number {
+  /** Runs everything due at the scope's current time until nothing more moves. */
+  runUntilIdle(scope: Scope = null): number {
     if (this.stepping) return 0;
     this.stepping = true;
     try {
       let total = 0;
-      for (let moved = this.pass(); moved > 0; moved = this.pass()) total += moved;
+      for (let moved = this.pass(scope); moved > 0; moved = this.pass(scope)) total += moved;
       return total;
     } finally {
       this.stepping = false;
@@ -186,29 +198,32 @@ export class Worker {
   }
 
   /** The earliest time at which anything becomes due, or null when nothing ever will. */
-  nextEventAt(): number | null {
+  nextEventAt(scope: Scope = null): number | null {
     const db = this.ctx.db;
-    const times = [nextOperationDueAt(db), nextSuspendAt(db), nextCheckAt(this.ctx, db)].filter(
-      (t): t is number => t !== null,
-    );
+    const times = [
+      nextOperationDueAt(db, scope),
+      nextSuspendAt(db, scope),
+      nextCheckAt(this.ctx, db, scope),
+    ].filter((t): t is number => t !== null);
     // Waiting (scheduling) operations move only when another completes, a time already counted.
     return times.length ? Math.min(...times) : null;
   }
 
   /**
-   * Manual clock: moves time forward by `seconds`, stopping at every moment something becomes
-   * due so each transition happens at its own time, then persists the new time. Synchronous (the
+   * Manual clock: moves the account's time forward by `seconds`, stopping at every moment
+   * something of that account becomes due so each transition happens at its own time, then
+   * persists the new time. Other accounts' time and rows are untouched. Synchronous (the
    * in-process tests' advance); clients' advances go through advanceSettled, which yields between
    * slices.
    */
-  advance(seconds: number): number {
+  advance(accountId: string, seconds: number): number {
     const clock = this.manualClock();
-    const target = clock.now() + Math.round(seconds * 1000);
-    this.runUntilIdle();
-    while (this.advanceSlice(clock, target, Number.POSITIVE_INFINITY)) {}
-    this.moveClock(clock, target);
-    this.runUntilIdle();
-    return clock.now();
+    const target = clock.now(accountId) + Math.round(seconds * 1000);
+    this.runUntilIdle(accountId);
+    while (this.advanceSlice(clock, accountId, target, Number.POSITIVE_INFINITY)) {}
+    this.moveClock(clock, accountId, target);
+    this.runUntilIdle(accountId);
+    return clock.now(accountId);
   }
 
   private manualClock(): ManualClock {
@@ -218,32 +233,32 @@ export class Worker {
   }
 
   /**
-   * Runs the moments due up to `target`, one after another, in one transaction: at most
+   * Runs the account's moments due up to `target`, one after another, in one transaction: at most
    * MOMENTS_PER_COMMIT of them, and no more once `budgetMs` of wall time has gone (a commit per
    * moment would cost more than the moment's work — a 7-day advance stops ~340 times — while one
    * transaction for a long advance would hold the write lock throughout). Returns whether moments
    * due by `target` remain.
    */
-  private advanceSlice(clock: ManualClock, target: number, budgetMs: number): boolean {
-    let next = this.nextEventAt();
+  private advanceSlice(clock: ManualClock, accountId: string, target: number, budgetMs: number): boolean {
+    let next = this.nextEventAt(accountId);
     if (next === null || next > target) return false;
     const elapsed = stopwatch();
     try {
       this.ctx.db.transaction(() => {
         for (let n = 0; n < MOMENTS_PER_COMMIT && next !== null && next <= target; n++) {
-          this.moveClock(clock, next);
-          this.runUntilIdle();
-          next = this.nextEventAt();
+          this.moveClock(clock, accountId, next);
+          this.runUntilIdle(accountId);
+          next = this.nextEventAt(accountId);
           if (elapsed() >= budgetMs) break;
         }
       });
     } catch (err) {
       // The group rolled back, its clock writes included, while the clock has moved on: persist
       // it now, before any request stamps a row with it (or, if even that fails, at the next pass).
-      this.unsavedClock = clock.now();
+      this.unsavedClocks.set(accountId, clock.now(accountId));
       try {
-        writeState(this.ctx.db, MANUAL_CLOCK_KEY, String(this.unsavedClock));
-        this.unsavedClock = undefined;
+        this.saveClocks(this.ctx.db);
+        this.unsavedClocks.clear();
       } catch {
         // left to the next pass
       }
@@ -256,51 +271,56 @@ export class Worker {
   private advancing: Promise<unknown> = Promise.resolve();
 
   /**
-   * The advance clients ask for (POST /_emulator/clock/advance); answers once everything due up to
-   * the new time has happened. However long the advance, the server keeps answering: moments run
-   * in slices of at most SLICE_MS of work, with other requests let through between them (a
-   * one-year advance over 100 endpoints had held the process for 53 s). With a driver whose
-   * effects take real time (processes), each moment's effects are performed and finalized before
-   * time moves past it, so what a moment starts (a server stopping, a config applied) is done at
-   * that moment's time, and what it lets proceed (a waiting operation) proceeds then too.
+   * The advance clients ask for (POST /_emulator/clock/advance): the caller's account's time
+   * moves; answers once everything of that account due up to the new time has happened. However
+   * long the advance, the server keeps answering: moments run in slices of at most SLICE_MS of
+   * work, with other requests let through between them (a one-year advance over 100 endpoints had
+   * held the process for 53 s). With a driver whose effects take real time (processes), each
+   * moment's effects are performed and finalized before time moves past it, so what a moment
+   * starts (a server stopping, a config applied) is done at that moment's time, and what it lets
+   * proceed (a waiting operation) proceeds then too.
    */
-  advanceSettled(seconds: number): Promise<number> {
+  advanceSettled(accountId: string, seconds: number): Promise<number> {
     const clock = this.manualClock();
     const run = this.advancing
       .catch(() => {})
       .then(async () => {
-        const target = clock.now() + Math.round(seconds * 1000);
+        const target = clock.now(accountId) + Math.round(seconds * 1000);
         if (this.driver.inline) {
-          this.runUntilIdle();
-          while (this.advanceSlice(clock, target, SLICE_MS)) await yieldToOthers();
+          this.runUntilIdle(accountId);
+          while (this.advanceSlice(clock, accountId, target, SLICE_MS)) await yieldToOthers();
         } else {
-          await this.settleNow();
-          for (let next = this.nextEventAt(); next !== null && next <= target; next = this.nextEventAt()) {
-            this.moveClock(clock, next);
-            await this.settleNow();
+          await this.settleNow(accountId);
+          for (
+            let next = this.nextEventAt(accountId);
+            next !== null && next <= target;
+            next = this.nextEventAt(accountId)
+          ) {
+            this.moveClock(clock, accountId, next);
+            await this.settleNow(accountId);
           }
         }
-        this.moveClock(clock, target);
-        await this.settleNow();
-        return clock.now();
+        this.moveClock(clock, accountId, target);
+        await this.settleNow(accountId);
+        return clock.now(accountId);
       });
     this.advancing = run;
     return run;
   }
 
   /**
-   * Moves the manual clock. The new time is persisted by the pass that runs at it, in the same
-   * transaction as the rows it stamps (see pass()).
+   * Moves an account's manual time. The new time is persisted by the pass that runs at it, in the
+   * same transaction as the rows it stamps (see pass()).
    */
-  private moveClock(clock: ManualClock, ms: number): void {
-    clock.set(ms);
-    this.unsavedClock = clock.now();
+  private moveClock(clock: ManualClock, accountId: string, ms: number): void {
+    clock.set(accountId, ms);
+    this.unsavedClocks.set(accountId, clock.now(accountId));
   }
 
-  /** Runs everything due at the current time and waits for the effects it starts, until nothing moves. */
-  private async settleNow(): Promise<void> {
+  /** Runs everything due at the scope's time and waits for the effects it starts, until nothing moves. */
+  private async settleNow(scope: Scope): Promise<void> {
     for (;;) {
-      this.runUntilIdle();
+      this.runUntilIdle(scope);
       if (this.inflight.size === 0) return;
       await this.drain();
     }
@@ -330,14 +350,14 @@ export class Worker {
    */
   notify(): void {
     if (!this.running) return;
-    const now = this.clock.now();
+    const now = this.clock.now(null);
     const at = now + this.shortestOperationMs;
     if (at < this.timerAt) this.schedule(at - now);
   }
 
   private schedule(delay: number): void {
     if (this.timer) clearTimeout(this.timer);
-    this.timerAt = this.clock.now() + delay;
+    this.timerAt = this.clock.now(null) + delay;
     this.timer = setTimeout(() => this.tick(), delay);
     this.timer.unref?.();
   }
@@ -349,9 +369,9 @@ export class Worker {
     let delay = MAX_SLEEP_MS;
     try {
       // One pass: whatever it leaves due (an operation promoted and due at once) the next tick takes.
-      this.pass();
-      const next = this.nextEventAt();
-      if (next !== null) delay = Math.min(MAX_SLEEP_MS, Math.max(MIN_SLEEP_MS, next - this.clock.now()));
+      this.pass(null);
+      const next = this.nextEventAt(null);
+      if (next !== null) delay = Math.min(MAX_SLEEP_MS, Math.max(MIN_SLEEP_MS, next - this.clock.now(null)));
     } catch (err) {
       this.logger?.error({ err }, "worker step failed; retrying");
     }

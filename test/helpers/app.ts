@@ -15,7 +15,8 @@ export const CLOCK_START = Date.parse("2025-01-01T00:00:00Z");
 export interface TestApp {
   ctx: Ctx;
   worker: Worker;
-  clock: ManualClock;
+  /** The default account's manual time (each account has its own). */
+  clock: { now(): number; set(ms: number): void };
   key: string;
   accountId: string;
   close(): void;
@@ -106,13 +107,13 @@ export function createTestApp(
   return {
     ctx,
     worker,
-    clock,
+    clock: { now: () => clock.now(account.id), set: (ms: number) => clock.set(account.id, ms) },
     key,
     accountId: account.id,
     close: () => storage.close(),
     request,
     api: (method, path, body) => request(method, path, body, { authorization: `Bearer ${key}` }),
-    advance: (seconds) => worker.advance(seconds),
+    advance: (seconds) => worker.advance(account.id, seconds),
   };
 }
 

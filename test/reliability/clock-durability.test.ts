@@ -13,11 +13,14 @@ const START = Date.parse("2025-06-01T00:00:00Z");
 
 function latestStamp(file: string): { clock: number; stamped: number } {
   return readDb(file, (db) => {
+    // The latest persisted time of any account (each has its own; the base is the others').
     const clock = Number(
       (
-        db.prepare("SELECT value FROM emulator_state WHERE key = 'clock.manual_ms'").get() as {
-          value: string;
-        }
+        db
+          .prepare(
+            "SELECT max(CAST(value AS INTEGER)) AS value FROM emulator_state WHERE key LIKE 'clock.manual_ms%'",
+          )
+          .get() as { value: number }
       ).value,
     );
     const stamped = (
@@ -82,4 +85,39 @@ describe("manual clock durability", () => {
       c.close();
     }
   }, 180_000);
+
+  it("each account's time survives a SIGKILL and a restart; an account that never advanced stays at the base", async () => {
+    const file = path.join(tempDir(), "accounts.db");
+    const key = randomKey();
+    const env = {
+      NEON_EMULATOR_DB: file,
+      NEON_EMULATOR_API_KEY: key,
+      NEON_EMULATOR_CLOCK: "manual",
+      NEON_EMULATOR_CLOCK_START: new Date(START).toISOString(),
+    };
+    let server = await spawnServer(env);
+    procs.push(server);
+    let c = new Client(server.url, 4);
+    const b = must(await c.request("POST", "/_emulator/accounts", { key, body: { name: "b" } }), 201).body.key
+      .key;
+    const cKey = must(await c.request("POST", "/_emulator/accounts", { key, body: { name: "c" } }), 201).body
+      .key.key;
+    must(await c.request("POST", "/_emulator/clock/advance", { key, body: { seconds: 86400 } }), 200);
+    must(await c.request("POST", "/_emulator/clock/advance", { key: b, body: { seconds: 3600 } }), 200);
+    c.close();
+    await server.stop("SIGKILL");
+
+    server = await spawnServer(env);
+    procs.push(server);
+    c = new Client(server.url, 4);
+    try {
+      const now = async (k: string) =>
+        Date.parse(must(await c.request("GET", "/_emulator/clock", { key: k }), 200).body.now);
+      expect(await now(key)).toBe(START + 86_400_000);
+      expect(await now(b)).toBe(START + 3_600_000);
+      expect(await now(cKey)).toBe(START);
+    } finally {
+      c.close();
+    }
+  }, 60_000);
 });

@@ -237,25 +237,32 @@ function checkFile(file: string, l: Ledger): void {
       .get() as { n: number };
     expect(foreignRevoked.n, "another account's keys stay valid").toBe(0);
 
-    // The manual clock is persisted no later than anything it stamped: it never goes backwards.
-    const clock = Number(
+    // Each account's manual time is persisted no later than anything stamped with it: it never
+    // goes backwards. (An account that never advanced stands at the base time.)
+    const clocks = new Map(
       (
-        db.prepare("SELECT value FROM emulator_state WHERE key = 'clock.manual_ms'").get() as {
+        db.prepare("SELECT key, value FROM emulator_state WHERE key LIKE 'clock.manual_ms%'").all() as {
+          key: string;
           value: string;
-        }
-      ).value,
+        }[]
+      ).map((r) => [r.key, Number(r.value)]),
     );
+    const base = clocks.get("clock.manual_ms") ?? 0;
     const stamped = db
       .prepare(
-        `SELECT max(t) AS t FROM (
-           SELECT max(updated_at) AS t FROM operations
-           UNION ALL SELECT max(updated_at) FROM endpoints UNION ALL SELECT max(updated_at) FROM branches
-           UNION ALL SELECT max(updated_at) FROM projects)`,
+        `SELECT account_id AS accountId, max(t) AS t FROM (
+           SELECT account_id, max(updated_at) AS t FROM operations GROUP BY account_id
+           UNION ALL SELECT account_id, max(updated_at) FROM endpoints GROUP BY account_id
+           UNION ALL SELECT account_id, max(updated_at) FROM branches GROUP BY account_id
+           UNION ALL SELECT account_id, max(updated_at) FROM projects GROUP BY account_id)
+         GROUP BY account_id`,
       )
-      .get() as { t: number | null };
-    expect(stamped.t ?? 0, "no row is stamped later than the persisted manual clock").toBeLessThanOrEqual(
-      clock,
-    );
+      .all() as { accountId: string; t: number | null }[];
+    for (const { accountId, t } of stamped)
+      expect(
+        t ?? 0,
+        `no row of ${accountId} is stamped later than its persisted manual clock`,
+      ).toBeLessThanOrEqual(clocks.get(`clock.manual_ms.${accountId}`) ?? base);
   });
 }
 

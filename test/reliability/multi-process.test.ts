@@ -43,7 +43,7 @@ class InterferingClock extends ManualClock {
   ) {
     super(start);
   }
-  override now(): number {
+  override now(accountId: string | null): number {
     if (this.armed) {
       try {
         this.other
@@ -56,7 +56,7 @@ class InterferingClock extends ManualClock {
         // Locked out by a transaction holding the write lock: exactly what must happen.
       }
     }
-    return super.now();
+    return super.now(accountId);
   }
 }
 

@@ -234,7 +234,7 @@ describe("project recovery", () => {
     });
     expectStatus(role, 201);
     t.advance(5);
-    const deletedAt = t.ctx.clock.now();
+    const deletedAt = t.clock.now();
     expectStatus(await t.api("DELETE", `/api/v2/projects/${id}`), 200);
 
     const listed = await t.api("GET", "/api/v2/projects?recoverable=true");

@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from "vitest";
-import { MANUAL_CLOCK_KEY, readState } from "../../src/emulator/state-store.js";
+import { manualClockKey, readState } from "../../src/emulator/state-store.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;
@@ -13,11 +13,11 @@ it("an advance that fails part-way persists the time its clock reached", async (
   expect((await t.api("POST", "/api/v2/projects", { project: {} })).status).toBe(201);
   const nextEventAt = t.worker.nextEventAt.bind(t.worker);
   let calls = 0;
-  t.worker.nextEventAt = () => {
+  t.worker.nextEventAt = (scope) => {
     if (++calls === 20) throw new Error("injected failure");
-    return nextEventAt();
+    return nextEventAt(scope);
   };
   expect(() => t.advance(7 * 86400)).toThrow("injected failure");
   expect(t.clock.now()).toBeGreaterThan(Date.parse("2025-01-01T00:00:00Z"));
-  expect(readState(t.ctx.db, MANUAL_CLOCK_KEY)).toBe(String(t.clock.now()));
+  expect(readState(t.ctx.db, manualClockKey(t.accountId))).toBe(String(t.clock.now()));
 });

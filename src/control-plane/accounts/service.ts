@@ -20,7 +20,7 @@ export function addAccount(
     email: input.email,
     plan: input.plan ?? ctx.config.plan,
     isDefault: input.isDefault ?? false,
-    createdAt: ctx.clock.now(),
+    createdAt: ctx.clock.now(null),
     spendingLimitCents: null,
   };
   insertAccount(tx, row);

@@ -31,7 +31,7 @@ export interface Principal {
  * seed's fixed key). Only its hash is stored; the answer is the one place the secret appears.
  */
 export function addApiKey(ctx: Ctx, tx: Tx, accountId: string, name: string, key = ctx.ids.apiKey()) {
-  const row = insertKey(tx, { accountId, name, keyHash: hashKey(key), createdAt: ctx.clock.now() });
+  const row = insertKey(tx, { accountId, name, keyHash: hashKey(key), createdAt: ctx.clock.now(accountId) });
   return toCreatedKeyJson(row, key);
 }
 
@@ -87,7 +87,7 @@ export function createOrgApiKey(
       accountId,
       name: input.key_name,
       keyHash: hashKey(key),
-      createdAt: ctx.clock.now(),
+      createdAt: ctx.clock.now(accountId),
       kind: "org",
       projectId,
     });
@@ -121,7 +121,7 @@ function revokeKey(ctx: Ctx, tx: Tx, accountId: string, kind: KeyKind, keyId: nu
       `API key ${keyId} is NEON_EMULATOR_API_KEY, which the emulator runs with: it cannot be revoked while in use (restart without it, or with another key, to revoke it)`,
     );
   // Revoking twice is harmless and answers the same: revocation cannot be undone.
-  if (row.revokedAt === null) markRevoked(tx, keyId, ctx.clock.now());
+  if (row.revokedAt === null) markRevoked(tx, keyId, ctx.clock.now(accountId));
   return toRevokedKeyJson(row);
 }
 
@@ -138,7 +138,7 @@ export function authenticate(ctx: Ctx, header: string | undefined, addr: string,
   const row = cachedRead(ctx.db, `key:${hash}`, () => readKeyForAuth(ctx.db, hash), request);
   if (!row) throw unauthorized("invalid API key");
   if (row.revokedAt !== null) throw unauthorized("API key has been revoked");
-  const at = lastUsedSecond(ctx.clock.now());
+  const at = lastUsedSecond(ctx.clock.now(row.accountId));
   if (row.lastUsedAt !== at || row.lastUsedFromAddr !== addr) recordKeyUse(ctx.db, row.id, at, addr);
   return { accountId: row.accountId, keyId: row.id, projectId: row.projectId };
 }

@@ -42,7 +42,7 @@ export function restoreBranch(
       throw badRequest(
         `branch ${branchId} has child branches: preserve_under_name is required (they move to the branch that keeps its previous state)`,
       );
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(accountId);
     const ops: OperationRow[] = [];
     if (input.preserve_under_name !== undefined) {
       const kept = addBranch(ctx, tx, project, {

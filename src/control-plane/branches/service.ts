@@ -49,7 +49,7 @@ export function addBranch(
     id: input.id ?? ctx.ids.branchId(),
     accountId: project.accountId,
     projectId: project.id,
-    now: ctx.clock.now(),
+    now: ctx.clock.now(project.accountId),
   });
   insertBranch(tx, row);
   return row;
@@ -78,7 +78,7 @@ export function listBranches(ctx: Ctx, accountId: string, projectId: string, q: 
   const annotations: Record<string, ReturnType<typeof toAnnotationJson>> = {};
   for (const b of page) if (b.annotations) annotations[b.id] = toAnnotationJson(b);
   const next = last && rows.length > limit ? encodeCursor(sortValue(last, sortBy), last.id) : undefined;
-  const usage = usageByBranch(ctx.db, projectId, ctx.clock.now());
+  const usage = usageByBranch(ctx.db, projectId, ctx.clock.now(accountId));
   return {
     branches: page.map((b) => toBranchJson(b, usage.get(b.id))),
     annotations,
@@ -94,7 +94,7 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
       ? requireBranch(tx, accountId, projectId, input.branch.parent_id)
       : findDefaultBranch(tx, projectId);
     if (!parent) throw notFound(`project ${projectId} has no default branch to branch from`);
-    const expiresAt = expiryOf(input.branch?.expires_at, ctx.clock.now());
+    const expiresAt = expiryOf(input.branch?.expires_at, ctx.clock.now(accountId));
     const branch = addBranch(ctx, tx, project, {
       name: input.branch?.name,
       parentId: parent.id,
@@ -103,7 +103,7 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
       expiresAt,
     });
     // A new branch starts as a copy of its parent's roles and databases.
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(accountId);
     const roles = copyRoles(tx, parent.id, branch.id, now);
     const databases = copyDatabases(tx, parent.id, branch.id, now);
     const ops: OperationRow[] = [
@@ -132,7 +132,7 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
 export function getBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
   const branch = readBranch(ctx.db, accountId, projectId, branchId);
   // The public schema requires `annotation`; a branch without annotations shows an empty value.
-  const usage = usageOf(ctx.db, { branchId: branch.id }, ctx.clock.now());
+  const usage = usageOf(ctx.db, { branchId: branch.id }, ctx.clock.now(accountId));
   return { branch: toBranchJson(branch, usage), annotation: toAnnotationJson(branch) };
 }
 
@@ -147,13 +147,15 @@ export function updateBranch(
     requireWritableProject(tx, accountId, projectId);
     const branch = requireSettledBranch(tx, accountId, projectId, branchId);
     const expiresAt =
-      input.expires_at === undefined ? branch.expiresAt : expiryOf(input.expires_at, ctx.clock.now());
+      input.expires_at === undefined
+        ? branch.expiresAt
+        : expiryOf(input.expires_at, ctx.clock.now(accountId));
     const next: BranchRow = {
       ...branch,
       name: input.name ?? branch.name,
       protected: input.protected ?? branch.protected,
       expiresAt,
-      updatedAt: ctx.clock.now(),
+      updatedAt: ctx.clock.now(accountId),
     };
     updateBranchRow(tx, next);
     return next;
@@ -167,7 +169,7 @@ export function deleteBranch(ctx: Ctx, accountId: string, projectId: string, bra
     const branch = requireSettledBranch(tx, accountId, projectId, branchId);
     checkDeletable(branch, findChild(tx, branchId));
     deleteBranchRow(tx, branchId);
-    closeActivity(tx, { branchId }, ctx.clock.now());
+    closeActivity(tx, { branchId }, ctx.clock.now(accountId));
     return branch;
   });
   return {
@@ -180,7 +182,7 @@ export function setDefaultBranch(ctx: Ctx, accountId: string, projectId: string,
   const next = ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
     const branch = requireSettledBranch(tx, accountId, projectId, branchId);
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(accountId);
     setDefault(tx, projectId, branchId, now);
     return { ...branch, isDefault: true, updatedAt: now };
   });

@@ -55,5 +55,6 @@ export const branches = sqliteTable(
     index("branches_project_order_idx").on(t.projectId, t.createdAt, t.id),
     index("branches_parent_idx").on(t.parentId),
     index("branches_check_idx").on(t.checkBase).where(sql`check_base IS NOT NULL`),
+    index("branches_account_check_idx").on(t.accountId, t.checkBase).where(sql`check_base IS NOT NULL`),
   ],
 );

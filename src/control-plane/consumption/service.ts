@@ -59,12 +59,12 @@ function checkAccess(ctx: Ctx, accountId: string, orgId: string | undefined, wha
   return account;
 }
 
-function window(ctx: Ctx, q: HistoryQuery) {
+function window(ctx: Ctx, accountId: string, q: HistoryQuery) {
   const from = Date.parse(q.from);
   const to = Date.parse(q.to);
   if (Number.isNaN(from)) throw badRequest("invalid query parameter: from: must be an ISO 8601 date-time");
   if (Number.isNaN(to)) throw badRequest("invalid query parameter: to: must be an ISO 8601 date-time");
-  const w = windowOf(from, to, q.granularity, ctx.clock.now());
+  const w = windowOf(from, to, q.granularity, ctx.clock.now(accountId));
   if ("invalid" in w) throw badRequest(w.invalid);
   if ("outside" in w) throw notAcceptable(w.outside);
   return w;
@@ -200,7 +200,7 @@ function projectHistory<T>(
     now: number,
   ) => T,
 ) {
-  const now = ctx.clock.now();
+  const now = ctx.clock.now(accountId);
   const { page, cursor } = projectPage(ctx, accountId, q, 10);
   const activity = activityIn(ctx.db, page, w.from, w.to);
   const sizes = branchSizes(ctx.db, page);
@@ -220,7 +220,7 @@ function projectHistory<T>(
 /** GET /consumption_history/projects (v1 metrics). */
 export function projectHistoryV1(ctx: Ctx, accountId: string, q: HistoryQuery) {
   const account = checkAccess(ctx, accountId, q.org_id, "Project consumption history");
-  const w = window(ctx, q);
+  const w = window(ctx, accountId, q);
   return projectHistory(ctx, accountId, q, w, periodPlan(account), (activity, branches, f, now) => ({
     active_time_seconds: Math.round(activeMs(activity, f, now) / 1000),
     compute_time_seconds: Math.round(cuMs(activity, f, now) / 1000),
@@ -232,7 +232,7 @@ export function projectHistoryV1(ctx: Ctx, accountId: string, q: HistoryQuery) {
 /** GET /consumption_history/v2/projects. */
 export function projectHistoryV2(ctx: Ctx, accountId: string, q: HistoryQuery) {
   const account = checkAccess(ctx, accountId, q.org_id, "Project consumption history");
-  const w = window(ctx, q);
+  const w = window(ctx, accountId, q);
   const metrics = metricsOf(q, V2_METRICS);
   return projectHistory(ctx, accountId, q, w, periodPlan(account), (activity, branches, f, now) => ({
     metrics: metrics.map((m) => ({ metric_name: m, value: metricValue(m, activity, branches, f, now) })),
@@ -242,9 +242,9 @@ export function projectHistoryV2(ctx: Ctx, accountId: string, q: HistoryQuery) {
 /** GET /consumption_history/v2/branches: per branch of the named projects, ordered by project then branch. */
 export function branchHistoryV2(ctx: Ctx, accountId: string, q: HistoryQuery) {
   const account = checkAccess(ctx, accountId, q.org_id, "Branch consumption history");
-  const w = window(ctx, q);
+  const w = window(ctx, accountId, q);
   const metrics = metricsOf(q, BRANCH_METRICS);
-  const now = ctx.clock.now();
+  const now = ctx.clock.now(accountId);
   const projectIds = listParam(q.project_ids);
   if (projectIds.length === 0)
     throw badRequest("invalid query parameter: project_ids: name 1 to 100 projects");

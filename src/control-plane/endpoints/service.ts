@@ -102,7 +102,7 @@ export function addEndpoint(
   );
   // Structural rule 1, checked here for a clear message; the partial unique index enforces it regardless.
   if (input.type === "read_write" && hasReadWrite(tx, branchId)) throw conflict(readWriteTaken(branchId));
-  const now = ctx.clock.now();
+  const now = ctx.clock.now(project.accountId);
   const disabled = input.disabled ?? false;
   const settings: Record<string, unknown> = { ...(input.settings ?? {}) };
   if (!settings.pg_settings && defaults.pg_settings) settings.pg_settings = defaults.pg_settings;
@@ -256,7 +256,7 @@ export function updateEndpoint(
       provisioner: input.provisioner ?? row.provisioner,
       name: input.name ?? row.name,
       settings: input.settings ? { ...row.settings, ...input.settings } : row.settings,
-      updatedAt: ctx.clock.now(),
+      updatedAt: ctx.clock.now(accountId),
     };
     updateEndpointRow(tx, next);
     const ops = startEndpointOps(
@@ -287,7 +287,7 @@ export function moveBranchEndpoints(
 ): OperationRow[] {
   const ops: OperationRow[] = [];
   for (const row of listBranchEndpointRows(tx, fromBranchId)) {
-    const next: EndpointRow = { ...row, branchId: toBranchId, updatedAt: ctx.clock.now() };
+    const next: EndpointRow = { ...row, branchId: toBranchId, updatedAt: ctx.clock.now(row.accountId) };
     updateEndpointRow(tx, next);
     const actions: OperationAction[] = heading(row) !== "idle" ? ["suspend_compute", "start_compute"] : [];
     ops.push(...startEndpointOps(ctx, tx, next, actions));
@@ -307,7 +307,7 @@ export function deleteEndpoint(
     requireWritableProject(tx, accountId, projectId);
     const row = requireEndpoint(tx, accountId, projectId, endpointId);
     deleteEndpointRow(tx, endpointId);
-    closeActivity(tx, { endpointId }, ctx.clock.now());
+    closeActivity(tx, { endpointId }, ctx.clock.now(accountId));
     return row;
   });
   return {
@@ -362,7 +362,7 @@ function clientArrives(ctx: Ctx, tx: Tx, row: EndpointRow): { endpoint: Endpoint
     return { endpoint: refreshPendingState(tx, row), ops };
   }
   if (row.currentState === "active") {
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(row.accountId);
     recordActivity(tx, row.id, now);
     stampComputeActive(tx, row.projectId, now);
     return { endpoint: { ...row, lastActive: now }, ops: [] };
@@ -417,7 +417,7 @@ export function wakeForConnection(ctx: Ctx, endpointId: string): Outcome<{ state
     seen.currentState === "active" &&
     seen.pendingState === null &&
     seen.lastActive !== null &&
-    ctx.clock.now() - seen.lastActive < ACTIVITY_STAMP_MS &&
+    ctx.clock.now(seen.accountId) - seen.lastActive < ACTIVITY_STAMP_MS &&
     !branchDataPending(ctx.db, seen.branchId)
   )
     return { body: { state: "active" }, events: [] };
@@ -450,7 +450,7 @@ export function recordClientConnection(ctx: Ctx, endpointId: string, delta: 1 | 
   ctx.db.transaction((tx) => {
     const row = findEndpointById(tx, endpointId);
     if (!row) return;
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(row.accountId);
     recordConnection(tx, endpointId, delta, now);
     stampComputeActive(tx, row.projectId, now);
   });

@@ -268,6 +268,8 @@ export function suspendDue(
   tx: Tx,
   now: number,
   limit: number,
+  /** One account's endpoints (a manual clock's pass), or every account's. */
+  accountId: string | null,
 ): {
   id: string;
   accountId: string;
@@ -285,20 +287,23 @@ export function suspendDue(
     tx,
     `SELECT id, account_id AS accountId, project_id AS projectId, branch_id AS branchId,
             pending_state AS pendingState
-       FROM endpoints INDEXED BY endpoints_suspend_due_idx
-      WHERE ${SUSPEND_ELIGIBLE_SQL} AND ${SUSPEND_DUE_AT_SQL} <= @now
+       FROM endpoints INDEXED BY ${accountId === null ? "endpoints_suspend_due_idx" : "endpoints_account_suspend_due_idx"}
+      WHERE ${SUSPEND_ELIGIBLE_SQL} AND ${SUSPEND_DUE_AT_SQL} <= @now${accountId === null ? "" : " AND account_id = @accountId"}
       LIMIT @limit`,
-  ).all({ now, limit });
+  ).all({ now, limit, accountId });
 }
 
 /** The earliest moment an endpoint becomes due for auto-suspend, or null. */
-export function nextSuspendAt(tx: Tx): number | null {
+export function nextSuspendAt(tx: Tx, accountId: string | null): number | null {
   return (
     statement<{ t: number | null }>(
       tx,
-      `SELECT MIN(${SUSPEND_DUE_AT_SQL}) AS t FROM endpoints INDEXED BY endpoints_suspend_due_idx
-        WHERE ${SUSPEND_ELIGIBLE_SQL}`,
-    ).get()?.t ?? null
+      accountId === null
+        ? `SELECT MIN(${SUSPEND_DUE_AT_SQL}) AS t FROM endpoints INDEXED BY endpoints_suspend_due_idx
+            WHERE ${SUSPEND_ELIGIBLE_SQL}`
+        : `SELECT MIN(${SUSPEND_DUE_AT_SQL}) AS t FROM endpoints INDEXED BY endpoints_account_suspend_due_idx
+            WHERE ${SUSPEND_ELIGIBLE_SQL} AND account_id = @accountId`,
+    ).get({ accountId })?.t ?? null
   );
 }
 

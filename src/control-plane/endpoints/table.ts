@@ -49,6 +49,9 @@ export const endpoints = sqliteTable(
     index("endpoints_suspend_due_idx")
       .on(sql.raw(`(${SUSPEND_DUE_AT_SQL})`))
       .where(sql.raw(SUSPEND_ELIGIBLE_SQL)),
+    index("endpoints_account_suspend_due_idx")
+      .on(t.accountId, sql.raw(`(${SUSPEND_DUE_AT_SQL})`))
+      .where(sql.raw(SUSPEND_ELIGIBLE_SQL)),
   ],
 );
 

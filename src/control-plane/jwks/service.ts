@@ -25,7 +25,7 @@ export function addProjectJwks(ctx: Ctx, accountId: string, projectId: string, i
     if (input.branch_id !== undefined) requireBranch(tx, accountId, projectId, input.branch_id);
     if (countJwks(tx, projectId) >= MAX_JWKS_PER_PROJECT)
       throw conflict(`project ${projectId} already has ${MAX_JWKS_PER_PROJECT} JWKS URLs; delete one first`);
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(accountId);
     const row = {
       id: ctx.ids.uuid(),
       projectId,

@@ -33,8 +33,8 @@ export interface NewOperation {
  * than a thousand operations within one millisecond (a sequence across the whole database had
  * run 6 ms ahead after 6,304 operations made while a manual clock stood still).
  */
-function nextCreatedUs(ctx: Ctx, tx: Tx, projectId: string): number {
-  return Math.max(ctx.clock.now() * 1000, latestCreatedUs(tx, projectId) + 1);
+function nextCreatedUs(ctx: Ctx, tx: Tx, accountId: string, projectId: string): number {
+  return Math.max(ctx.clock.now(accountId) * 1000, latestCreatedUs(tx, projectId) + 1);
 }
 
 /**
@@ -43,8 +43,8 @@ function nextCreatedUs(ctx: Ctx, tx: Tx, projectId: string): number {
  * to promote it (rules.ts: initialStatus).
  */
 export function startOperation(ctx: Ctx, tx: Tx, input: NewOperation): OperationRow {
-  const now = ctx.clock.now();
-  const createdUs = nextCreatedUs(ctx, tx, input.projectId);
+  const now = ctx.clock.now(input.accountId);
+  const createdUs = nextCreatedUs(ctx, tx, input.accountId, input.projectId);
   const endpointId = input.endpointId ?? null;
   const status = initialStatus(endpointId !== null && hasUnfinishedBefore(tx, endpointId, createdUs));
   const running = status === "running";
@@ -81,33 +81,34 @@ export function startUnblockedOperations(
   inputs: readonly Omit<NewOperation, "endpointId" | "action">[],
 ): number {
   if (inputs.length === 0) return 0;
-  const now = ctx.clock.now();
-  const dueAt = now + ctx.config.operationMs[action];
   const nextOf = new Map<string, number>();
-  const take = (projectId: string) => {
-    const us = nextOf.get(projectId) ?? nextCreatedUs(ctx, tx, projectId);
+  const take = (accountId: string, projectId: string) => {
+    const us = nextOf.get(projectId) ?? nextCreatedUs(ctx, tx, accountId, projectId);
     nextOf.set(projectId, us + 1);
     return us;
   };
   return insertOperations(
     tx,
-    inputs.map((input) => ({
-      id: ctx.ids.uuid(),
-      accountId: input.accountId,
-      projectId: input.projectId,
-      branchId: input.branchId,
-      endpointId: null,
-      action,
-      status: "running",
-      failuresCount: 0,
-      error: null,
-      createdUs: take(input.projectId),
-      updatedAt: now,
-      dueAt,
-      startedAt: now,
-      totalDurationMs: 0,
-      claim: null,
-    })),
+    inputs.map((input) => {
+      const now = ctx.clock.now(input.accountId);
+      return {
+        id: ctx.ids.uuid(),
+        accountId: input.accountId,
+        projectId: input.projectId,
+        branchId: input.branchId,
+        endpointId: null,
+        action,
+        status: "running",
+        failuresCount: 0,
+        error: null,
+        createdUs: take(input.accountId, input.projectId),
+        updatedAt: now,
+        dueAt: now + ctx.config.operationMs[action],
+        startedAt: now,
+        totalDurationMs: 0,
+        claim: null,
+      };
+    }),
   );
 }
 

@@ -35,6 +35,13 @@ export const operations = sqliteTable(
   },
   (t) => [
     uniqueIndex("operations_project_created_uq").on(t.projectId, t.createdUs),
+    // History by age, for pruning: of every account (real clock), of one account (manual clock).
+    index("operations_created_idx").on(t.createdUs),
+    index("operations_account_created_idx").on(t.accountId, t.createdUs),
+    // One account's unfinished operations (a manual clock's pass runs per account).
+    index("operations_account_pending_idx")
+      .on(t.accountId, t.status, t.dueAt)
+      .where(sql.raw(UNFINISHED_OPERATION_SQL)),
     index("operations_pending_idx").on(t.status, t.dueAt).where(sql.raw(UNFINISHED_OPERATION_SQL)),
     // An endpoint's unfinished operations without walking its whole history (a long-lived
     // sandbox accumulates hundreds of thousands of finished ones). Operations without an

@@ -149,7 +149,7 @@ export function createOrgInvitations(
 ) {
   return ctx.db.transaction((tx) => {
     requireOrganization(tx, accountId, orgId);
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(accountId);
     const created = invitations.map(({ email, role }) => {
       const row = {
         id: ctx.ids.uuid(),
@@ -201,7 +201,7 @@ export function transferProjects(
       throw notAcceptable(
         `organization ${input.destination_org_id} can hold ${limit} projects on its plan; transfer fewer or upgrade it`,
       );
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(accountId);
     for (const id of ids) handOver(tx, id, target.id, now);
     return {};
   });
@@ -255,7 +255,7 @@ export const TRANSFER_REQUEST_TTL_SECONDS = 86_400;
 export function createTransferRequest(ctx: Ctx, accountId: string, projectId: string, ttlSeconds?: number) {
   return ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(accountId);
     const row = {
       id: ctx.ids.uuid(),
       projectId,
@@ -290,7 +290,8 @@ export function acceptTransferRequest(
     const request = owner === undefined ? undefined : findTransferRequest(tx, projectId, requestId);
     if (owner === undefined || !request)
       throw notFound(`transfer request ${requestId} not found for project ${projectId}`);
-    const now = ctx.clock.now();
+    // The offer is the owner's: it expires on the owner's clock (each account has its own).
+    const now = ctx.clock.now(owner);
     if (request.acceptedAt !== null) throw conflict(`transfer request ${requestId} was accepted already`);
     if (request.expiresAt <= now)
       throw badRequest(`transfer request ${requestId} expired at ${iso(request.expiresAt)}`);

@@ -42,7 +42,7 @@ export function grantProjectPermission(ctx: Ctx, accountId: string, projectId: s
       projectId,
       email,
       granteeAccountId: grantee,
-      grantedAt: ctx.clock.now(),
+      grantedAt: ctx.clock.now(accountId),
       revokedAt: null,
     };
     insertPermission(tx, row);
@@ -62,7 +62,7 @@ export function revokeProjectPermission(
     const row = findPermission(tx, projectId, permissionId);
     if (!row) throw notFound(`permission ${permissionId} not found in project ${projectId}`);
     if (row.revokedAt !== null) return toPermissionJson(row);
-    const at = ctx.clock.now();
+    const at = ctx.clock.now(accountId);
     markPermissionRevoked(tx, permissionId, at);
     return toPermissionJson({ ...row, revokedAt: at });
   });
@@ -105,5 +105,11 @@ export function listSharedProjects(
       throw badRequest(`cursor "${query.cursor}" is not a project shared with you (use pagination.cursor)`);
   }
   const rows = listSharedProjectRows(ctx.db, principal.accountId, { search: query.search, after, limit });
-  return projectListPage(ctx, rows, limit, (p) => getAccount(ctx.db, p.accountId));
+  return projectListPage(
+    ctx,
+    rows,
+    limit,
+    (p) => getAccount(ctx.db, p.accountId),
+    ctx.clock.now(principal.accountId),
+  );
 }

@@ -65,7 +65,7 @@ export function createProject(ctx: Ctx, accountId: string, input: ProjectCreateI
       accountId,
       plan: account.plan,
       domain: ctx.config.domain,
-      now: ctx.clock.now(),
+      now: ctx.clock.now(accountId),
       input,
       postgres: ctx.config.postgres,
     });
@@ -93,7 +93,7 @@ export function createProject(ctx: Ctx, accountId: string, input: ProjectCreateI
   const { account, project, branch, role, database, started, ops } = created;
   return {
     body: {
-      project: toProjectJson(project, withPlan(ctx, account), ctx.clock.now()),
+      project: toProjectJson(project, withPlan(ctx, account), ctx.clock.now(accountId)),
       connection_uris: [connectionDetails(role, started.endpoint, database.name, ctx.config.frontDoor)],
       roles: [toRoleJson(role, { withPassword: true })],
       databases: [toDatabaseJson(database)],
@@ -121,12 +121,16 @@ export function listProjects(ctx: Ctx, principal: Principal, query: ProjectListI
       throw badRequest(`cursor "${query.cursor}" is not a project of this account (use pagination.cursor)`);
   }
   const rows = listProjectRows(ctx.db, accountId, { search: query.search, after, limit, only: scope });
-  return { ...projectListPage(ctx, rows, limit, () => account), applications: {}, integrations: {} };
+  return {
+    ...projectListPage(ctx, rows, limit, () => account, ctx.clock.now(accountId)),
+    applications: {},
+    integrations: {},
+  };
 }
 
 /** GET /projects?recoverable=true: the account's deleted projects still within their recovery window, by deletion time. */
 function recoverableProjects(ctx: Ctx, account: AccountRow, query: ProjectListInput) {
-  const now = ctx.clock.now();
+  const now = ctx.clock.now(account.id);
   const limit = query.limit ?? 10;
   let after: DeletedProjectRow | undefined;
   if (query.cursor !== undefined) {
@@ -157,13 +161,15 @@ export function projectListPage(
   rows: readonly ProjectRow[],
   limit: number,
   ownerOf: (project: ProjectRow) => AccountRow,
+  /** The reader's time (usage figures run up to it). */
+  now: number,
 ) {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   const usage = usageByProject(
     ctx.db,
     page.map((p) => p.id),
-    ctx.clock.now(),
+    now,
   );
   return {
     projects: page.map((p) => toProjectListItem(p, ownerOf(p), usage.get(p.id))),
@@ -173,7 +179,7 @@ export function projectListPage(
 
 export function getProject(ctx: Ctx, accountId: string, projectId: string) {
   const project = requireProject(ctx.db, accountId, projectId);
-  const now = ctx.clock.now();
+  const now = ctx.clock.now(accountId);
   return {
     project: toProjectJson(
       project,
@@ -192,7 +198,7 @@ export function updateProject(ctx: Ctx, accountId: string, projectId: string, in
       ? { ...project.defaultEndpointSettings, ...input.default_endpoint_settings }
       : project.defaultEndpointSettings;
     checkDefaults(account.plan, defaults as DefaultEndpointSettingsInput);
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(accountId);
     const next: ProjectRow = {
       ...project,
       name: input.name ?? project.name,
@@ -234,7 +240,7 @@ export function deleteProject(ctx: Ctx, accountId: string, projectId: string) {
   const { body, op } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
     const account = getAccount(tx, accountId);
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(accountId);
     const windowMs = ctx.config.projectRecoverySeconds * 1000;
     const op = startOperation(ctx, tx, {
       accountId,
@@ -266,7 +272,7 @@ export function deleteProject(ctx: Ctx, accountId: string, projectId: string) {
  */
 export function recoverProject(ctx: Ctx, accountId: string, projectId: string) {
   return ctx.db.transaction((tx) => {
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(accountId);
     if (findProject(tx, accountId, projectId))
       throw conflict(`project ${projectId} is not deleted; only a deleted project can be recovered`);
     const stashed = findDeletedProject(tx, accountId, projectId, now);

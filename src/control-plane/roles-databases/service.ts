@@ -51,7 +51,7 @@ export function addRole(
   branch: BranchRow,
   input: { name: string; noLogin?: boolean; password?: string | undefined },
 ): RoleRow {
-  const now = ctx.clock.now();
+  const now = ctx.clock.now(branch.accountId);
   const row: RoleRow = {
     accountId: branch.accountId,
     projectId: branch.projectId,
@@ -75,7 +75,7 @@ export function addDatabase(
   input: { name: string; ownerName: string },
 ): DatabaseRow {
   requireRole(tx, branch.id, input.ownerName);
-  const now = ctx.clock.now();
+  const now = ctx.clock.now(branch.accountId);
   return insertDatabase(tx, {
     accountId: branch.accountId,
     projectId: branch.projectId,
@@ -178,7 +178,7 @@ export function resetRolePassword(
 ) {
   return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
     const role = requireRole(tx, branchId, name);
-    const next = { ...role, password: ctx.ids.password(), updatedAt: ctx.clock.now() };
+    const next = { ...role, password: ctx.ids.password(), updatedAt: ctx.clock.now(accountId) };
     setRolePassword(tx, branchId, name, next.password, next.updatedAt);
     return {
       body: { role: toRoleJson(next, { withPassword: true }) },
@@ -230,7 +230,7 @@ export function updateDatabase(
       ...row,
       name: input.name ?? row.name,
       ownerName: input.owner_name ?? row.ownerName,
-      updatedAt: ctx.clock.now(),
+      updatedAt: ctx.clock.now(accountId),
     };
     updateDatabaseRow(tx, next);
     return {

@@ -72,8 +72,8 @@ function futureTime(text: string, now: number, field: string): number {
 }
 
 /** Expired snapshots go when the project's snapshots are next looked at (their folders with them). */
-function sweepExpired(ctx: Ctx, projectId: string): DomainEvent[] {
-  const gone = ctx.db.transaction((tx) => deleteExpiredSnapshots(tx, projectId, ctx.clock.now()));
+function sweepExpired(ctx: Ctx, accountId: string, projectId: string): DomainEvent[] {
+  const gone = ctx.db.transaction((tx) => deleteExpiredSnapshots(tx, projectId, ctx.clock.now(accountId)));
   return gone.map((snapshotId) => ({ type: "snapshot_deleted" as const, projectId, snapshotId }));
 }
 
@@ -92,7 +92,7 @@ export async function createSnapshot(
   if (query.lsn !== undefined && query.timestamp !== undefined)
     throw badRequest("lsn and timestamp cannot be specified at the same time");
   if (query.lsn !== undefined || query.timestamp !== undefined) throw unprocessable(NO_HISTORY);
-  const now = ctx.clock.now();
+  const now = ctx.clock.now(accountId);
   const expiresAt = query.expires_at === undefined ? null : futureTime(query.expires_at, now, "expires_at");
   const row = ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
@@ -130,7 +130,7 @@ export async function createSnapshot(
 
 export function listSnapshots(ctx: Ctx, accountId: string, projectId: string) {
   requireProject(ctx.db, accountId, projectId);
-  const events = sweepExpired(ctx, projectId);
+  const events = sweepExpired(ctx, accountId, projectId);
   return { body: { snapshots: listSnapshotRows(ctx.db, projectId).map(toSnapshotJson) }, events };
 }
 
@@ -153,7 +153,7 @@ export function updateSnapshot(
           ? row.expiresAt
           : input.expires_at === null
             ? null
-            : futureTime(input.expires_at, ctx.clock.now(), "expires_at"),
+            : futureTime(input.expires_at, ctx.clock.now(accountId), "expires_at"),
     };
     updateSnapshotRow(tx, next);
     return { snapshot: toSnapshotJson(next) };
@@ -185,11 +185,11 @@ export function restoreSnapshot(
   const { body, ops } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
     const snapshot = findSnapshot(tx, projectId, snapshotId);
-    if (!snapshot || (snapshot.expiresAt !== null && snapshot.expiresAt <= ctx.clock.now()))
+    if (!snapshot || (snapshot.expiresAt !== null && snapshot.expiresAt <= ctx.clock.now(accountId)))
       throw snapshotNotFound(projectId, snapshotId);
     const targetId = input.target_branch_id ?? snapshot.sourceBranchId;
     const target = requireSettledBranch(tx, accountId, projectId, targetId);
-    const now = ctx.clock.now();
+    const now = ctx.clock.now(accountId);
     const restored = addBranch(ctx, tx, project, {
       name: input.name ?? input.legacyName ?? `${target.name}_from_${snapshot.name}`,
       parentId: target.id,
@@ -250,7 +250,7 @@ function finalize(
       `branch ${branch.id} was not restored from a snapshot, or its restore is finalized already`,
     );
   const target = requireBranch(tx, branch.accountId, branch.projectId, branch.restoreTarget);
-  const now = ctx.clock.now();
+  const now = ctx.clock.now(branch.accountId);
   const stamp = iso(now).replace(/[-:]/g, "").replace(/\..*$/, "");
   updateBranchRow(tx, { ...target, name: name ?? `${target.name}_old_${stamp}`, updatedAt: now });
   const next: BranchRow = {
@@ -287,7 +287,7 @@ export function setBackupSchedule(
       accountId,
       projectId,
       schedule: input.schedule,
-      updatedAt: ctx.clock.now(),
+      updatedAt: ctx.clock.now(accountId),
     });
   });
   return {};

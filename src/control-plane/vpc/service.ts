@@ -95,7 +95,7 @@ export function assignOrgVpcEndpoint(
       vpcEndpointId: id,
       regionId,
       label,
-      createdAt: existing?.createdAt ?? ctx.clock.now(),
+      createdAt: existing?.createdAt ?? ctx.clock.now(accountId),
       deletedAt: null,
     });
     return {};
@@ -114,7 +114,7 @@ export function deleteOrgVpcEndpoint(
     requireRegion(regionId);
     requireAssigned(tx, accountId, regionId, id);
     deleteRestrictions(tx, accountId, id);
-    markOrgVpcEndpointDeleted(tx, accountId, id, ctx.clock.now());
+    markOrgVpcEndpointDeleted(tx, accountId, id, ctx.clock.now(accountId));
     return {};
   });
 }

@@ -16,6 +16,6 @@ const route = createRoute({
 });
 
 export default createRouter().openapi(route, async (c) => {
-  const now = await c.var.advanceClock(c.req.valid("json").seconds);
+  const now = await c.var.advanceClock(c.var.principal.accountId, c.req.valid("json").seconds);
   return c.json({ mode: c.var.ctx.clock.mode, now: iso(now) }, 200);
 });

@@ -13,5 +13,5 @@ const route = createRoute({
 });
 
 export default createRouter().openapi(route, (c) =>
-  c.json({ mode: c.var.ctx.clock.mode, now: iso(c.var.ctx.clock.now()) }, 200),
+  c.json({ mode: c.var.ctx.clock.mode, now: iso(c.var.ctx.clock.now(c.var.principal.accountId)) }, 200),
 );

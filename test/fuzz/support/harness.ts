@@ -227,10 +227,10 @@ export class FuzzApp {
     // Branches still being made answer 423 to changes: let their operations finish first.
     const making = this.sqlite
       .prepare(
-        "SELECT 1 FROM operations WHERE action IN ('create_branch', 'create_timeline') AND status IN ('scheduling', 'running') LIMIT 1",
+        "SELECT DISTINCT account_id AS id FROM operations WHERE action IN ('create_branch', 'create_timeline') AND status IN ('scheduling', 'running')",
       )
-      .get();
-    if (making) this.worker.advance(5);
+      .all() as { id: string }[];
+    for (const account of making) this.worker.advance(account.id, 5);
   }
 
   /**

@@ -1,0 +1,5 @@
+CREATE INDEX `branches_account_check_idx` ON `branches` (`account_id`,`check_base`) WHERE check_base IS NOT NULL;--> statement-breakpoint
+CREATE INDEX `endpoints_account_suspend_due_idx` ON `endpoints` (`account_id`,(last_active + (CASE suspend_timeout_seconds WHEN 0 THEN 300 ELSE suspend_timeout_seconds END) * 1000)) WHERE current_state = 'active' AND pending_state IS NULL AND suspend_timeout_seconds <> -1 AND last_active IS NOT NULL AND open_connections = 0;--> statement-breakpoint
+CREATE INDEX `operations_created_idx` ON `operations` (`created_us`);--> statement-breakpoint
+CREATE INDEX `operations_account_created_idx` ON `operations` (`account_id`,`created_us`);--> statement-breakpoint
+CREATE INDEX `operations_account_pending_idx` ON `operations` (`account_id`,`status`,`due_at`) WHERE status IN ('scheduling', 'running');
