@@ -47,6 +47,14 @@ function nativeAddon(): object {
 }
 
 /**
+ * Copies what the WAL holds back into the database file, without waiting for anyone (PASSIVE):
+ * for work that writes in bursts between which requests run (a long clock advance).
+ */
+export function checkpointWal(db: Db): void {
+  (db as unknown as { $client: Database.Database }).$client.pragma("wal_checkpoint(PASSIVE)");
+}
+
+/**
  * Opens (creating if needed) and migrates a database. Migrations only ever add to an
  * existing file: an old database is upgraded in place, never wiped.
  */
