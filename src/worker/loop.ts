@@ -267,8 +267,8 @@ export class Worker {
     return next !== null && next <= target;
   }
 
-  /** Advances of advanceSettled run one after another. */
-  private advancing: Promise<unknown> = Promise.resolve();
+  /** An account's advances run one after another; different accounts' run side by side. */
+  private readonly advancing = new Map<string, Promise<unknown>>();
 
   /**
    * The advance clients ask for (POST /_emulator/clock/advance): the caller's account's time
@@ -282,7 +282,7 @@ export class Worker {
    */
   advanceSettled(accountId: string, seconds: number): Promise<number> {
     const clock = this.manualClock();
-    const run = this.advancing
+    const run = (this.advancing.get(accountId) ?? Promise.resolve())
       .catch(() => {})
       .then(async () => {
         const target = clock.now(accountId) + Math.round(seconds * 1000);
@@ -310,7 +310,12 @@ export class Worker {
         await this.settleNow(accountId);
         return clock.now(accountId);
       });
-    this.advancing = run;
+    this.advancing.set(accountId, run);
+    void run
+      .catch(() => {})
+      .finally(() => {
+        if (this.advancing.get(accountId) === run) this.advancing.delete(accountId);
+      });
     return run;
   }
 
