@@ -18,34 +18,39 @@ export function withPlan<A extends { plan: PlanName }>(ctx: Ctx, account: A): A 
   return { ...account, limits: planOf(ctx, account.plan) };
 }
 
-const count = (tx: Tx, sql: string, id: string) => statement<{ n: number }>(tx, sql).get({ id })?.n ?? 0;
+/** Each limit: the plan's figure, what counts against it, and Neon's code and wording beyond it. */
+const LIMITS = {
+  projects: {
+    of: (plan: Plan) => plan.projectsLimit,
+    count: "SELECT count(*) AS n FROM projects WHERE account_id = @id",
+    code: "PROJECTS_LIMIT_EXCEEDED",
+    what: "user projects",
+  },
+  branches: {
+    of: (plan: Plan) => plan.branchesLimit,
+    count: "SELECT count(*) AS n FROM branches WHERE project_id = @id",
+    code: "BRANCHES_LIMIT_EXCEEDED",
+    what: "project branches",
+  },
+  computes: {
+    of: (plan: Plan) => plan.computesLimit,
+    count: "SELECT count(*) AS n FROM endpoints WHERE project_id = @id",
+    code: "ENDPOINTS_LIMIT_EXCEEDED",
+    what: "project endpoints",
+  },
+} as const;
 
-export function requireProjectRoom(ctx: Ctx, tx: Tx, accountId: string, plan: PlanName, adding = 1): void {
-  const limit = planOf(ctx, plan).projectsLimit;
-  const got = count(tx, "SELECT count(*) AS n FROM projects WHERE account_id = @id", accountId);
-  if (got + adding > limit)
-    throw new EmulatorError(
-      "PROJECTS_LIMIT_EXCEEDED",
-      `user projects limit of ${limit} exceeded, got ${got}`,
-    );
+/** One more of `kind` for the account or project `id` fits its plan's limit, or 422. */
+function requireRoom(ctx: Ctx, tx: Tx, kind: keyof typeof LIMITS, id: string, plan: PlanName): void {
+  const { of, count, code, what } = LIMITS[kind];
+  const limit = of(planOf(ctx, plan));
+  const got = statement<{ n: number }>(tx, count).get({ id })?.n ?? 0;
+  if (got + 1 > limit) throw new EmulatorError(code, `${what} limit of ${limit} exceeded, got ${got}`);
 }
 
-export function requireBranchRoom(ctx: Ctx, tx: Tx, projectId: string, plan: PlanName): void {
-  const limit = planOf(ctx, plan).branchesLimit;
-  const got = count(tx, "SELECT count(*) AS n FROM branches WHERE project_id = @id", projectId);
-  if (got + 1 > limit)
-    throw new EmulatorError(
-      "BRANCHES_LIMIT_EXCEEDED",
-      `project branches limit of ${limit} exceeded, got ${got}`,
-    );
-}
-
-export function requireComputeRoom(ctx: Ctx, tx: Tx, projectId: string, plan: PlanName): void {
-  const limit = planOf(ctx, plan).computesLimit;
-  const got = count(tx, "SELECT count(*) AS n FROM endpoints WHERE project_id = @id", projectId);
-  if (got + 1 > limit)
-    throw new EmulatorError(
-      "ENDPOINTS_LIMIT_EXCEEDED",
-      `project endpoints limit of ${limit} exceeded, got ${got}`,
-    );
-}
+export const requireProjectRoom = (ctx: Ctx, tx: Tx, accountId: string, plan: PlanName) =>
+  requireRoom(ctx, tx, "projects", accountId, plan);
+export const requireBranchRoom = (ctx: Ctx, tx: Tx, projectId: string, plan: PlanName) =>
+  requireRoom(ctx, tx, "branches", projectId, plan);
+export const requireComputeRoom = (ctx: Ctx, tx: Tx, projectId: string, plan: PlanName) =>
+  requireRoom(ctx, tx, "computes", projectId, plan);
