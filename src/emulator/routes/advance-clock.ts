@@ -8,7 +8,8 @@ const route = createRoute({
   security,
   method: "post",
   path: "/clock/advance",
-  summary: "Manual clock: move time forward and run everything that becomes due",
+  summary:
+    "Manual clock: move the caller's account's time forward and run everything of that account that becomes due",
   request: {
     body: jsonBody(ClockAdvanceRequest),
   },

@@ -8,7 +8,7 @@ const route = createRoute({
   security,
   method: "get",
   path: "/clock",
-  summary: "The emulator's clock mode and current time",
+  summary: "The clock mode and the caller's account's current time (each account has its own in manual mode)",
   responses: { 200: jsonResponse(Clock, "The clock"), ...errorResponses },
 });
 
