@@ -48,6 +48,8 @@ interface Case {
   headers: Record<string, string>;
   body?: string;
   pick: number;
+  /** Sent as the harness's valid request for the operation instead (path, query and body). */
+  valid: boolean;
 }
 
 const FOREIGN: Partial<Record<RealKind, RealKind>> = {
@@ -309,6 +311,10 @@ function caseArb(doc: SchemaDoc, op: OpenApiOperation): fc.Arbitrary<Case> {
       headers: extraHeaders,
       body: bodyArb(doc, op),
       pick: fc.nat(),
+      valid: fc.oneof(
+        { weight: 7, arbitrary: fc.constant(false) },
+        { weight: 1, arbitrary: fc.constant(true) },
+      ),
     })
     .map((r) => {
       let i = 0;
@@ -323,6 +329,7 @@ function caseArb(doc: SchemaDoc, op: OpenApiOperation): fc.Arbitrary<Case> {
         headers,
         ...(r.body === undefined ? {} : { body: r.body }),
         pick: r.pick,
+        valid: r.valid,
       };
       // fast-check prints counterexamples with this: keep a 20,000-level body readable.
       Object.defineProperty(c, fc.toStringMethod, {
@@ -374,10 +381,18 @@ afterAll(() => f?.close());
 
 async function runCase(op: OpenApiOperation, c: Case): Promise<void> {
   await f.ensure();
-  const values = f.realValues(c.pick);
-  const url =
-    resolveMarkers(c.path, values, encodeSegment) + resolveMarkers(c.query, values, encodeURIComponent);
-  const body = c.body === undefined ? undefined : resolveMarkers(c.body, values, (s) => s);
+  const method = c.valid ? op.method : c.method;
+  let url: string;
+  let body: string | undefined;
+  if (c.valid) {
+    const valid = await f.validRequest(op, c.pick);
+    url = valid.url;
+    body = valid.body === undefined ? undefined : JSON.stringify(valid.body);
+  } else {
+    const values = f.realValues(c.pick);
+    url = resolveMarkers(c.path, values, encodeSegment) + resolveMarkers(c.query, values, encodeURIComponent);
+    body = c.body === undefined ? undefined : resolveMarkers(c.body, values, (s) => s);
+  }
   const headers = { ...c.headers };
   const keys = { main: f.a.key, secondary: f.secondary.key, revoked: f.revoked.key, foreign: f.b.key };
   if (typeof c.auth === "object") headers.authorization = c.auth.raw;
@@ -385,7 +400,7 @@ async function runCase(op: OpenApiOperation, c: Case): Promise<void> {
   const before = f.snapshot();
   let res: Reply;
   try {
-    res = await f.send(c.method, url, { headers, ...(body === undefined ? {} : { body }) });
+    res = await f.send(method, url, { headers, ...(body === undefined ? {} : { body }) });
   } catch (err) {
     // A request the WHATWG Request constructor refuses never reaches the server: nothing to check.
     if (err instanceof TypeError) return;
@@ -395,9 +410,9 @@ async function runCase(op: OpenApiOperation, c: Case): Promise<void> {
   seen.set(`${op.method} ${op.path}`, stats);
   const label = res.status < 300 ? "2xx" : String(res.status);
   stats.set(label, (stats.get(label) ?? 0) + 1);
-  const where = () => describeCase({ ...c, ...(body === undefined ? {} : { body }) }, url, res);
+  const where = () => describeCase({ ...c, method, ...(body === undefined ? {} : { body }) }, url, res);
   if (res.status >= 500) throw new Error(`5xx for ${op.method} ${op.path}\n${where()}`);
-  if (res.status >= 400 && c.method !== "HEAD") {
+  if (res.status >= 400 && method !== "HEAD") {
     const ok =
       (res.headers.get("content-type") ?? "").includes("application/json") &&
       typeof res.body === "object" &&

@@ -3,10 +3,12 @@ import { PRODUCT_ROUTES } from "../../src/control-plane/products/catalog.js";
 import type { RealKind } from "../fuzz/support/arbitraries.js";
 import {
   changedTables,
+  FIXED_PARAMS,
   FuzzApp,
   type OpenApiOperation,
   operationsOf,
   type Reply,
+  validBody,
 } from "../fuzz/support/harness.js";
 
 /**
@@ -27,7 +29,7 @@ beforeAll(async () => {
   f = await FuzzApp.create();
   ops = (await operationsOf(f)).ops;
   ids = f.realValues(0);
-  // The VPC endpoint the sweep's URLs name (FIXED below) exists in this account's organization.
+  // The VPC endpoint the sweep's URLs name (FIXED_PARAMS) exists in this account's organization.
   const vpc = `/api/v2/organizations/${f.a.orgId}/vpc/region/aws-us-east-2/vpc_endpoints/vpce-sweep`;
   expect((await f.api("POST", vpc, { label: "sweep" }, f.a.key)).status).toBe(200);
 });
@@ -47,66 +49,9 @@ const PARAM_KIND: Record<string, RealKind> = {
   snapshot_id: "snapshot_id",
 };
 
-/** A request body each route would accept from the owner, so a refusal is about who asks, not what. */
-function validBody(op: OpenApiOperation): unknown {
-  switch (op.operationId) {
-    case "createApiKey":
-    case "createOrgApiKey":
-      return { key_name: "sweep" };
-    case "addProjectJWKS":
-      return { jwks_url: "https://sweep.example/jwks.json", provider_name: "sweep" };
-    case "assignOrganizationVPCEndpoint":
-    case "assignProjectVPCEndpoint":
-      return { label: "sweep" };
-    case "setOrganizationSpendingLimit":
-      return { spending_limit_cents: 100 };
-    case "grantPermissionToProject":
-      return { email: "sweep@example.com" };
-    case "updateOrganizationMember":
-      return { role: "admin" };
-    case "createOrganizationInvitations":
-      return { invitations: [{ email: "sweep@example.com", role: "member" }] };
-    case "transferProjectsFromOrgToOrg":
-    case "transferProjectsFromUserToOrg":
-      return { destination_org_id: f.b.orgId, project_ids: [ids.project_id] };
-    case "createProject":
-      return { project: { name: "sweep" } };
-    case "updateProject":
-      return { project: { name: "hijacked" } };
-    case "createProjectBranch":
-      return { branch: { name: "hijacked" } };
-    case "updateProjectBranch":
-      return { branch: { name: "hijacked" } };
-    case "createProjectEndpoint":
-      return { endpoint: { branch_id: ids.branch_id, type: "read_only" } };
-    case "updateProjectEndpoint":
-      return { endpoint: { suspend_timeout_seconds: 60 } };
-    case "createProjectBranchRole":
-      return { role: { name: "hijacker" } };
-    case "createProjectBranchDatabase":
-      return { database: { name: "hijacked", owner_name: ids.role_name } };
-    case "updateProjectBranchDatabase":
-      return { database: { name: "hijacked" } };
-    case "updateSnapshot":
-      return { snapshot: { name: "hijacked" } };
-    case "setSnapshotSchedule":
-      return { schedule: [{ frequency: "daily" }] };
-    case "restoreProjectBranch":
-      return { source_branch_id: ids.branch_id, preserve_under_name: "hijacked" };
-    default:
-      if (op.path.startsWith("/api/v2/projects/auth/")) return { project_id: ids.project_id };
-      if (op.path === "/_emulator/clock/advance") return { seconds: 1 };
-      if (op.path === "/_emulator/faults" && op.method === "POST") return { action: "start_compute" };
-      return op.body ? {} : undefined;
-  }
-}
-
-/** Path parameters that name no object of an account: the same value for every caller. */
-const FIXED: Record<string, string> = { region_id: "aws-us-east-2", vpc_endpoint_id: "vpce-sweep" };
-
 function urlOf(op: OpenApiOperation): string {
   const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
-    encodeURIComponent(FIXED[name] ?? ids[PARAM_KIND[name] as RealKind] ?? "unknown"),
+    encodeURIComponent(FIXED_PARAMS[name] ?? ids[PARAM_KIND[name] as RealKind] ?? "unknown"),
   );
   const query = op.path.endsWith("/connection_uri")
     ? `?role_name=${encodeURIComponent(ids.role_name)}&database_name=${encodeURIComponent(ids.database_name)}`
@@ -121,7 +66,7 @@ async function call(
   authorization: string | undefined,
   url = urlOf(op),
 ): Promise<Reply> {
-  const body = validBody(op);
+  const body = validBody(op, ids, f.b.orgId);
   return f.send(op.method, url, {
     headers: {
       ...(authorization === undefined ? {} : { authorization }),

@@ -9,7 +9,7 @@ import { openStorage } from "../../../src/platform/db.js";
 import { IdGenerator } from "../../../src/platform/ids.js";
 import { Worker } from "../../../src/worker/loop.js";
 import { testConfig } from "../../helpers/app.js";
-import type { RealKind } from "./arbitraries.js";
+import { type RealKind, realKindOf } from "./arbitraries.js";
 
 /**
  * An in-process app for the fuzz and security suites, like test/helpers/app.ts but exposing the
@@ -31,6 +31,7 @@ export interface Reply {
 export interface Account {
   id: string;
   orgId: string;
+  email: string;
   /** The key requests of this account are made with; re-minted if a request revoked it. */
   key: string;
   keyId: number;
@@ -46,6 +47,8 @@ export class FuzzApp {
   /** A second active key of account A, and a revoked one. */
   secondary!: { key: string; id: number };
   revoked!: { key: string; id: number };
+  /** Numbers the objects validRequest makes, so their names never collide. */
+  private serial = 0;
   private readonly env = { incoming: { socket: { remoteAddress: "::ffff:127.0.0.1" } } };
 
   constructor() {
@@ -101,12 +104,13 @@ export class FuzzApp {
 
   private async setUp(): Promise<void> {
     const account = ensureDefaultAccount(this.ctx);
-    this.a = { id: account.id, orgId: account.orgId, ...this.mint(account.id) };
+    this.a = { id: account.id, orgId: account.orgId, email: account.email, ...this.mint(account.id) };
     const other = await this.api("POST", "/_emulator/accounts", { name: "Other" });
     expectOk(other, 201);
     this.b = {
       id: other.body.account.id,
       orgId: other.body.account.org_id,
+      email: other.body.account.email,
       key: other.body.key.key,
       keyId: other.body.key.id,
     };
@@ -206,7 +210,7 @@ export class FuzzApp {
             `INSERT INTO snapshots (id, account_id, project_id, source_branch_id, name, taken_at, created_at, catalog)
              VALUES (?, ?, ?, ?, 'fixture', ?, ?, '{"roles":[],"databases":[]}')`,
           )
-          .run(`snap-fixture-${acc.id.slice(-8)}`, acc.id, project.id, branch.id, CLOCK_START, CLOCK_START);
+          .run(`snap-fixture-${++this.serial}`, acc.id, project.id, branch.id, CLOCK_START, CLOCK_START);
       }
       if (count("SELECT count(*) AS n FROM databases WHERE account_id = ?") === 0) {
         const role = this.sqlite
@@ -224,7 +228,11 @@ export class FuzzApp {
           );
       }
     }
-    // Branches still being made answer 423 to changes: let their operations finish first.
+    this.settleBranches();
+  }
+
+  /** Branches still being made answer 423 to changes: lets their operations finish. */
+  private settleBranches(): void {
     const making = this.sqlite
       .prepare(
         "SELECT DISTINCT account_id AS id FROM operations WHERE action IN ('create_branch', 'create_timeline') AND status IN ('scheduling', 'running')",
@@ -315,6 +323,151 @@ export class FuzzApp {
     };
   }
 
+  /**
+   * A request account A may make to `op` that the API accepts: path ids of objects that exist,
+   * the body `validBody` gives, and for the operations random cases rarely get right (they need an
+   * object in a particular state, or a query the plan and clock allow) that object made first.
+   */
+  async validRequest(op: OpenApiOperation, pick: number): Promise<{ url: string; body?: unknown }> {
+    const ids = this.realValues(pick);
+    const org = this.a.orgId;
+    const made = async (method: string, path: string, body: unknown, key = this.a.key) => {
+      const res = await this.api(method, path, body, key);
+      if (res.status >= 300) throw new Error(`fixture ${method} ${path}: HTTP ${res.status}: ${res.text}`);
+      return res.body;
+    };
+    const project = `/api/v2/projects/${ids.project_id}`;
+    const serial = ++this.serial;
+    const vpc = async () => {
+      const id = `vpce-fuzz${serial}`;
+      await made(
+        "POST",
+        `/api/v2/organizations/${org}/vpc/region/${this.regionOf(ids.project_id)}/vpc_endpoints/${id}`,
+        { label: "fuzz" },
+      );
+      return id;
+    };
+    const consumption = (extra: string) => {
+      const now = this.ctx.clock.now(this.a.id);
+      const window = `from=${new Date(now - 2 * 86_400_000).toISOString()}&to=${new Date(now).toISOString()}&granularity=daily`;
+      return `/api/v2${op.path.slice("/api/v2".length)}?${window}${extra}`;
+    };
+    switch (op.operationId) {
+      case "revokeOrgApiKey": {
+        const key = await made("POST", `/api/v2/organizations/${org}/api_keys`, { key_name: "fuzz" });
+        return { url: `/api/v2/organizations/${org}/api_keys/${key.id}` };
+      }
+      case "recoverProject": {
+        const created = await made("POST", "/api/v2/projects", { project: { name: "fuzz-deleted" } });
+        await made("DELETE", `/api/v2/projects/${created.project.id}`, undefined);
+        return { url: `/api/v2/projects/${created.project.id}/recover` };
+      }
+      case "restoreProjectBranch": {
+        const child = await made("POST", `${project}/branches`, {});
+        this.settleBranches();
+        const source = this.defaultBranchOf(ids.project_id);
+        return {
+          url: `${project}/branches/${child.branch.id}/restore`,
+          body: { source_branch_id: source, preserve_under_name: `preserved-${serial}` },
+        };
+      }
+      case "finalizeRestoreBranch": {
+        const restored = await made("POST", `${project}/snapshots/${ids.snapshot_id}/restore`, {
+          name: `restored-${serial}`,
+        });
+        return { url: `${project}/branches/${restored.branch.id}/finalize_restore`, body: {} };
+      }
+      case "removeOrganizationMember": {
+        await made("POST", `/api/v2/organizations/${org}/invitations`, {
+          invitations: [{ email: this.b.email, role: "member" }],
+        });
+        const member = this.sqlite
+          .prepare("SELECT id FROM org_members WHERE org_account_id = ? AND user_id = ?")
+          .get(this.a.id, this.b.id) as { id: string };
+        return { url: `/api/v2/organizations/${org}/members/${member.id}` };
+      }
+      case "transferProjectsFromOrgToOrg":
+      case "transferProjectsFromUserToOrg": {
+        await made(
+          "POST",
+          `/api/v2/organizations/${this.b.orgId}/invitations`,
+          { invitations: [{ email: this.a.email, role: "member" }] },
+          this.b.key,
+        );
+        const created = await made("POST", "/api/v2/projects", { project: { name: "fuzz-moving" } });
+        this.settleBranches();
+        return {
+          url: op.path.replace("{source_org_id}", org),
+          body: validBody(op, { ...ids, project_id: created.project.id }, this.b.orgId),
+        };
+      }
+      case "acceptProjectTransferRequest": {
+        const offered = `/api/v2/projects/${ids.foreign_project_id}/transfer_requests`;
+        const request = await made("POST", offered, {}, this.b.key);
+        return { url: `${offered}/${request.id}`, body: {} };
+      }
+      case "revokePermissionFromProject": {
+        const grant = await made("POST", `${project}/permissions`, { email: `fuzz${serial}@example.com` });
+        return { url: `${project}/permissions/${grant.id}` };
+      }
+      case "deleteProjectJWKS": {
+        const added = await made(
+          "POST",
+          `${project}/jwks`,
+          validBody({ ...op, operationId: "addProjectJWKS" }, ids, org),
+        );
+        return { url: `${project}/jwks/${added.jwks.id}` };
+      }
+      case "assignOrganizationVPCEndpoint":
+        return {
+          url: `/api/v2/organizations/${org}/vpc/region/${this.regionOf(ids.project_id)}/vpc_endpoints/vpce-fuzz${serial}`,
+          body: validBody(op, ids, org),
+        };
+      case "getOrganizationVPCEndpointDetails":
+      case "deleteOrganizationVPCEndpoint":
+        return {
+          url: `/api/v2/organizations/${org}/vpc/region/${this.regionOf(ids.project_id)}/vpc_endpoints/${await vpc()}`,
+        };
+      case "assignProjectVPCEndpoint":
+        return { url: `${project}/vpc_endpoints/${await vpc()}`, body: validBody(op, ids, org) };
+      case "deleteProjectVPCEndpoint": {
+        const id = await vpc();
+        await made("POST", `${project}/vpc_endpoints/${id}`, { label: "fuzz" });
+        return { url: `${project}/vpc_endpoints/${id}` };
+      }
+      case "getConsumptionHistoryPerProject":
+        return { url: consumption("") };
+      case "getConsumptionHistoryPerProjectV2":
+        return { url: consumption(`&org_id=${org}&metrics=compute_unit_seconds`) };
+      case "getConsumptionHistoryPerBranchV2":
+        return {
+          url: consumption(`&org_id=${org}&metrics=compute_unit_seconds&project_ids=${ids.project_id}`),
+        };
+      default: {
+        const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
+          const kind = realKindOf(name);
+          return encodeURIComponent(kind ? ids[kind] : (FIXED_PARAMS[name] ?? name));
+        });
+        const body = validBody(op, ids, org);
+        return body === undefined ? { url: path } : { url: path, body };
+      }
+    }
+  }
+
+  private regionOf(projectId: string): string {
+    return (
+      this.sqlite.prepare("SELECT region_id AS r FROM projects WHERE id = ?").get(projectId) as { r: string }
+    ).r;
+  }
+
+  private defaultBranchOf(projectId: string): string {
+    return (
+      this.sqlite.prepare("SELECT id FROM branches WHERE project_id = ? AND is_default").get(projectId) as {
+        id: string;
+      }
+    ).id;
+  }
+
   /** Every row of every table (api_keys.last_used_at excepted: a successful authentication sets it), in a stable order. */
   snapshot(): Map<string, string> {
     const tables = this.sqlite
@@ -386,6 +539,72 @@ export class FuzzApp {
 export function changedTables(before: Map<string, string>, after: Map<string, string>): string[] {
   const names = new Set([...before.keys(), ...after.keys()]);
   return [...names].filter((n) => before.get(n) !== after.get(n));
+}
+
+/** Path parameters that name no object of an account. */
+export const FIXED_PARAMS: Record<string, string> = {
+  region_id: "aws-us-east-2",
+  vpc_endpoint_id: "vpce-sweep",
+};
+
+/**
+ * A request body `op` accepts from the owner of the objects `ids` names; transfers go to
+ * `destinationOrgId`.
+ */
+export function validBody(
+  op: OpenApiOperation,
+  ids: Record<RealKind, string>,
+  destinationOrgId: string,
+): unknown {
+  switch (op.operationId) {
+    case "createApiKey":
+    case "createOrgApiKey":
+      return { key_name: "valid" };
+    case "addProjectJWKS":
+      return { jwks_url: "https://valid.example/jwks.json", provider_name: "valid" };
+    case "assignOrganizationVPCEndpoint":
+    case "assignProjectVPCEndpoint":
+      return { label: "valid" };
+    case "setOrganizationSpendingLimit":
+      return { spending_limit_cents: 100 };
+    case "grantPermissionToProject":
+      return { email: "valid@example.com" };
+    case "updateOrganizationMember":
+      return { role: "admin" };
+    case "createOrganizationInvitations":
+      return { invitations: [{ email: "valid@example.com", role: "member" }] };
+    case "transferProjectsFromOrgToOrg":
+    case "transferProjectsFromUserToOrg":
+      return { destination_org_id: destinationOrgId, project_ids: [ids.project_id] };
+    case "createProject":
+      return { project: { name: "valid" } };
+    case "updateProject":
+      return { project: { name: "renamed" } };
+    case "createProjectBranch":
+    case "updateProjectBranch":
+      return { branch: { name: "renamed" } };
+    case "createProjectEndpoint":
+      return { endpoint: { branch_id: ids.branch_id, type: "read_only" } };
+    case "updateProjectEndpoint":
+      return { endpoint: { suspend_timeout_seconds: 60 } };
+    case "createProjectBranchRole":
+      return { role: { name: "valid_role" } };
+    case "createProjectBranchDatabase":
+      return { database: { name: "renamed", owner_name: ids.role_name } };
+    case "updateProjectBranchDatabase":
+      return { database: { name: "renamed" } };
+    case "updateSnapshot":
+      return { snapshot: { name: "renamed" } };
+    case "setSnapshotSchedule":
+      return { schedule: [{ frequency: "daily" }] };
+    case "restoreProjectBranch":
+      return { source_branch_id: ids.branch_id, preserve_under_name: "preserved" };
+    default:
+      if (op.path.startsWith("/api/v2/projects/auth/")) return { project_id: ids.project_id };
+      if (op.path === "/_emulator/clock/advance") return { seconds: 1 };
+      if (op.path === "/_emulator/faults" && op.method === "POST") return { action: "start_compute" };
+      return op.body ? {} : undefined;
+  }
 }
 
 export function expectOk(res: Reply, status: number): void {
