@@ -381,9 +381,11 @@ export class FuzzApp {
         await made("POST", `/api/v2/organizations/${org}/invitations`, {
           invitations: [{ email: this.b.email, role: "member" }],
         });
+        // The invitation names an email, which other accounts made by earlier requests may share:
+        // whichever joined, any member but A itself can go.
         const member = this.sqlite
-          .prepare("SELECT id FROM org_members WHERE org_account_id = ? AND user_id = ?")
-          .get(this.a.id, this.b.id) as { id: string };
+          .prepare("SELECT id FROM org_members WHERE org_account_id = ? AND user_id != ? ORDER BY rowid")
+          .get(this.a.id, this.a.id) as { id: string };
         return { url: `/api/v2/organizations/${org}/members/${member.id}` };
       }
       case "transferProjectsFromOrgToOrg":
