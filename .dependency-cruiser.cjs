@@ -48,9 +48,10 @@ module.exports = {
     },
     {
       name: "only-the-http-layer-speaks-http",
-      comment: "Services, the worker, the seed and the platform are callable without Hono (the console, the front door).",
+      comment:
+        "Services, the worker, the seed and the platform are callable without Hono (the console, the front door). The console is an HTTP layer: its views render with Hono's JSX.",
       severity: "error",
-      from: { path: "^src/", pathNot: "(^src/http/)|(/routes/)|(^src/app\\.ts$)|(^src/main\\.ts$)" },
+      from: { path: "^src/", pathNot: "(^src/http/)|(/routes/)|(^src/console/views/)|(^src/app\\.ts$)|(^src/main\\.ts$)" },
       to: { path: "(^src/http/)|(node_modules/hono/)|(node_modules/@hono/node-server/)" },
     },
     {

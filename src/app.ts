@@ -5,6 +5,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import type { Logger } from "pino";
+import { createConsole } from "./console/routes/index.js";
 import type { Ctx } from "./context.js";
 import accounts from "./control-plane/accounts/routes/index.js";
 import apiKeys from "./control-plane/api-keys/routes/index.js";
@@ -69,6 +70,8 @@ export interface AppOptions {
 export interface SqlHandler {
   serveNode(incoming: IncomingMessage, outgoing: ServerResponse): Promise<void>;
   handle(request: Request): Promise<Response>;
+  /** One statement for the console's SQL editor (SqlOverHttp.statement). */
+  statement(connectionString: string, query: string): Promise<{ status: number; body: unknown }>;
 }
 
 /** createApp(ctx, options): the Hono app over the services; one middleware chain, one onError, /openapi.json. */
@@ -108,6 +111,7 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     "/_emulator/*",
     requireApiKey(ctx, ["/_emulator/health", "/_emulator/ca.pem", "/_emulator/openapi.json"]),
   );
+  app.use("/app/*", bodySizeLimit(ctx.config.maxBodyBytes));
   for (const prefix of [`${API_BASE}/*`, "/_emulator/*"]) {
     app.use(prefix, bodySizeLimit(ctx.config.maxBodyBytes));
     app.use(prefix, jsonBodyGuard);
@@ -146,6 +150,9 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
       return alreadySent;
     });
   app.route("/_emulator", emulator);
+  // The web console: pages at /app (a browser at / is sent there).
+  app.route("/app", createConsole({ logger, wallClock, sql }));
+  app.get("/", (c) => c.redirect("/app/projects", 303));
 
   // Two documents, each with its base in `servers`: the Neon routes as the public document lists
   // them (paths without /api/v2, so `neon api --spec-url` and generators match them), and the

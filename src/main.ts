@@ -1,9 +1,12 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import v8 from "node:v8";
+import { signInLink } from "./console/sessions.js";
+import { ensureDefaultAccount } from "./control-plane/accounts/service.js";
 import { type Env, EnvError, readEnv } from "./env.js";
 import type { FrontDoor } from "./front-door/server.js";
 import { answerClientError, refuseConnect } from "./http/client-errors.js";
+import { RealClock } from "./platform/clock.js";
 import { requireFromPackage } from "./platform/package-root.js";
 import { claimDatabase, DatabaseInUse } from "./platform/server-lock.js";
 import { buildRuntime, openFrontDoor, type Runtime } from "./runtime.js";
@@ -99,6 +102,7 @@ async function main(): Promise<void> {
         },
         "neon-emulator listening",
       );
+      printConsoleLink(runtime, env.HOST, info.port);
       worker.start();
       void driver.resume().catch((err) => logger.error({ err }, "could not resume the computes"));
       storage.startCheckpoints(1000);
@@ -152,6 +156,19 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+/**
+ * The web console's one-time sign-in link, printed (never logged) at every start, as Jupyter
+ * prints its token: it signs a browser in as the default account.
+ */
+function printConsoleLink(runtime: Runtime, host: string, port: number): void {
+  const shown = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  const account = ensureDefaultAccount(runtime.ctx);
+  const link = signInLink(runtime.ctx.db, account.id, `http://${shown}:${port}`, new RealClock().now(null));
+  process.stdout.write(
+    `\nWeb console: ${link.url}\n  (a one-time sign-in link, valid for a day; POST /_emulator/console/sign-in-link makes another)\n\n`,
+  );
 }
 
 function run(): void {

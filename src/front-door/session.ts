@@ -1,10 +1,10 @@
-import { timingSafeEqual } from "node:crypto";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import type tlsTypes from "node:tls";
 import type { Logger } from "pino";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
 import type { LoginTarget } from "../control-plane/endpoints/service.js";
+import { sameText } from "../platform/ids.js";
 import { ClientGone, Inbox } from "./inbox.js";
 import { MAX_CLIENT_CONN, type Pooler } from "./pooler.js";
 import { ComputeRefused, cancelKeyOf, type Login, relay, sendCancel } from "./relay.js";
@@ -326,11 +326,4 @@ function checkPassword(
     throw new DoorError({ code: "28P01", message: TEXTS.wrongPassword(user) });
   afterLogin(found);
   return { target, password, maxConnections: found.maxConnections };
-}
-
-/** Compares two secrets in constant time. */
-export function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }

@@ -6,10 +6,11 @@ import type { Pool, PoolClient, QueryResult } from "pg";
 import type { Logger } from "pino";
 import { parse as parseArray } from "postgres-array";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
+import { sameText } from "../platform/ids.js";
 import { pg } from "../platform/pg.js";
 import { sendCancel } from "./relay.js";
 import { fromHostName, fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
-import { DoorError, type DoorServices, sameText, TEXTS } from "./session.js";
+import { DoorError, type DoorServices, TEXTS } from "./session.js";
 
 /**
  * Neon's SQL over HTTP (`POST /sql`, what `neon()` of @neondatabase/serverless and Drizzle's
@@ -79,6 +80,12 @@ interface QueryData {
   query: string;
   params: unknown[];
   arrayMode?: boolean;
+  /**
+   * The console's SQL editor only (never read from a request body): the text may hold several
+   * statements, run with the simple query protocol; the answer is the last one's result, as psql
+   * -c shows it.
+   */
+  script?: boolean;
 }
 
 /** What the handler reads of a request (node's or a web one). */
@@ -89,6 +96,8 @@ interface SqlRequest {
   body(): Promise<string>;
   /** Calls `then` if the client goes away before its answer (node's requests only). */
   onGone?(then: () => void): void;
+  /** The console's editor: a single query is a script (QueryData.script). */
+  script?: boolean;
 }
 
 interface SqlReply {
@@ -147,6 +156,24 @@ export class SqlOverHttp {
       body: () => readBody(request),
     });
     return new Response(reply.body, { status: reply.status, headers: reply.headers });
+  }
+
+  /**
+   * One statement for the console's SQL editor, on the same path as a `/sql` request (wake,
+   * login, limits, Postgres errors): the answer `/sql` would give in array mode, and its status.
+   */
+  async statement(connectionString: string, query: string): Promise<{ status: number; body: unknown }> {
+    const headers: Record<string, string> = {
+      "neon-connection-string": connectionString,
+      "neon-array-mode": "true",
+    };
+    const reply = await this.answer({
+      method: "POST",
+      header: (name) => headers[name.toLowerCase()] ?? null,
+      body: async () => JSON.stringify({ query, params: [] }),
+      script: true,
+    });
+    return { status: reply.status, body: reply.body === null ? null : JSON.parse(reply.body) };
   }
 
   private async answer(request: SqlRequest): Promise<SqlReply> {
@@ -231,7 +258,10 @@ export class SqlOverHttp {
       });
       try {
         if (!Array.isArray(payload))
-          return { body: await run(client, address, payload, format), headers: {} };
+          return {
+            body: await run(client, address, { ...payload, script: request.script === true }, format),
+            headers: {},
+          };
         const modes = [
           ...(isolation ? [`ISOLATION LEVEL ${isolation}`] : []),
           ...(header("Neon-Batch-Read-Only") ? ["READ ONLY"] : []),
@@ -468,7 +498,7 @@ function arrayLiteral(values: unknown[]): string {
 /** Every value as Postgres' text (the serverless driver parses it by type itself). */
 const RAW_TYPES = { getTypeParser: () => (value: string) => value };
 
-/** Runs one query (extended protocol, as the proxy does: one statement per query). */
+/** Runs one query (extended protocol, as the proxy does: one statement per query; a console script: simple protocol). */
 async function run(
   client: PoolClient,
   address: ComputeAddress,
@@ -481,14 +511,20 @@ async function run(
     values: data.params.map(paramText),
     rowMode: "array",
     types: RAW_TYPES,
-    queryMode: "extended",
+    ...(data.script ? {} : { queryMode: "extended" }),
   } as ConstructorParameters<typeof Query>[0]);
   const rows: unknown[][] = [];
   let size = 0;
   let tooLarge = false;
+  // A script's statements answer one after another: only the last one's rows are kept.
+  let current: unknown;
   const result = await new Promise<QueryResult>((resolve, reject) => {
-    query.on("row", (row: (string | null)[]) => {
+    query.on("row", (row: (string | null)[], of: unknown) => {
       if (tooLarge) return;
+      if (of !== current) {
+        current = of;
+        rows.length = 0;
+      }
       for (const value of row) size += value === null ? 5 : value.length + 3;
       if (size > SQL_MAX_BYTES) {
         tooLarge = true;
@@ -498,7 +534,11 @@ async function run(
       }
       rows.push(row);
     });
-    query.on("end", resolve);
+    query.on("end", (results: QueryResult | QueryResult[]) => {
+      const last = Array.isArray(results) ? (results[results.length - 1] as QueryResult) : results;
+      if (current !== undefined && last !== current) rows.length = 0;
+      resolve(last);
+    });
     query.on("error", reject);
     client.query(query);
   }).catch((err: unknown) => {

@@ -1,4 +1,4 @@
-import { createHash, hash, randomBytes, randomFillSync, randomUUID } from "node:crypto";
+import { createHash, hash, randomBytes, randomFillSync, randomUUID, timingSafeEqual } from "node:crypto";
 
 /**
  * Identifiers in the public style: projects `shiny-wind-028834`, branches `br-…`, endpoints
@@ -309,6 +309,13 @@ export class IdGenerator {
   password(): string {
     return `npg_${this.alnum(12)}`;
   }
+}
+
+/** Compares two secrets in constant time. */
+export function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 export function hashKey(key: string): string {

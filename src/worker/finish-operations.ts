@@ -3,6 +3,7 @@ import type { Ctx } from "../context.js";
 import { markReady, recordBranchData } from "../control-plane/branches/store.js";
 import { pendingStateOf, stateAfter, targetState } from "../control-plane/endpoints/rules.js";
 import { readState, recordState } from "../control-plane/endpoints/store.js";
+import { recordSample } from "../control-plane/monitoring/store.js";
 import {
   type ComputeEffect,
   EFFECT_ACTIONS,
@@ -119,7 +120,18 @@ function complete(
     const undo = takeUndo(tx, op.id);
     if (undo && outcome === "failed") applyUndo(tx, undo.branchId, undo.undo, now);
   }
-  if (result?.branch) recordBranchData(tx, result.branch.id, result.branch);
+  if (result?.branch) {
+    recordBranchData(tx, result.branch.id, result.branch);
+    if (result.branch.logicalSize !== undefined)
+      recordSample(tx, {
+        accountId: op.accountId,
+        projectId: op.projectId,
+        subjectId: result.branch.id,
+        metric: "logical_size",
+        at: now,
+        value: result.branch.logicalSize,
+      });
+  }
   // The stored data is gone: the project can no longer be recovered.
   if (op.action === "delete_tenant" && outcome === "finished") purgeDeletedProject(tx, op.projectId);
   return true;

@@ -19,7 +19,7 @@ import {
   releaseClaims,
   type Scope,
 } from "./finish-operations.js";
-import { pruneOperations } from "./prune-operations.js";
+import { pruneMonitoring, pruneOperations } from "./prune-operations.js";
 
 /** An endpoint has a few operations queued at most (a suspend, a start): rounds to perform them all. */
 const EXPEDITE_ROUNDS = 8;
@@ -111,7 +111,8 @@ export class Worker {
           promoteScheduled(this.ctx, tx, now, scope) +
           autoSuspend(this.ctx, tx, now, scope) +
           scheduleChecks(this.ctx, tx, now, scope) +
-          pruneOperations(this.ctx, tx, now, scope);
+          pruneOperations(this.ctx, tx, now, scope) +
+          pruneMonitoring(this.ctx, tx, now, scope);
         this.unsavedClocks.clear();
         return { moved, claimed: finished.claimed };
       },

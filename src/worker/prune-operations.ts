@@ -1,4 +1,5 @@
 import type { Ctx } from "../context.js";
+import { pruneSamples } from "../control-plane/monitoring/store.js";
 import type { Tx } from "../platform/db.js";
 import { statement } from "../platform/statements.js";
 import { inScope, type Scope } from "./finish-operations.js";
@@ -21,4 +22,11 @@ export function pruneOperations(ctx: Ctx, tx: Tx, now: number, scope: Scope): nu
        SELECT id FROM operations WHERE created_us < @beforeUs AND status IN ('finished', 'failed')${inScope(scope)}
        ORDER BY created_us LIMIT ${PRUNE_BATCH})`,
   ).run({ beforeUs, account: scope }).changes;
+}
+
+/** Monitoring samples older than the same retention go the same way. */
+export function pruneMonitoring(ctx: Ctx, tx: Tx, now: number, scope: Scope): number {
+  const days = ctx.config.operationRetentionDays;
+  if (days === 0) return 0;
+  return pruneSamples(tx, scope, now - days * 86_400_000, PRUNE_BATCH);
 }

@@ -21,6 +21,7 @@ import {
 import { getAccount } from "../accounts/store.js";
 import { branchDataPending } from "../branches/store.js";
 import { requireComputeRoom } from "../limits.js";
+import { recordSample } from "../monitoring/store.js";
 import { toOperationJson } from "../operations/render.js";
 import type { OperationAction } from "../operations/rules.js";
 import { startOperation } from "../operations/service.js";
@@ -453,5 +454,13 @@ export function recordClientConnection(ctx: Ctx, endpointId: string, delta: 1 | 
     const now = ctx.clock.now(row.accountId);
     recordConnection(tx, endpointId, delta, now);
     stampComputeActive(tx, row.projectId, now);
+    recordSample(tx, {
+      accountId: row.accountId,
+      projectId: row.projectId,
+      subjectId: endpointId,
+      metric: "connections",
+      at: now,
+      value: Math.max(0, row.openConnections + delta),
+    });
   });
 }

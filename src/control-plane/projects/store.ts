@@ -88,6 +88,7 @@ const ACCOUNT_TABLES = [
   ["compute_activity", "project_id"],
   ["snapshots", "project_id"],
   ["backup_schedules", "project_id"],
+  ["metric_samples", "project_id"],
 ] as const;
 
 /** Hands a project, with everything it holds, to another account (a transfer between organizations). */

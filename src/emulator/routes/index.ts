@@ -5,6 +5,7 @@ import armFault from "./arm-fault.js";
 import clearFaults from "./clear-faults.js";
 import connectEndpoint from "./connect-endpoint.js";
 import createAccount from "./create-account.js";
+import createConsoleLink from "./create-console-link.js";
 import getCa from "./get-ca.js";
 import getClock from "./get-clock.js";
 import health from "./health.js";
@@ -21,4 +22,5 @@ export default createRouter()
   .route("/", listFaults)
   .route("/", clearFaults)
   .route("/", resetAccount)
-  .route("/", createAccount);
+  .route("/", createAccount)
+  .route("/", createConsoleLink);

@@ -1,0 +1,104 @@
+import { createHash } from "node:crypto";
+
+/**
+ * The console's one stylesheet and one script, served from memory with an ETag. The pages work
+ * without the script (forms post, a destructive one asks on a page of its own); with it, a
+ * destructive form asks in a dialog, copy buttons copy, and live sections refresh themselves.
+ */
+
+const CSS = `
+:root{--fg:#1a1a1a;--muted:#5f6368;--line:#dadce0;--bg:#fff;--soft:#f6f8f9;--accent:#00805a;--warn:#b3261e;--focus:#1a73e8}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+a{color:#0b57d0}
+header.top{display:flex;gap:1.5rem;align-items:center;padding:.6rem 1.2rem;border-bottom:1px solid var(--line);background:var(--soft)}
+header.top .brand{font-weight:700;color:var(--accent);text-decoration:none}
+header.top nav{display:flex;gap:1rem;flex:1}
+header.top form{margin:0}
+main{padding:1rem 1.2rem;max-width:1200px}
+h1{font-size:1.4rem;margin:.2rem 0 1rem}
+h2{font-size:1.1rem;margin:1.4rem 0 .6rem}
+table{border-collapse:collapse;width:100%;margin:.4rem 0 1rem}
+th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
+th{font-weight:600;color:var(--muted);font-size:.85rem}
+code,pre,textarea.sql{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
+pre{background:var(--soft);padding:.6rem;overflow:auto;border-radius:4px}
+.tag{display:inline-block;padding:0 .4rem;border-radius:3px;font-size:.75rem;font-weight:600;background:#e8eaed;margin-left:.3rem}
+.state-Active{background:#ceead6;color:#0d652d}.state-Idle{background:#e8eaed;color:#3c4043}.state-Stopped{background:#fad2cf;color:#a50e0e}
+.state-running,.state-scheduling{background:#fef7e0;color:#8a5300}.state-finished{background:#ceead6;color:#0d652d}.state-failed,.state-error{background:#fad2cf;color:#a50e0e}
+.transition{color:var(--muted);font-size:.8rem;margin-left:.3rem}
+.notice{background:#e6f4ea;border:1px solid #ceead6;padding:.6rem .8rem;border-radius:4px;margin:.6rem 0}
+.error{background:#fce8e6;border:1px solid #fad2cf;padding:.6rem .8rem;border-radius:4px;margin:.6rem 0}
+.warning{color:var(--warn);font-weight:600}
+.secret{display:flex;gap:.5rem;align-items:center}
+.secret code{background:var(--soft);padding:.3rem .5rem;border-radius:3px;word-break:break-all}
+form.inline{display:inline;margin:0}
+fieldset{border:1px solid var(--line);border-radius:4px;margin:.4rem 0 1rem;padding:.6rem .8rem}
+label{display:inline-flex;flex-direction:column;gap:.15rem;margin:0 .8rem .5rem 0;font-size:.85rem;color:var(--muted)}
+label.check{flex-direction:row;align-items:center;gap:.3rem}
+input,select,textarea{font:inherit;padding:.3rem .4rem;border:1px solid var(--line);border-radius:3px;color:var(--fg)}
+textarea.sql{width:100%;min-height:8rem}
+button{font:inherit;padding:.3rem .7rem;border:1px solid var(--line);border-radius:3px;background:#fff;cursor:pointer}
+button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
+button.danger{color:var(--warn)}
+:focus-visible{outline:2px solid var(--focus);outline-offset:2px}
+nav.tabs{display:flex;gap:.2rem;border-bottom:1px solid var(--line);margin:1rem 0}
+nav.tabs a{padding:.4rem .8rem;text-decoration:none;color:var(--muted);border-bottom:2px solid transparent}
+nav.tabs a[aria-current=page]{color:var(--fg);border-color:var(--accent)}
+details>summary{cursor:pointer;margin:.4rem 0;font-weight:600}
+.muted{color:var(--muted)}
+.chart{margin:.4rem 0 1rem}
+.chart svg{max-width:100%;height:auto;border:1px solid var(--line);border-radius:4px;background:#fff}
+`;
+
+const JS = `
+(function(){
+  document.addEventListener("submit", function(e){
+    var f = e.target;
+    var msg = f.getAttribute("data-confirm");
+    if (!msg) return;
+    if (!window.confirm(msg)) { e.preventDefault(); return; }
+    var c = document.createElement("input");
+    c.type = "hidden"; c.name = "confirm"; c.value = "yes"; f.appendChild(c);
+  });
+  document.addEventListener("click", function(e){
+    var b = e.target.closest && e.target.closest("[data-copy]");
+    if (!b) return;
+    var src = document.getElementById(b.getAttribute("data-copy"));
+    if (!src || !navigator.clipboard) return;
+    navigator.clipboard.writeText(src.textContent).then(function(){ b.textContent = "Copied"; });
+  });
+  function refresh(el){
+    if (el.getAttribute("data-live") !== "true") return;
+    setTimeout(function(){
+      fetch(el.getAttribute("data-refresh"), {credentials: "same-origin"}).then(function(r){
+        return r.ok ? r.text() : null;
+      }).then(function(html){
+        if (html === null) return;
+        var t = document.createElement("div"); t.innerHTML = html;
+        var next = t.firstElementChild;
+        if (!next) return;
+        el.replaceWith(next); refresh(next);
+      });
+    }, 1000);
+  }
+  document.querySelectorAll("[data-refresh]").forEach(refresh);
+})();
+`;
+
+export interface Asset {
+  body: string;
+  type: string;
+  etag: string;
+}
+
+const asset = (body: string, type: string): Asset => ({
+  body,
+  type,
+  etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`,
+});
+
+export const ASSETS: Record<string, Asset> = {
+  "console.css": asset(CSS, "text/css; charset=utf-8"),
+  "console.js": asset(JS, "text/javascript; charset=utf-8"),
+};

@@ -1,0 +1,261 @@
+import { restoreBranch } from "../../control-plane/branch-restore/service.js";
+import { BranchCreateRequest, BranchUpdateRequest } from "../../control-plane/branches/schema.js";
+import {
+  createBranch,
+  deleteBranch,
+  getBranch,
+  listBranches,
+  setDefaultBranch,
+  updateBranch,
+} from "../../control-plane/branches/service.js";
+import { bytes } from "../views/labels.js";
+import { ActionButton, Csrf, Layout, type PageContext, When } from "../views/layout.js";
+import { ComputesTab } from "./computes.js";
+import { RolesDatabasesTab } from "./roles-databases.js";
+import { StartedOperations } from "./started.js";
+import {
+  accountOf,
+  type BranchTab,
+  branchPath,
+  type ConsoleContext,
+  createConsoleRouter,
+  formOf,
+  pageOf,
+  parse,
+  redirectTo,
+  run,
+  startedOps,
+  unconfirmed,
+} from "./support.js";
+
+/** A branch's page (tabs Computes / Roles & Databases / Child branches) and its actions. */
+const router = createConsoleRouter();
+const BRANCH = "/projects/:projectId/branches/:branchId";
+const TABS: Record<BranchTab, string> = {
+  computes: "Computes",
+  roles: "Roles & Databases",
+  children: "Child branches",
+};
+
+router.get(BRANCH, (c) => {
+  const { projectId, branchId } = c.req.param();
+  const page = pageOf(c);
+  const { branch } = getBranch(c.var.ctx, accountOf(c), projectId, branchId);
+  const asked = c.req.query("tab");
+  const tab: BranchTab = asked === "roles" || asked === "children" ? asked : "computes";
+  return c.html(
+    <Layout title={branch.name} page={page}>
+      <p class="muted">
+        <a href="/app/projects">Projects</a> / <a href={`/app/projects/${projectId}`}>{projectId}</a> /
+        branches
+      </p>
+      <h1>
+        {branch.name}
+        {branch.default && <span class="tag">DEFAULT</span>}
+        {branch.protected && <span class="tag">PROTECTED</span>}
+      </h1>
+      <p class="muted">
+        {branch.id} · data size {bytes(branch.logical_size)} · created <When at={branch.created_at} /> · state{" "}
+        {branch.current_state}
+        {branch.pending_state ? ` → ${branch.pending_state}` : ""}
+      </p>
+      <StartedOperations c={c} projectId={projectId} />
+      <BranchActions c={c} page={page} projectId={projectId} branch={branch} />
+      <nav class="tabs" aria-label="Branch sections">
+        {(Object.keys(TABS) as BranchTab[]).map((t) => (
+          <a href={branchPath(projectId, branchId, t)} aria-current={t === tab ? "page" : undefined}>
+            {TABS[t]}
+          </a>
+        ))}
+      </nav>
+      {tab === "computes" && <ComputesTab c={c} page={page} projectId={projectId} branchId={branchId} />}
+      {tab === "roles" && <RolesDatabasesTab c={c} page={page} projectId={projectId} branchId={branchId} />}
+      {tab === "children" && <ChildrenTab c={c} page={page} projectId={projectId} branchId={branchId} />}
+    </Layout>,
+  );
+});
+
+function BranchActions(props: {
+  c: ConsoleContext;
+  page: PageContext;
+  projectId: string;
+  branch: { id: string; name: string; default: boolean; protected: boolean; parent_id?: string };
+}) {
+  const { page, branch } = props;
+  const base = `/app/projects/${props.projectId}/branches/${branch.id}`;
+  return (
+    <section aria-label="Branch actions">
+      <form class="inline" method="post" action={`${base}/rename`}>
+        <Csrf token={page.csrf} />
+        <label>
+          New name
+          <input name="name" value={branch.name} required maxlength={256} />
+        </label>
+        <button type="submit">Rename</button>
+      </form>{" "}
+      {!branch.default && (
+        <ActionButton action={`${base}/set-default`} label="Set as default" csrf={page.csrf} />
+      )}{" "}
+      <ActionButton
+        action={`${base}/protect`}
+        label={branch.protected ? "Unprotect" : "Protect"}
+        csrf={page.csrf}
+        fields={{ protected: String(!branch.protected) }}
+      />{" "}
+      {branch.parent_id && (
+        <ActionButton
+          action={`${base}/reset`}
+          label="Reset from parent"
+          csrf={page.csrf}
+          danger
+          confirm={`Reset “${branch.name}” from its parent? Its data, roles and databases are replaced with the parent's latest.`}
+        />
+      )}{" "}
+      <ActionButton
+        action={`${base}/delete`}
+        label="Delete"
+        csrf={page.csrf}
+        danger
+        confirm={`Delete the branch “${branch.name}” and its computes? This cannot be undone.`}
+      />
+    </section>
+  );
+}
+
+function ChildrenTab(props: { c: ConsoleContext; page: PageContext; projectId: string; branchId: string }) {
+  const { c, page, projectId, branchId } = props;
+  const { branches } = listBranches(c.var.ctx, accountOf(c), projectId, {
+    sort_by: "created_at",
+    sort_order: "asc",
+  });
+  const children = branches.filter((b) => b.parent_id === branchId);
+  return (
+    <section>
+      <form method="post" action={`/app/projects/${projectId}/branches`}>
+        <Csrf token={page.csrf} />
+        <input type="hidden" name="parent_id" value={branchId} />
+        <fieldset>
+          <legend>Create a child branch</legend>
+          <label>
+            Name
+            <input name="name" maxlength={256} autocomplete="off" />
+          </label>
+          <label class="check">
+            <input type="checkbox" name="with_compute" value="true" checked /> with a read-write compute
+          </label>
+          <button type="submit" class="primary">
+            Create branch
+          </button>
+        </fieldset>
+      </form>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Branch</th>
+            <th scope="col">Data size</th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {children.map((b) => (
+            <tr>
+              <td>
+                <a href={branchPath(projectId, b.id)}>{b.name}</a>
+              </td>
+              <td>{bytes(b.logical_size)}</td>
+              <td>
+                <When at={b.created_at} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {children.length === 0 && <p class="muted">No child branches.</p>}
+    </section>
+  );
+}
+
+router.post("/projects/:projectId/branches", async (c) => {
+  const projectId = c.req.param("projectId");
+  const form = await formOf(c);
+  const input = parse(BranchCreateRequest, {
+    branch: {
+      ...(form.name ? { name: form.name } : {}),
+      ...(form.parent_id ? { parent_id: form.parent_id } : {}),
+    },
+    ...(form.with_compute === "true" ? { endpoints: [{ type: "read_write" }] } : {}),
+  });
+  const body = run(c, createBranch(c.var.ctx, accountOf(c), projectId, input));
+  return redirectTo(
+    c,
+    branchPath(projectId, body.branch.id),
+    `Branch “${body.branch.name}” created.`,
+    startedOps(body),
+  );
+});
+
+router.post(`${BRANCH}/rename`, async (c) => {
+  const { projectId, branchId } = c.req.param();
+  const input = parse(BranchUpdateRequest, { branch: { name: (await formOf(c)).name ?? "" } });
+  const body = run(c, updateBranch(c.var.ctx, accountOf(c), projectId, branchId, input.branch));
+  return redirectTo(
+    c,
+    branchPath(projectId, branchId),
+    `Branch renamed to “${body.branch.name}”.`,
+    startedOps(body),
+  );
+});
+
+router.post(`${BRANCH}/protect`, async (c) => {
+  const { projectId, branchId } = c.req.param();
+  const input = parse(BranchUpdateRequest, { branch: { protected: (await formOf(c)).protected === "true" } });
+  const body = run(c, updateBranch(c.var.ctx, accountOf(c), projectId, branchId, input.branch));
+  return redirectTo(
+    c,
+    branchPath(projectId, branchId),
+    body.branch.protected ? "Branch protected." : "Branch no longer protected.",
+    startedOps(body),
+  );
+});
+
+router.post(`${BRANCH}/set-default`, (c) => {
+  const { projectId, branchId } = c.req.param();
+  const body = run(c, setDefaultBranch(c.var.ctx, accountOf(c), projectId, branchId));
+  return redirectTo(c, branchPath(projectId, branchId), "This is now the default branch.", startedOps(body));
+});
+
+router.post(`${BRANCH}/reset`, async (c) => {
+  const { projectId, branchId } = c.req.param();
+  const back = branchPath(projectId, branchId);
+  const ask = unconfirmed(c, await formOf(c), "Reset this branch from its parent?", back);
+  if (ask) return ask;
+  const accountId = accountOf(c);
+  const { branch } = getBranch(c.var.ctx, accountId, projectId, branchId);
+  const body = run(
+    c,
+    restoreBranch(c.var.ctx, accountId, projectId, branchId, {
+      source_branch_id: branch.parent_id ?? branchId,
+    }),
+  );
+  return redirectTo(c, back, "Branch reset from its parent.", startedOps(body));
+});
+
+router.post(`${BRANCH}/delete`, async (c) => {
+  const { projectId, branchId } = c.req.param();
+  const ask = unconfirmed(
+    c,
+    await formOf(c),
+    "Delete this branch and its computes?",
+    branchPath(projectId, branchId),
+  );
+  if (ask) return ask;
+  const body = run(c, deleteBranch(c.var.ctx, accountOf(c), projectId, branchId));
+  return redirectTo(
+    c,
+    `/app/projects/${projectId}`,
+    `Branch “${body.branch.name}” deleted.`,
+    startedOps(body),
+  );
+});
+
+export default router;

@@ -1,0 +1,358 @@
+import { listBranches } from "../../control-plane/branches/service.js";
+import { ConnectionUriQuery } from "../../control-plane/connection/schema.js";
+import { getConnectionUri } from "../../control-plane/connection/service.js";
+import { listEndpointsJson } from "../../control-plane/endpoints/service.js";
+import { listOperations } from "../../control-plane/operations/service.js";
+import { ProjectCreateRequest } from "../../control-plane/projects/schema.js";
+import { createProject, getProject, listProjects } from "../../control-plane/projects/service.js";
+import { REGIONS } from "../../control-plane/regions/rules.js";
+import { listDatabases, listRoles } from "../../control-plane/roles-databases/service.js";
+import { parseJsonText } from "../../platform/json-text.js";
+import { bytes, cuRange, duration, kindLabel, stateLabel } from "../views/labels.js";
+import { Csrf, CuField, Layout, Secret, StateTag, When } from "../views/layout.js";
+import { StartedOperations } from "./started.js";
+import {
+  accountOf,
+  type ConsoleContext,
+  createConsoleRouter,
+  formOf,
+  numberField,
+  pageOf,
+  parse,
+  principalOf,
+  redirectTo,
+  run,
+  startedOps,
+} from "./support.js";
+
+/** Projects: the list and create dialog, and each project's dashboard (connect, branches, operations). */
+const router = createConsoleRouter();
+
+router.get("/projects", (c) => {
+  const page = pageOf(c);
+  const { projects } = listProjects(c.var.ctx, principalOf(c), { limit: 400 });
+  const versions = c.var.ctx.config.postgres?.installed ?? [14, 15, 16, 17, 18];
+  return c.html(
+    <Layout title="Projects" page={page}>
+      <h1>Projects</h1>
+      <details open={projects.length === 0}>
+        <summary>New project</summary>
+        <form method="post" action="/app/projects">
+          <Csrf token={page.csrf} />
+          <fieldset>
+            <legend>Create a project</legend>
+            <label>
+              Project name
+              <input name="name" maxlength={256} autocomplete="off" />
+            </label>
+            <label>
+              Region
+              <select name="region_id">
+                {REGIONS.map((r) => (
+                  <option value={r.region_id} selected={r.region_id === "aws-us-east-2"}>
+                    {r.name} ({r.region_id})
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Postgres version
+              <select name="pg_version">
+                {versions.map((v) => (
+                  <option value={String(v)} selected={v === 17}>
+                    {v}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <CuField label="Compute size, minimum" name="min_cu" selected={0.25} />
+            <CuField label="maximum" name="max_cu" selected={0.25} />
+            <label>
+              Suspend after (seconds; 0 = default, -1 = never)
+              <input name="suspend_timeout_seconds" type="number" min={-1} max={604800} value="0" />
+            </label>
+            <button type="submit" class="primary">
+              Create project
+            </button>
+          </fieldset>
+        </form>
+      </details>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Region</th>
+            <th scope="col">Postgres</th>
+            <th scope="col">Created</th>
+            <th scope="col">Compute time (this month)</th>
+          </tr>
+        </thead>
+        <tbody>
+          {projects.map((p) => (
+            <tr>
+              <td>
+                <a href={`/app/projects/${p.id}`}>{p.name}</a> <span class="muted">{p.id}</span>
+              </td>
+              <td>{p.region_id}</td>
+              <td>{p.pg_version}</td>
+              <td>
+                <When at={p.created_at} />
+              </td>
+              <td>{duration(p.cpu_used_sec)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {projects.length === 0 && <p class="muted">No projects yet: create one above.</p>}
+    </Layout>,
+  );
+});
+
+router.post("/projects", async (c) => {
+  const form = await formOf(c);
+  const input = parse(ProjectCreateRequest, {
+    project: {
+      ...(form.name ? { name: form.name } : {}),
+      ...(form.region_id ? { region_id: form.region_id } : {}),
+      ...(form.pg_version ? { pg_version: Number(form.pg_version) } : {}),
+      default_endpoint_settings: {
+        autoscaling_limit_min_cu: numberField(form.min_cu),
+        autoscaling_limit_max_cu: numberField(form.max_cu),
+        suspend_timeout_seconds: numberField(form.suspend_timeout_seconds),
+      },
+    },
+  });
+  const body = run(c, createProject(c.var.ctx, accountOf(c), input.project));
+  return redirectTo(
+    c,
+    `/app/projects/${body.project.id}`,
+    `Project “${body.project.name}” created.`,
+    startedOps(body),
+  );
+});
+
+router.get("/projects/:projectId", (c) => {
+  const { ctx } = c.var;
+  const accountId = accountOf(c);
+  const projectId = c.req.param("projectId");
+  const page = pageOf(c);
+  const { project } = getProject(ctx, accountId, projectId);
+  const { branches: list } = listBranches(ctx, accountId, projectId, {
+    sort_by: "created_at",
+    sort_order: "asc",
+  });
+  const { endpoints } = parseJsonText(listEndpointsJson(ctx, accountId, projectId, {}));
+  const primary = new Map(endpoints.filter((e) => e.type === "read_write").map((e) => [e.branch_id, e]));
+  const names = new Map(list.map((b) => [b.id, b.name]));
+  return c.html(
+    <Layout title={project.name} page={page}>
+      <p class="muted">
+        <a href="/app/projects">Projects</a> / {project.id}
+      </p>
+      <h1>{project.name}</h1>
+      <p class="muted">
+        {project.region_id} · Postgres {project.pg_version} · created <When at={project.created_at} />
+        {" · "}
+        <a href={`/app/projects/${projectId}/sql`}>SQL editor</a>
+        {" · "}
+        <a href={`/app/projects/${projectId}/monitoring`}>Monitoring</a>
+      </p>
+      <StartedOperations c={c} projectId={projectId} />
+      <ConnectSection c={c} projectId={projectId} />
+      <h2>Branches</h2>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Branch</th>
+            <th scope="col">Parent</th>
+            <th scope="col">Primary compute</th>
+            <th scope="col">Data size</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last active</th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.map((b) => {
+            const e = primary.get(b.id);
+            return (
+              <tr>
+                <td>
+                  <a href={`/app/projects/${projectId}/branches/${b.id}`}>{b.name}</a>
+                  {b.default && <span class="tag">DEFAULT</span>}
+                  {b.protected && <span class="tag">PROTECTED</span>}
+                </td>
+                <td>
+                  {b.parent_id ? (names.get(b.parent_id) ?? b.parent_id) : <span class="muted">—</span>}
+                </td>
+                <td>
+                  {e ? (
+                    <>
+                      {cuRange(e)} <StateTag label={stateLabel(e)} />
+                    </>
+                  ) : (
+                    <span class="muted">none</span>
+                  )}
+                </td>
+                <td>{bytes(b.logical_size)}</td>
+                <td>
+                  <When at={b.created_at} />
+                </td>
+                <td>
+                  <When at={e?.last_active} />
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      <h2>Operations</h2>
+      <OperationsSection c={c} projectId={projectId} branchNames={names} />
+    </Layout>,
+  );
+});
+
+/** The operations list alone: the dashboard's script fetches it every second while one runs. */
+router.get("/projects/:projectId/operations", (c) => {
+  const projectId = c.req.param("projectId");
+  const { branches: list } = listBranches(c.var.ctx, accountOf(c), projectId, {});
+  return c.html(
+    <OperationsSection c={c} projectId={projectId} branchNames={new Map(list.map((b) => [b.id, b.name]))} />,
+  );
+});
+
+function OperationsSection(props: {
+  c: ConsoleContext;
+  projectId: string;
+  branchNames: Map<string, string>;
+}) {
+  const { c, projectId } = props;
+  const { operations } = parseJsonText(listOperations(c.var.ctx, accountOf(c), projectId, { limit: 25 }));
+  const live = operations.some((o) => o.status === "running" || o.status === "scheduling");
+  return (
+    <section id="operations" data-refresh={`/app/projects/${projectId}/operations`} data-live={String(live)}>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Action</th>
+            <th scope="col">Branch</th>
+            <th scope="col">Status</th>
+            <th scope="col">Duration</th>
+            <th scope="col">Date</th>
+          </tr>
+        </thead>
+        <tbody>
+          {operations.map((o) => (
+            <tr data-operation-id={o.id}>
+              <td>{o.action}</td>
+              <td>{o.branch_id ? (props.branchNames.get(o.branch_id) ?? o.branch_id) : "—"}</td>
+              <td>
+                <span class={`tag state-${o.status}`}>{o.status}</span>
+                {o.error && <span class="muted"> {o.error}</span>}
+              </td>
+              <td>{o.total_duration_ms} ms</td>
+              <td>
+                <When at={o.created_at} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {operations.length === 0 && <p class="muted">No operations yet.</p>}
+    </section>
+  );
+}
+
+/** The Connect dialog: branch, compute, database, role and pooling → a connection string that works. */
+function ConnectSection(props: { c: ConsoleContext; projectId: string }) {
+  const { c, projectId } = props;
+  const { ctx } = c.var;
+  const accountId = accountOf(c);
+  const q = c.req.query();
+  const { branches: list } = listBranches(ctx, accountId, projectId, {});
+  const branch = list.find((b) => b.id === q.branch_id) ?? list.find((b) => b.default) ?? list[0];
+  if (!branch) return null;
+  const { endpoints } = parseJsonText(listEndpointsJson(ctx, accountId, projectId, {}));
+  const computes = endpoints.filter((e) => e.branch_id === branch.id);
+  const { roles } = listRoles(ctx, accountId, projectId, branch.id);
+  const { databases } = listDatabases(ctx, accountId, projectId, branch.id);
+  const compute =
+    computes.find((e) => e.id === q.endpoint_id) ?? computes.find((e) => e.type === "read_write");
+  const database = databases.find((d) => d.name === q.database_name) ?? databases[0];
+  const role =
+    roles.find((r) => r.name === q.role_name) ??
+    roles.find((r) => r.name === database?.owner_name) ??
+    roles[0];
+  const pooled = q.pooled === "true";
+  let uri: string | undefined;
+  let problem: string | undefined;
+  if (!compute) problem = "This branch has no compute: add one on the branch's page.";
+  else if (!database || !role) problem = "This branch has no database or role yet.";
+  else
+    uri = getConnectionUri(
+      ctx,
+      accountId,
+      projectId,
+      parse(ConnectionUriQuery, {
+        branch_id: branch.id,
+        endpoint_id: compute.id,
+        database_name: database.name,
+        role_name: role.name,
+        pooled: pooled ? "true" : "false",
+      }),
+    ).uri;
+  return (
+    <section aria-labelledby="connect">
+      <h2 id="connect">Connect</h2>
+      <form method="get" action={`/app/projects/${projectId}`}>
+        <label>
+          Branch
+          <select name="branch_id">
+            {list.map((b) => (
+              <option value={b.id} selected={b.id === branch.id}>
+                {b.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Compute
+          <select name="endpoint_id">
+            {computes.map((e) => (
+              <option value={e.id} selected={e.id === compute?.id}>
+                {kindLabel(e.type)} {e.id}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Database
+          <select name="database_name">
+            {databases.map((d) => (
+              <option value={d.name} selected={d.name === database?.name}>
+                {d.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Role
+          <select name="role_name">
+            {roles.map((r) => (
+              <option value={r.name} selected={r.name === role?.name}>
+                {r.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="check">
+          <input type="checkbox" name="pooled" value="true" checked={pooled} /> Connection pooling
+        </label>
+        <button type="submit">Show connection string</button>
+      </form>
+      {uri && <Secret id="connection-string" value={uri} label="Connection string" />}
+      {problem && <p class="muted">{problem}</p>}
+    </section>
+  );
+}
+
+export default router;

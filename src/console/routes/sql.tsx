@@ -1,0 +1,184 @@
+import { listBranches } from "../../control-plane/branches/service.js";
+import { ConnectionUriQuery } from "../../control-plane/connection/schema.js";
+import { getConnectionUri } from "../../control-plane/connection/service.js";
+import { getProject } from "../../control-plane/projects/service.js";
+import { listDatabases, listRoles } from "../../control-plane/roles-databases/service.js";
+import { badRequest } from "../../errors.js";
+import { Csrf, Layout } from "../views/layout.js";
+import { accountOf, type ConsoleContext, createConsoleRouter, formOf, pageOf, parse } from "./support.js";
+
+/** What the SQL editor needs of SQL over HTTP (front-door/sql-over-http.ts). */
+export interface ConsoleSql {
+  statement(connectionString: string, query: string): Promise<{ status: number; body: unknown }>;
+}
+
+/** The most rows the editor shows of one result. */
+const SHOWN_ROWS = 1000;
+/** The longest statement the editor sends (the API's body limit bounds it anyway). */
+const MAX_QUERY = 60_000;
+
+type Result =
+  | { fields: { name: string }[]; rows: unknown[][]; command: string; rowCount: number | null }
+  | { message: string; code?: string; detail?: string; hint?: string; position?: string };
+
+/**
+ * The SQL editor: a statement run on a branch's compute (woken if idle) as one of its roles,
+ * through the same path as Neon's SQL over HTTP; the result as a table or the Postgres error.
+ */
+export default function sqlEditor(sql: ConsoleSql | undefined) {
+  const router = createConsoleRouter();
+  const PATH = "/projects/:projectId/sql";
+
+  const render = (c: ConsoleContext, query: string, result?: Result) => {
+    const { ctx } = c.var;
+    const accountId = accountOf(c);
+    const projectId = c.req.param("projectId") ?? "";
+    const page = pageOf(c);
+    const { project } = getProject(ctx, accountId, projectId);
+    const { branches } = listBranches(ctx, accountId, projectId, {});
+    const asked = c.req.query("branch_id");
+    const branch = branches.find((b) => b.id === asked) ?? branches.find((b) => b.default) ?? branches[0];
+    const { databases } = branch ? listDatabases(ctx, accountId, projectId, branch.id) : { databases: [] };
+    const { roles } = branch ? listRoles(ctx, accountId, projectId, branch.id) : { roles: [] };
+    const database = c.req.query("database_name") ?? databases[0]?.name;
+    const role = c.req.query("role_name") ?? databases.find((d) => d.name === database)?.owner_name;
+    return c.html(
+      <Layout title={`SQL editor · ${project.name}`} page={page}>
+        <p class="muted">
+          <a href="/app/projects">Projects</a> / <a href={`/app/projects/${projectId}`}>{project.name}</a> /
+          SQL editor
+        </p>
+        <h1>SQL editor</h1>
+        {!sql && (
+          <p class="error" role="alert">
+            Computes are not real processes here (NEON_EMULATOR_COMPUTE=none): there is no database to run SQL
+            on.
+          </p>
+        )}
+        <form method="get" action={`/app/projects/${projectId}/sql`}>
+          <label>
+            Branch
+            <select name="branch_id">
+              {branches.map((b) => (
+                <option value={b.id} selected={b.id === branch?.id}>
+                  {b.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit">Choose branch</button>
+        </form>
+        <form method="post" action={`/app/projects/${projectId}/sql?branch_id=${branch?.id ?? ""}`}>
+          <Csrf token={page.csrf} />
+          <label>
+            Database
+            <select name="database_name">
+              {databases.map((d) => (
+                <option value={d.name} selected={d.name === database}>
+                  {d.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Role
+            <select name="role_name">
+              {roles
+                .filter((r) => !r.protected)
+                .map((r) => (
+                  <option value={r.name} selected={r.name === role}>
+                    {r.name}
+                  </option>
+                ))}
+            </select>
+          </label>
+          <label style="display:flex">
+            Statement
+            <textarea class="sql" name="query" required maxlength={MAX_QUERY} spellcheck={false}>
+              {query}
+            </textarea>
+          </label>
+          <button type="submit" class="primary">
+            Run
+          </button>
+        </form>
+        {result && <ResultView result={result} />}
+      </Layout>,
+    );
+  };
+
+  router.get(PATH, (c) => render(c, "SELECT version();"));
+
+  router.post(PATH, async (c) => {
+    const form = await formOf(c);
+    const query = form.query ?? "";
+    if (!sql) return render(c, query);
+    if (query.trim() === "") throw badRequest("the statement is empty");
+    if (query.length > MAX_QUERY) throw badRequest(`the statement is longer than ${MAX_QUERY} characters`);
+    const projectId = c.req.param("projectId");
+    const uri = getConnectionUri(
+      c.var.ctx,
+      accountOf(c),
+      projectId,
+      parse(ConnectionUriQuery, {
+        branch_id: c.req.query("branch_id") || undefined,
+        database_name: form.database_name ?? "",
+        role_name: form.role_name ?? "",
+      }),
+    ).uri;
+    const answer = await sql.statement(uri, query);
+    return render(c, query, answer.body as Result);
+  });
+
+  return router;
+}
+
+function ResultView(props: { result: Result }) {
+  const { result } = props;
+  if ("message" in result)
+    return (
+      <section class="error" role="alert" aria-label="Postgres error">
+        <strong>ERROR{result.code ? ` ${result.code}` : ""}:</strong> {result.message}
+        {result.detail && <div>DETAIL: {result.detail}</div>}
+        {result.hint && <div>HINT: {result.hint}</div>}
+        {result.position && <div>at character {result.position}</div>}
+      </section>
+    );
+  const shown = result.rows.slice(0, SHOWN_ROWS);
+  return (
+    <section aria-label="Result">
+      <p class="muted" data-command>
+        {result.command} {result.rowCount ?? ""}
+        {result.rows.length > SHOWN_ROWS ? ` (first ${SHOWN_ROWS} rows shown)` : ""}
+      </p>
+      {result.fields.length > 0 && (
+        <table data-result>
+          <thead>
+            <tr>
+              {result.fields.map((f) => (
+                <th scope="col">{f.name}</th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((row) => (
+              <tr>
+                {row.map((v) => (
+                  <td>
+                    {v === null ? (
+                      <span class="muted">NULL</span>
+                    ) : typeof v === "string" ? (
+                      v
+                    ) : (
+                      JSON.stringify(v)
+                    )}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

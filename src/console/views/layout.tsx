@@ -1,0 +1,155 @@
+import type { Child } from "hono/jsx";
+
+/** What every signed-in page knows: the CSRF token its forms carry, and messages to show. */
+export interface PageContext {
+  csrf: string;
+  accountName: string;
+  notice?: string | undefined;
+  error?: string | undefined;
+}
+
+export function Layout(props: { title: string; page?: PageContext; children: Child }) {
+  const { page } = props;
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{`${props.title} · Neon emulator`}</title>
+        <link rel="stylesheet" href="/app/assets/console.css" />
+        <script src="/app/assets/console.js" defer />
+      </head>
+      <body>
+        <header class="top">
+          <a class="brand" href="/app/projects">
+            Neon emulator
+          </a>
+          {page && (
+            <>
+              <nav aria-label="Main">
+                <a href="/app/projects">Projects</a>
+                <a href="/app/settings/api-keys">API keys</a>
+                <a href="/app/emulator">Emulator</a>
+              </nav>
+              <span class="muted">{page.accountName}</span>
+              <form method="post" action="/app/sign-out">
+                <Csrf token={page.csrf} />
+                <button type="submit">Sign out</button>
+              </form>
+            </>
+          )}
+        </header>
+        <main>
+          {page?.notice && (
+            <p class="notice" role="status">
+              {page.notice}
+            </p>
+          )}
+          {page?.error && (
+            <p class="error" role="alert">
+              {page.error}
+            </p>
+          )}
+          {props.children}
+        </main>
+      </body>
+    </html>
+  );
+}
+
+export function Csrf(props: { token: string }) {
+  return <input type="hidden" name="_csrf" value={props.token} />;
+}
+
+/**
+ * A one-button form posting to `action`. With `confirm`, the script asks first; without the
+ * script the server answers with a confirmation page (confirmationPage).
+ */
+export function ActionButton(props: {
+  action: string;
+  label: string;
+  csrf: string;
+  confirm?: string;
+  danger?: boolean;
+  fields?: Record<string, string>;
+}) {
+  return (
+    <form class="inline" method="post" action={props.action} data-confirm={props.confirm}>
+      <Csrf token={props.csrf} />
+      {Object.entries(props.fields ?? {}).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
+      <button type="submit" class={props.danger ? "danger" : undefined}>
+        {props.label}
+      </button>
+    </form>
+  );
+}
+
+/** A secret shown once, with a copy button. */
+export function Secret(props: { id: string; value: string; label: string }) {
+  return (
+    <fieldset class="secret">
+      <legend class="muted">{props.label}</legend>
+      <code id={props.id}>{props.value}</code>
+      <button type="button" data-copy={props.id}>
+        Copy
+      </button>
+    </fieldset>
+  );
+}
+
+const COMPUTE_UNITS = ["0.25", "0.5", "1", "2", "3", "4", "5", "6", "7", "8"];
+
+/** A compute-size field: the sizes Neon offers, in compute units. */
+export function CuField(props: { label: string; name: string; selected: number }) {
+  return (
+    <label>
+      {props.label}
+      <select name={props.name}>
+        {COMPUTE_UNITS.map((cu) => (
+          <option value={cu} selected={Number(cu) === props.selected}>
+            {cu}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+export function StateTag(props: { label: string }) {
+  return <span class={`tag state-${props.label}`}>{props.label}</span>;
+}
+
+/** Local date and time, to the minute, in UTC (what the API's timestamps are in). */
+export function When(props: { at: string | null | undefined }) {
+  if (!props.at) return <span class="muted">—</span>;
+  return <time datetime={props.at}>{props.at.replace("T", " ").replace(/:\d\d(\.\d+)?Z$/, " UTC")}</time>;
+}
+
+/** The page asking again before a destructive action, for browsers without the script. */
+export function ConfirmPage(props: {
+  page: PageContext;
+  message: string;
+  action: string;
+  fields: Record<string, string>;
+  back: string;
+}) {
+  return (
+    <Layout title="Confirm" page={props.page}>
+      <h1>Are you sure?</h1>
+      <p>{props.message}</p>
+      <form method="post" action={props.action}>
+        <Csrf token={props.page.csrf} />
+        {Object.entries(props.fields).map(([name, value]) => (
+          <input type="hidden" name={name} value={value} />
+        ))}
+        <input type="hidden" name="confirm" value="yes" />
+        <button type="submit" class="danger">
+          Yes, continue
+        </button>{" "}
+        <a href={props.back}>Cancel</a>
+      </form>
+    </Layout>
+  );
+}

@@ -1,0 +1,298 @@
+import type Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createSignInToken, signInLink } from "../../src/console/sessions.js";
+import { bucketPeaks } from "../../src/console/views/charts.js";
+import { ensureDefaultAccount } from "../../src/control-plane/accounts/service.js";
+import { recordClientConnection } from "../../src/control-plane/endpoints/service.js";
+import { connectionOf } from "../../src/platform/statements.js";
+import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
+
+/**
+ * The console's pages in-process: sessions and sign-in links, CSRF and origin checks, bad form
+ * input (the API's own validation, nothing half-written), other accounts' objects, confirmation
+ * without the script, and the monitoring records.
+ */
+
+let t: TestApp;
+beforeEach(() => {
+  t = createTestApp();
+});
+afterEach(() => t.close());
+
+const ORIGIN = "http://localhost";
+
+interface Browser {
+  cookie: string;
+  csrf: string;
+  get(path: string): ReturnType<TestApp["request"]>;
+  post(
+    path: string,
+    form: Record<string, string>,
+    headers?: Record<string, string>,
+  ): ReturnType<TestApp["request"]>;
+}
+
+/** Signs in as `accountId` with a fresh link, as a browser would, and reads the CSRF token of a page. */
+async function signIn(accountId = t.accountId): Promise<Browser> {
+  const { url } = signInLink(t.ctx.db, accountId, ORIGIN, Date.now());
+  const res = await t.request("GET", url.slice(ORIGIN.length));
+  expect(res.status).toBe(303);
+  const setCookie = res.headers.get("set-cookie") ?? "";
+  expect(setCookie).toMatch(/HttpOnly/);
+  expect(setCookie).toMatch(/SameSite=Strict/);
+  const cookie = setCookie.split(";")[0] as string;
+  const page = await t.request("GET", "/app/projects", undefined, { cookie });
+  expectStatus(page, 200);
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? "";
+  expect(csrf.length).toBeGreaterThan(20);
+  const browser: Browser = {
+    cookie,
+    csrf,
+    get: (path) => t.request("GET", path, undefined, { cookie }),
+    post: (path, form, headers = {}) =>
+      t.request("POST", path, new URLSearchParams({ _csrf: csrf, ...form }).toString(), {
+        cookie,
+        "content-type": "application/x-www-form-urlencoded",
+        origin: ORIGIN,
+        ...headers,
+      }),
+  };
+  return browser;
+}
+
+async function project(name = "p"): Promise<{ id: string; branchId: string; endpointId: string }> {
+  const res = await t.api("POST", "/api/v2/projects", { project: { name } });
+  expectStatus(res, 201);
+  t.advance(5);
+  return { id: res.body.project.id, branchId: res.body.branch.id, endpointId: res.body.endpoints[0].id };
+}
+
+const sqlite = () => connectionOf(t.ctx.db) as Database.Database;
+const count = (table: string) =>
+  (sqlite().prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+
+describe("sessions", () => {
+  it("nothing answers without a session: pages send the browser to sign in, posts are refused", async () => {
+    const page = await t.request("GET", "/app/projects");
+    expect(page.status).toBe(303);
+    expect(page.headers.get("location")).toBe("/app/sign-in");
+    const forged = await t.request("GET", "/app/projects", undefined, { cookie: "neon_console=forged" });
+    expect(forged.status).toBe(303);
+    const post = await t.request("POST", "/app/projects", "name=x", {
+      "content-type": "application/x-www-form-urlencoded",
+    });
+    expect(post.status).toBe(401);
+    expect(count("projects")).toBe(0);
+  });
+
+  it("a sign-in link works once and not after a day", async () => {
+    const token = createSignInToken(t.ctx.db, t.accountId, Date.now());
+    expect((await t.request("GET", `/app/sign-in?token=${token}`)).status).toBe(303);
+    expect((await t.request("GET", `/app/sign-in?token=${token}`)).status).toBe(401);
+    const old = createSignInToken(t.ctx.db, t.accountId, Date.now() - 25 * 3_600_000);
+    expect((await t.request("GET", `/app/sign-in?token=${old}`)).status).toBe(401);
+    expect((await t.request("GET", "/app/sign-in?token=nonsense")).status).toBe(401);
+    // Only hashes are stored.
+    const rows = sqlite().prepare("SELECT token_hash FROM console_sign_in_tokens").all() as {
+      token_hash: string;
+    }[];
+    expect(rows.some((r) => r.token_hash === old)).toBe(false);
+  });
+
+  it("a key scoped to one project cannot make a console link", async () => {
+    const p = await project();
+    const scoped = await t.api(
+      "POST",
+      `/api/v2/organizations/${ensureDefaultAccount(t.ctx).orgId}/api_keys`,
+      {
+        key_name: "scoped",
+        project_id: p.id,
+      },
+    );
+    if (scoped.status !== 200) throw new Error(scoped.text);
+    const res = await t.request("POST", "/_emulator/console/sign-in-link", undefined, {
+      authorization: `Bearer ${scoped.body.key}`,
+    });
+    expect(res.status).toBe(403);
+    const own = await t.api("POST", "/_emulator/console/sign-in-link");
+    expectStatus(own, 200);
+    expect(own.body.url).toMatch(/^http:\/\/localhost\/app\/sign-in\?token=[\w-]{43}$/);
+  });
+
+  it("sign-out ends the session", async () => {
+    const b = await signIn();
+    expect((await b.post("/app/sign-out", {})).status).toBe(303);
+    expect((await b.get("/app/projects")).status).toBe(303);
+  });
+});
+
+describe("forms", () => {
+  it("a post without the session's CSRF token, or from another origin, is refused and changes nothing", async () => {
+    const b = await signIn();
+    const form = "key_name=x";
+    const headers = { cookie: b.cookie, "content-type": "application/x-www-form-urlencoded" };
+    expect((await t.request("POST", "/app/settings/api-keys", form, headers)).status).toBe(403);
+    expect((await t.request("POST", "/app/settings/api-keys", `${form}&_csrf=wrong`, headers)).status).toBe(
+      403,
+    );
+    expect(
+      (await b.post("/app/settings/api-keys", { key_name: "x" }, { origin: "http://evil.example" })).status,
+    ).toBe(403);
+    expect(
+      (await b.post("/app/settings/api-keys", { key_name: "x" }, { "sec-fetch-site": "cross-site" })).status,
+    ).toBe(403);
+    const keys = await t.api("GET", "/api/v2/api_keys");
+    expect(keys.body.map((k: { name: string }) => k.name)).toEqual(["test"]);
+    // The same form, right: the key is made and shown once.
+    const ok = await b.post("/app/settings/api-keys", { key_name: "x" });
+    expectStatus(ok, 200);
+    expect(ok.text).toMatch(/id="created-key">[a-z0-9]{64}</);
+  });
+
+  it("bad input gets the API's message, with nothing written", async () => {
+    const b = await signIn();
+    const bad = await b.post("/app/projects", { name: "p", min_cu: "abc", max_cu: "1" });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain("autoscaling_limit_min_cu");
+    // From a console page, the refusal goes back to it with the reason.
+    const back = await b.post(
+      "/app/projects",
+      { name: "p", min_cu: "4", max_cu: "1" },
+      { referer: `${ORIGIN}/app/projects` },
+    );
+    expect(back.status).toBe(303);
+    expect(decodeURIComponent(back.headers.get("location") ?? "")).toMatch(/^\/app\/projects\?error=.+/);
+    expect(count("projects")).toBe(0);
+    const big = await b.post("/app/projects", { name: "x".repeat(70_000) });
+    expect(big.status).toBe(413);
+    expect(count("projects")).toBe(0);
+  });
+
+  it("a key id is read as the API reads it: only a canonical positive integer names a key", async () => {
+    const b = await signIn();
+    const keyId = (await t.api("GET", "/api/v2/api_keys")).body[0].id as number;
+    for (const spelled of [`0x${keyId.toString(16)}`, `+${keyId}`, `${keyId}e0`, `0${keyId}`, "-1"]) {
+      const res = await b.post(`/app/settings/api-keys/${encodeURIComponent(spelled)}/revoke`, {
+        confirm: "yes",
+      });
+      expect(res.status, spelled).toBe(404);
+    }
+    expectStatus(await t.api("GET", "/api/v2/api_keys"), 200);
+  });
+
+  it("a destructive action without the script asks on a page first; confirmed, it starts its operation", async () => {
+    const p = await project();
+    const child = await t.api("POST", `/api/v2/projects/${p.id}/branches`, {
+      branch: { name: "doomed" },
+      endpoints: [{ type: "read_write" }],
+    });
+    t.advance(5);
+    const b = await signIn();
+    const path = `/app/projects/${p.id}/branches/${child.body.branch.id}/delete`;
+    const ask = await b.post(path, {});
+    expectStatus(ask, 200);
+    expect(ask.text).toContain("Are you sure?");
+    expect((await t.api("GET", `/api/v2/projects/${p.id}/branches/${child.body.branch.id}`)).status).toBe(
+      200,
+    );
+    const done = await b.post(path, { confirm: "yes" });
+    expect(done.status).toBe(303);
+    expect((await t.api("GET", `/api/v2/projects/${p.id}/branches/${child.body.branch.id}`)).status).toBe(
+      404,
+    );
+    // A reset from the parent starts the branch's create_branch: the page it lands on names it.
+    const other = await t.api("POST", `/api/v2/projects/${p.id}/branches`, { branch: { name: "reset-me" } });
+    t.advance(5);
+    const reset = `/app/projects/${p.id}/branches/${other.body.branch.id}/reset`;
+    expect((await b.post(reset, {})).text).toContain("Are you sure?");
+    const started = await b.post(reset, { confirm: "yes" });
+    const location = started.headers.get("location") ?? "";
+    expect(location).toMatch(/\?notice=.*&ops=[0-9a-f-]{36}$/);
+    const landed = await b.get(location);
+    expect(landed.text).toContain("data-started-operation");
+  });
+});
+
+describe("accounts", () => {
+  it("a session sees only its own account: another's project is not found, and its forms change nothing", async () => {
+    const p = await project();
+    const other = await t.api("POST", "/_emulator/accounts", { name: "Other" });
+    const b = await signIn(other.body.account.id);
+    expect((await b.get("/app/projects")).text).not.toContain(p.id);
+    expect((await b.get(`/app/projects/${p.id}`)).status).toBe(404);
+    expect((await b.get(`/app/projects/${p.id}/branches/${p.branchId}`)).status).toBe(404);
+    expect((await b.get(`/app/projects/${p.id}/sql`)).status).toBe(404);
+    expect((await b.get(`/app/projects/${p.id}/monitoring`)).status).toBe(404);
+    const res = await b.post(`/app/projects/${p.id}/branches/${p.branchId}/delete`, { confirm: "yes" });
+    expect(res.status).toBe(404);
+    expect((await t.api("GET", `/api/v2/projects/${p.id}/branches/${p.branchId}`)).status).toBe(200);
+  });
+});
+
+describe("pages", () => {
+  it("every page of a project renders; compute labels follow the documented mapping", async () => {
+    const p = await project();
+    const b = await signIn();
+    for (const path of [
+      "/app/projects",
+      `/app/projects/${p.id}`,
+      `/app/projects/${p.id}/operations`,
+      `/app/projects/${p.id}/branches/${p.branchId}`,
+      `/app/projects/${p.id}/branches/${p.branchId}?tab=roles`,
+      `/app/projects/${p.id}/branches/${p.branchId}?tab=children`,
+      `/app/projects/${p.id}/sql`,
+      `/app/projects/${p.id}/monitoring?window=7d`,
+      "/app/settings/api-keys",
+      "/app/emulator",
+    ])
+      expectStatus(await b.get(path), 200);
+    const page = async () => (await b.get(`/app/projects/${p.id}/branches/${p.branchId}`)).text;
+    expect(await page()).toContain("state-Active");
+    await t.api("PATCH", `/api/v2/projects/${p.id}/endpoints/${p.endpointId}`, {
+      endpoint: { disabled: true },
+    });
+    t.advance(5);
+    expect(await page()).toContain("state-Stopped");
+    expect((await b.get("/app/projects/no-such-project")).status).toBe(404);
+    expect((await b.get("/app/nowhere")).status).toBe(404);
+  });
+
+  it("a forward move of the account's clock from the emulator panel", async () => {
+    const b = await signIn();
+    const before = t.clock.now();
+    const res = await b.post("/app/emulator/clock/advance", { seconds: "3600" });
+    expect(res.status).toBe(303);
+    expect(t.clock.now()).toBe(before + 3_600_000);
+    expect((await b.post("/app/emulator/clock/advance", { seconds: "-5" })).status).toBe(400);
+  });
+});
+
+describe("monitoring records", () => {
+  it("connections are recorded per minute (peak and last) and pruned after the retention", async () => {
+    const p = await project();
+    for (const delta of [1, 1, 1, -1, -1] as const) recordClientConnection(t.ctx, p.endpointId, delta);
+    const rows = sqlite()
+      .prepare("SELECT peak, last FROM metric_samples WHERE subject_id = ? AND metric = 'connections'")
+      .all(p.endpointId);
+    expect(rows).toEqual([{ peak: 3, last: 1 }]);
+    const b = await signIn();
+    const page = await b.get(`/app/projects/${p.id}/monitoring?endpoint_id=${p.endpointId}&window=1h`);
+    expect(page.text).toMatch(/aria-label="Open connections \(peak per interval\)"[\s\S]*?<path d="M/);
+    // 181 days later (retention 180), in day-long steps: the sample is gone.
+    for (let day = 0; day < 181; day++) t.advance(86_400);
+    const left = sqlite()
+      .prepare("SELECT count(*) AS n FROM metric_samples WHERE subject_id = ? AND metric = 'connections'")
+      .get(p.endpointId) as { n: number };
+    expect(left.n).toBe(0);
+  });
+
+  it("bucketPeaks carries a value until the next sample and takes the highest within a bucket", () => {
+    const m = 60_000;
+    const samples = [
+      { minute: -m, peak: 9, last: 2 },
+      { minute: 2 * m, peak: 5, last: 0 },
+    ];
+    expect(bucketPeaks(samples, 0, 4 * m, 4)).toEqual([2, 2, 5, 0]);
+    expect(bucketPeaks([], 0, 4 * m, 2)).toEqual([null, null]);
+  });
+});
