@@ -13,19 +13,21 @@
  * before each measured series (15; 0 disables); for the data plane BENCH_CONNECTS sequential
  * connects (50), BENCH_WAKES (10), BENCH_BRANCHES branch copies per kind (3), BENCH_COMPUTES idle
  * computes for the memory figure (20), BENCH_FILL_ROWS ~1 KB rows in the parent branch (100000),
- * BENCH_POOLED clients of the pooler's figure (1000);
+ * BENCH_POOLED clients of the pooler's figure (1000); BENCH_CONSOLE_SEQ sequential reads per console page (200);
  * BENCH_REF=<git ref> to measure that commit (built from `git archive` in a temp folder) instead
- * of the working tree, BENCH_ONLY=control or BENCH_ONLY=compute to run one section only (both by
- * default; a partial run cannot --update-doc).
+ * of the working tree, BENCH_ONLY=control, compute or console (comma-separated) to run some
+ * sections only (all by default; a partial run cannot --update-doc).
  *
  * Sections: `control` (the HTTP API against bare Hono, Postgres computes off) and `compute` (the
- * data plane: real Postgres computes behind the front door; lib/compute.ts).
+ * data plane: real Postgres computes behind the front door; lib/compute.ts), `console` (the web
+ * console's pages with 100 projects; lib/console.ts).
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type ComputeResults, measureCompute, QUERY } from "./lib/compute.js";
+import { type ConsoleResults, measureConsole } from "./lib/console.js";
 import { Api } from "./lib/http.js";
 import { type LoadOptions, runLoad, runSeries, type SeriesResult } from "./lib/load.js";
 import {
@@ -73,12 +75,13 @@ const BRANCHES = num("BENCH_BRANCHES", 3);
 const COMPUTES = num("BENCH_COMPUTES", 20);
 const FILL_ROWS = num("BENCH_FILL_ROWS", 100_000);
 const POOLED = num("BENCH_POOLED", 1000);
+const SEQ_CONSOLE = num("BENCH_CONSOLE_SEQ", 200);
 const MID_OPS = Math.min(100_000, BIG_OPS);
 const CONNECTIONS = [10, 50];
 const WARMUP_SECONDS = 2;
 /** Longest wait for a quiet machine before each measured series (0 disables). */
 const QUIET_WAIT = Number(process.env.BENCH_QUIET_WAIT ?? 15);
-const SECTIONS = ["control", "compute"] as const;
+const SECTIONS = ["control", "compute", "console"] as const;
 type Section = (typeof SECTIONS)[number];
 /** BENCH_ONLY: the sections to run (comma-separated); every section when unset. */
 const ONLY: Section[] = (() => {
@@ -431,7 +434,11 @@ function fmt(n: number | undefined, digits = 1): string {
 
 function buildRows(r: Results): Row[] {
   const control = controlOf(r);
-  return [...(control ? controlRows(control) : []), ...(r.compute ? computeRows(r.compute) : [])];
+  return [
+    ...(control ? controlRows(control) : []),
+    ...(r.compute ? computeRows(r.compute) : []),
+    ...(r.console ? consoleRows(r.console) : []),
+  ];
 }
 
 /** The control-plane section's results, when that section ran. */
@@ -724,6 +731,35 @@ function computeRows(c: ComputeResults): Row[] {
   return rows;
 }
 
+/** The console's pages: latency with 100 projects (target p99 < 50 ms) and a first visit's bytes. */
+function consoleRows(c: ConsoleResults): Row[] {
+  const none = { cpu: "", conns: "1" };
+  const rows: Row[] = c.pages.map((p) => ({
+    figure: `console GET ${p.page.replace(/\/(?:[a-z]+-[a-z]+-\d{6}|br-[a-z0-9-]+)/g, "/{id}")} (${c.projects} projects, ${(p.bytes / 1024).toFixed(1)} KB)`,
+    value: `${fmt(p.p50, 2)} ms`,
+    p50: fmt(p.p50, 2),
+    p99: fmt(p.p99, 2),
+    baseline: `${c.baseline.page}: ${fmt(c.baseline.p50, 2)} ms`,
+    ratio: `${(p.p50 / c.baseline.p50).toFixed(2)}x`,
+    target: "p99 < 50 ms",
+    pass: p.p99 < 50 ? "pass" : "FAIL",
+    ...none,
+  }));
+  rows.push({
+    figure: "console first visit: projects page + stylesheet + script",
+    value: `${(c.firstLoadBytes / 1024).toFixed(1)} KB`,
+    p50: "",
+    p99: "",
+    baseline: "-",
+    ratio: "-",
+    target: "< 200 KB",
+    pass: c.firstLoadBytes < 200 * 1024 ? "pass" : "FAIL",
+    ...none,
+    conns: "-",
+  });
+  return rows;
+}
+
 /** A Markdown table (also readable as plain text). */
 function renderTable(rows: Row[]): string {
   const head: Row = {
@@ -762,6 +798,8 @@ interface ControlResults {
 type Results = { machine: ReturnType<typeof machine> } & Partial<ControlResults> & {
     /** The data plane: Postgres computes behind the front door. */
     compute?: ComputeResults;
+    /** The web console's pages. */
+    console?: ConsoleResults;
     totalSeconds: number;
   };
 
@@ -886,10 +924,14 @@ async function main() {
         quiet,
       });
     }
+    const consoleFigures = selected("console")
+      ? await measureConsole({ dir, samples: SEQ_CONSOLE, log, quiet })
+      : undefined;
     const results: Results = {
       machine: info,
       ...control,
       ...(compute ? { compute } : {}),
+      ...(consoleFigures ? { console: consoleFigures } : {}),
       totalSeconds: round((performance.now() - t0) / 1000, 0),
     };
     const table = renderTable(buildRows(results));

@@ -32,6 +32,7 @@ pre{background:var(--soft);padding:.6rem;overflow:auto;border-radius:4px}
 .warning{color:var(--warn);font-weight:600}
 .secret{display:flex;gap:.5rem;align-items:center}
 .secret code{background:var(--soft);padding:.3rem .5rem;border-radius:3px;word-break:break-all}
+.secret details{flex-basis:100%}.secret{flex-wrap:wrap}
 form.inline{display:inline;margin:0}
 fieldset{border:1px solid var(--line);border-radius:4px;margin:.4rem 0 1rem;padding:.6rem .8rem}
 label{display:inline-flex;flex-direction:column;gap:.15rem;margin:0 .8rem .5rem 0;font-size:.85rem;color:var(--muted)}

@@ -142,6 +142,9 @@ describe("the web console in Chromium", () => {
     await page.getByRole("button", { name: "Show connection string" }).click();
     const uri = (await page.locator("#connection-string").textContent()) ?? "";
     expect(uri).toMatch(/^postgresql:\/\//);
+    // Shown masked, as Neon's console shows it; the whole string is behind "Show password".
+    const shown = (await page.locator("fieldset.secret > code").textContent()) ?? "";
+    expect(shown).toBe(uri.replace(`:${new URL(uri).password}@`, ":********@"));
     await shot("dashboard");
     const client = new pg.Client({ connectionString: uri });
     await client.connect();

@@ -9,7 +9,7 @@ import { REGIONS } from "../../control-plane/regions/rules.js";
 import { listDatabases, listRoles } from "../../control-plane/roles-databases/service.js";
 import { parseJsonText } from "../../platform/json-text.js";
 import { bytes, cuRange, duration, kindLabel, stateLabel } from "../views/labels.js";
-import { Csrf, CuField, Layout, Secret, StateTag, When } from "../views/layout.js";
+import { ConnectionString, Csrf, CuField, Layout, StateTag, When } from "../views/layout.js";
 import { StartedOperations } from "./started.js";
 import {
   accountOf,
@@ -349,7 +349,7 @@ function ConnectSection(props: { c: ConsoleContext; projectId: string }) {
         </label>
         <button type="submit">Show connection string</button>
       </form>
-      {uri && <Secret id="connection-string" value={uri} label="Connection string" />}
+      {uri && <ConnectionString id="connection-string" uri={uri} />}
       {problem && <p class="muted">{problem}</p>}
     </section>
   );

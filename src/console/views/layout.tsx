@@ -99,6 +99,28 @@ export function Secret(props: { id: string; value: string; label: string }) {
   );
 }
 
+/**
+ * A connection string shown with its password masked, as Neon's console shows it; the copy button
+ * copies the whole string, and "Show password" opens it (no script needed).
+ */
+export function ConnectionString(props: { id: string; uri: string }) {
+  const masked = new URL(props.uri);
+  if (masked.password) masked.password = "********";
+  return (
+    <fieldset class="secret">
+      <legend class="muted">Connection string</legend>
+      <code>{masked.toString()}</code>
+      <button type="button" data-copy={props.id}>
+        Copy
+      </button>
+      <details>
+        <summary>Show password</summary>
+        <code id={props.id}>{props.uri}</code>
+      </details>
+    </fieldset>
+  );
+}
+
 const COMPUTE_UNITS = ["0.25", "0.5", "1", "2", "3", "4", "5", "6", "7", "8"];
 
 /** A compute-size field: the sizes Neon offers, in compute units. */
