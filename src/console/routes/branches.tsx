@@ -9,7 +9,7 @@ import {
   updateBranch,
 } from "../../control-plane/branches/service.js";
 import { bytes } from "../views/labels.js";
-import { ActionButton, Csrf, Layout, type PageContext, When } from "../views/layout.js";
+import { ActionButton, Csrf, Layout, type PageContext, TableHead, When } from "../views/layout.js";
 import { ComputesTab } from "./computes.js";
 import { RolesDatabasesTab } from "./roles-databases.js";
 import { StartedOperations } from "./started.js";
@@ -149,13 +149,7 @@ function ChildrenTab(props: { c: ConsoleContext; page: PageContext; projectId: s
         </fieldset>
       </form>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Branch</th>
-            <th scope="col">Data size</th>
-            <th scope="col">Created</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Branch", "Data size", "Created"]} />
         <tbody>
           {children.map((b) => (
             <tr>

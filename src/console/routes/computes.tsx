@@ -8,7 +8,16 @@ import {
   updateEndpoint,
 } from "../../control-plane/endpoints/service.js";
 import { cuRange, kindLabel, stateLabel, suspendDelay, transitionOf } from "../views/labels.js";
-import { ActionButton, Csrf, CuField, type PageContext, StateTag, When } from "../views/layout.js";
+import {
+  ActionButton,
+  Csrf,
+  CuField,
+  type PageContext,
+  SelectField,
+  StateTag,
+  TableHead,
+  When,
+} from "../views/layout.js";
 import {
   accountOf,
   branchPath,
@@ -42,19 +51,7 @@ export function ComputesTab(props: {
   return (
     <section>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Compute</th>
-            <th scope="col">Type</th>
-            <th scope="col">Status</th>
-            <th scope="col">Size</th>
-            <th scope="col">Suspend after</th>
-            <th scope="col">Last active</th>
-            <th scope="col">
-              <span class="muted">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={["Compute", "Type", "Status", "Size", "Suspend after", "Last active"]} actions />
         <tbody>
           {endpoints.map((e) => {
             const base = `/app/projects/${projectId}/branches/${branchId}/computes/${e.id}`;
@@ -124,13 +121,14 @@ export function ComputesTab(props: {
         <Csrf token={page.csrf} />
         <fieldset>
           <legend>Add a compute</legend>
-          <label>
-            Type
-            <select name="type">
-              {!hasPrimary && <option value="read_write">R/W (primary)</option>}
-              <option value="read_only">R/O (read replica)</option>
-            </select>
-          </label>
+          <SelectField
+            label="Type"
+            name="type"
+            options={[
+              ...(hasPrimary ? [] : [{ value: "read_write", label: "R/W (primary)" }]),
+              { value: "read_only", label: "R/O (read replica)" },
+            ]}
+          />
           <button type="submit">Add compute</button>
         </fieldset>
       </form>

@@ -2,7 +2,7 @@ import { OPERATION_ACTIONS } from "../../control-plane/operations/rules.js";
 import { ClockAdvanceRequest, FaultCreateRequest } from "../../emulator/schema.js";
 import { armFault, clearFaults, listFaults, resetAccount } from "../../emulator/service.js";
 import { iso } from "../../platform/clock.js";
-import { ActionButton, Csrf, Layout, When } from "../views/layout.js";
+import { ActionButton, Csrf, Layout, SelectField, TableHead, When } from "../views/layout.js";
 import {
   accountOf,
   createConsoleRouter,
@@ -51,14 +51,7 @@ router.get(PATH, (c) => {
       )}
       <h2>Armed faults</h2>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Action</th>
-            <th scope="col">Scope</th>
-            <th scope="col">Remaining</th>
-            <th scope="col">Message</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Action", "Scope", "Remaining", "Message"]} />
         <tbody>
           {faults.map((f) => (
             <tr>
@@ -77,14 +70,7 @@ router.get(PATH, (c) => {
           Fail the next
           <input name="count" type="number" min={1} max={10000} value="1" />
         </label>
-        <label>
-          operations of
-          <select name="action">
-            {OPERATION_ACTIONS.map((a) => (
-              <option value={a}>{a}</option>
-            ))}
-          </select>
-        </label>
+        <SelectField label="operations of" name="action" options={OPERATION_ACTIONS} />
         <button type="submit">Arm fault</button>
       </form>{" "}
       {faults.length > 0 && (

@@ -1,6 +1,6 @@
 import { ApiKeyCreateRequest } from "../../control-plane/api-keys/schema.js";
 import { createApiKey, listApiKeys, revokeApiKey } from "../../control-plane/api-keys/service.js";
-import { ActionButton, Csrf, Layout, type PageContext, Secret, When } from "../views/layout.js";
+import { ActionButton, Csrf, Layout, type PageContext, Secret, TableHead, When } from "../views/layout.js";
 import {
   accountOf,
   type ConsoleContext,
@@ -43,17 +43,7 @@ function KeysPage(props: { c: ConsoleContext; page: PageContext; created?: { key
         </fieldset>
       </form>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">Last used from</th>
-            <th scope="col">
-              <span class="muted">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={["Name", "Created", "Last used", "Last used from"]} actions />
         <tbody>
           {keys.map((k) => (
             <tr data-key-id={String(k.id)}>

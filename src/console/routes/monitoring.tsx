@@ -5,7 +5,7 @@ import { getProject } from "../../control-plane/projects/service.js";
 import { parseJsonText } from "../../platform/json-text.js";
 import { StateChart, StepChart } from "../views/charts.js";
 import { bytes, kindLabel } from "../views/labels.js";
-import { Layout } from "../views/layout.js";
+import { Layout, SelectField } from "../views/layout.js";
 import { accountOf, createConsoleRouter, pageOf } from "./support.js";
 
 /** Monitoring: a compute's state, open connections and its branch's data size over time. */
@@ -34,26 +34,21 @@ router.get("/projects/:projectId/monitoring", (c) => {
       </p>
       <h1>Monitoring</h1>
       <form method="get" action={`/app/projects/${projectId}/monitoring`}>
-        <label>
-          Compute
-          <select name="endpoint_id">
-            {endpoints.map((e) => (
-              <option value={e.id} selected={e.id === endpoint?.id}>
-                {names.get(e.branch_id) ?? e.branch_id} · {kindLabel(e.type)} {e.id}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Window
-          <select name="window">
-            {Object.keys(WINDOWS).map((w) => (
-              <option value={w} selected={w === window}>
-                last {w}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField
+          label="Compute"
+          name="endpoint_id"
+          options={endpoints.map((e) => ({
+            value: e.id,
+            label: `${names.get(e.branch_id) ?? e.branch_id} · ${kindLabel(e.type)} ${e.id}`,
+          }))}
+          selected={endpoint?.id}
+        />
+        <SelectField
+          label="Window"
+          name="window"
+          options={Object.keys(WINDOWS).map((w) => ({ value: w, label: `last ${w}` }))}
+          selected={window}
+        />
         <button type="submit">Show</button>
       </form>
       {!data && <p class="muted">This project has no computes.</p>}

@@ -6,10 +6,18 @@ import { listOperations } from "../../control-plane/operations/service.js";
 import { ProjectCreateRequest } from "../../control-plane/projects/schema.js";
 import { createProject, getProject, listProjects } from "../../control-plane/projects/service.js";
 import { REGIONS } from "../../control-plane/regions/rules.js";
-import { listDatabases, listRoles } from "../../control-plane/roles-databases/service.js";
 import { parseJsonText } from "../../platform/json-text.js";
 import { bytes, cuRange, duration, kindLabel, stateLabel } from "../views/labels.js";
-import { ConnectionString, Csrf, CuField, Layout, StateTag, When } from "../views/layout.js";
+import {
+  ConnectionString,
+  Csrf,
+  CuField,
+  Layout,
+  SelectField,
+  StateTag,
+  TableHead,
+  When,
+} from "../views/layout.js";
 import { StartedOperations } from "./started.js";
 import {
   accountOf,
@@ -24,6 +32,7 @@ import {
   run,
   startedOps,
 } from "./support.js";
+import { BranchField, DatabaseRoleFields, targetOf } from "./target.js";
 
 /** Projects: the list and create dialog, and each project's dashboard (connect, branches, operations). */
 const router = createConsoleRouter();
@@ -45,26 +54,18 @@ router.get("/projects", (c) => {
               Project name
               <input name="name" maxlength={256} autocomplete="off" />
             </label>
-            <label>
-              Region
-              <select name="region_id">
-                {REGIONS.map((r) => (
-                  <option value={r.region_id} selected={r.region_id === "aws-us-east-2"}>
-                    {r.name} ({r.region_id})
-                  </option>
-                ))}
-              </select>
-            </label>
-            <label>
-              Postgres version
-              <select name="pg_version">
-                {versions.map((v) => (
-                  <option value={String(v)} selected={v === 17}>
-                    {v}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <SelectField
+              label="Region"
+              name="region_id"
+              options={REGIONS.map((r) => ({ value: r.region_id, label: `${r.name} (${r.region_id})` }))}
+              selected="aws-us-east-2"
+            />
+            <SelectField
+              label="Postgres version"
+              name="pg_version"
+              options={versions.map(String)}
+              selected="17"
+            />
             <CuField label="Compute size, minimum" name="min_cu" selected={0.25} />
             <CuField label="maximum" name="max_cu" selected={0.25} />
             <label>
@@ -78,15 +79,7 @@ router.get("/projects", (c) => {
         </form>
       </details>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Region</th>
-            <th scope="col">Postgres</th>
-            <th scope="col">Created</th>
-            <th scope="col">Compute time (this month)</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Name", "Region", "Postgres", "Created", "Compute time (this month)"]} />
         <tbody>
           {projects.map((p) => (
             <tr>
@@ -161,16 +154,7 @@ router.get("/projects/:projectId", (c) => {
       <ConnectSection c={c} projectId={projectId} />
       <h2>Branches</h2>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Branch</th>
-            <th scope="col">Parent</th>
-            <th scope="col">Primary compute</th>
-            <th scope="col">Data size</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last active</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Branch", "Parent", "Primary compute", "Data size", "Created", "Last active"]} />
         <tbody>
           {list.map((b) => {
             const e = primary.get(b.id);
@@ -231,15 +215,7 @@ function OperationsSection(props: {
   return (
     <section id="operations" data-refresh={`/app/projects/${projectId}/operations`} data-live={String(live)}>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Action</th>
-            <th scope="col">Branch</th>
-            <th scope="col">Status</th>
-            <th scope="col">Duration</th>
-            <th scope="col">Date</th>
-          </tr>
-        </thead>
+        <TableHead columns={["Action", "Branch", "Status", "Duration", "Date"]} />
         <tbody>
           {operations.map((o) => (
             <tr data-operation-id={o.id}>
@@ -267,22 +243,15 @@ function ConnectSection(props: { c: ConsoleContext; projectId: string }) {
   const { c, projectId } = props;
   const { ctx } = c.var;
   const accountId = accountOf(c);
-  const q = c.req.query();
-  const { branches: list } = listBranches(ctx, accountId, projectId, {});
-  const branch = list.find((b) => b.id === q.branch_id) ?? list.find((b) => b.default) ?? list[0];
+  const target = targetOf(c, projectId);
+  const { branch, database, role } = target;
   if (!branch) return null;
   const { endpoints } = parseJsonText(listEndpointsJson(ctx, accountId, projectId, {}));
   const computes = endpoints.filter((e) => e.branch_id === branch.id);
-  const { roles } = listRoles(ctx, accountId, projectId, branch.id);
-  const { databases } = listDatabases(ctx, accountId, projectId, branch.id);
   const compute =
-    computes.find((e) => e.id === q.endpoint_id) ?? computes.find((e) => e.type === "read_write");
-  const database = databases.find((d) => d.name === q.database_name) ?? databases[0];
-  const role =
-    roles.find((r) => r.name === q.role_name) ??
-    roles.find((r) => r.name === database?.owner_name) ??
-    roles[0];
-  const pooled = q.pooled === "true";
+    computes.find((e) => e.id === c.req.query("endpoint_id")) ??
+    computes.find((e) => e.type === "read_write");
+  const pooled = c.req.query("pooled") === "true";
   let uri: string | undefined;
   let problem: string | undefined;
   if (!compute) problem = "This branch has no compute: add one on the branch's page.";
@@ -304,46 +273,14 @@ function ConnectSection(props: { c: ConsoleContext; projectId: string }) {
     <section aria-labelledby="connect">
       <h2 id="connect">Connect</h2>
       <form method="get" action={`/app/projects/${projectId}`}>
-        <label>
-          Branch
-          <select name="branch_id">
-            {list.map((b) => (
-              <option value={b.id} selected={b.id === branch.id}>
-                {b.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Compute
-          <select name="endpoint_id">
-            {computes.map((e) => (
-              <option value={e.id} selected={e.id === compute?.id}>
-                {kindLabel(e.type)} {e.id}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Database
-          <select name="database_name">
-            {databases.map((d) => (
-              <option value={d.name} selected={d.name === database?.name}>
-                {d.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Role
-          <select name="role_name">
-            {roles.map((r) => (
-              <option value={r.name} selected={r.name === role?.name}>
-                {r.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <BranchField target={target} />
+        <SelectField
+          label="Compute"
+          name="endpoint_id"
+          options={computes.map((e) => ({ value: e.id, label: `${kindLabel(e.type)} ${e.id}` }))}
+          selected={compute?.id}
+        />
+        <DatabaseRoleFields target={target} />
         <label class="check">
           <input type="checkbox" name="pooled" value="true" checked={pooled} /> Connection pooling
         </label>

@@ -9,7 +9,16 @@ import {
   resetRolePassword,
   revealRolePassword,
 } from "../../control-plane/roles-databases/service.js";
-import { ActionButton, Csrf, Layout, type PageContext, Secret, When } from "../views/layout.js";
+import {
+  ActionButton,
+  Csrf,
+  Layout,
+  type PageContext,
+  Secret,
+  SelectField,
+  TableHead,
+  When,
+} from "../views/layout.js";
 import {
   accountOf,
   branchPath,
@@ -43,15 +52,7 @@ export function RolesDatabasesTab(props: {
     <section>
       <h2>Roles</h2>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Role</th>
-            <th scope="col">Created</th>
-            <th scope="col">
-              <span class="muted">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={["Role", "Created"]} actions />
         <tbody>
           {roles.map((r) => (
             <tr data-role={r.name}>
@@ -103,16 +104,7 @@ export function RolesDatabasesTab(props: {
       </form>
       <h2>Databases</h2>
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Database</th>
-            <th scope="col">Owner</th>
-            <th scope="col">Created</th>
-            <th scope="col">
-              <span class="muted">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={["Database", "Owner", "Created"]} actions />
         <tbody>
           {databases.map((d) => (
             <tr data-database={d.name}>
@@ -141,16 +133,11 @@ export function RolesDatabasesTab(props: {
           New database name
           <input name="name" required maxlength={63} autocomplete="off" />
         </label>
-        <label>
-          Owner
-          <select name="owner_name">
-            {roles
-              .filter((r) => !r.protected)
-              .map((r) => (
-                <option value={r.name}>{r.name}</option>
-              ))}
-          </select>
-        </label>
+        <SelectField
+          label="Owner"
+          name="owner_name"
+          options={roles.filter((r) => !r.protected).map((r) => r.name)}
+        />
         <button type="submit">Create database</button>
       </form>
     </section>

@@ -1,11 +1,10 @@
-import { listBranches } from "../../control-plane/branches/service.js";
 import { ConnectionUriQuery } from "../../control-plane/connection/schema.js";
 import { getConnectionUri } from "../../control-plane/connection/service.js";
 import { getProject } from "../../control-plane/projects/service.js";
-import { listDatabases, listRoles } from "../../control-plane/roles-databases/service.js";
 import { badRequest } from "../../errors.js";
 import { Csrf, Layout } from "../views/layout.js";
 import { accountOf, type ConsoleContext, createConsoleRouter, formOf, pageOf, parse } from "./support.js";
+import { BranchField, DatabaseRoleFields, targetOf } from "./target.js";
 
 /** What the SQL editor needs of SQL over HTTP (front-door/sql-over-http.ts). */
 export interface ConsoleSql {
@@ -29,19 +28,11 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
   const router = createConsoleRouter();
   const PATH = "/projects/:projectId/sql";
 
-  const render = (c: ConsoleContext, query: string, result?: Result) => {
-    const { ctx } = c.var;
-    const accountId = accountOf(c);
+  const render = (c: ConsoleContext, query: string, result?: Result, chosen?: Record<string, string>) => {
     const projectId = c.req.param("projectId") ?? "";
     const page = pageOf(c);
-    const { project } = getProject(ctx, accountId, projectId);
-    const { branches } = listBranches(ctx, accountId, projectId, {});
-    const asked = c.req.query("branch_id");
-    const branch = branches.find((b) => b.id === asked) ?? branches.find((b) => b.default) ?? branches[0];
-    const { databases } = branch ? listDatabases(ctx, accountId, projectId, branch.id) : { databases: [] };
-    const { roles } = branch ? listRoles(ctx, accountId, projectId, branch.id) : { roles: [] };
-    const database = c.req.query("database_name") ?? databases[0]?.name;
-    const role = c.req.query("role_name") ?? databases.find((d) => d.name === database)?.owner_name;
+    const { project } = getProject(c.var.ctx, accountOf(c), projectId);
+    const target = targetOf(c, projectId, chosen);
     return c.html(
       <Layout title={`SQL editor · ${project.name}`} page={page}>
         <p class="muted">
@@ -56,42 +47,12 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
           </p>
         )}
         <form method="get" action={`/app/projects/${projectId}/sql`}>
-          <label>
-            Branch
-            <select name="branch_id">
-              {branches.map((b) => (
-                <option value={b.id} selected={b.id === branch?.id}>
-                  {b.name}
-                </option>
-              ))}
-            </select>
-          </label>
+          <BranchField target={target} />
           <button type="submit">Choose branch</button>
         </form>
-        <form method="post" action={`/app/projects/${projectId}/sql?branch_id=${branch?.id ?? ""}`}>
+        <form method="post" action={`/app/projects/${projectId}/sql?branch_id=${target.branch?.id ?? ""}`}>
           <Csrf token={page.csrf} />
-          <label>
-            Database
-            <select name="database_name">
-              {databases.map((d) => (
-                <option value={d.name} selected={d.name === database}>
-                  {d.name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Role
-            <select name="role_name">
-              {roles
-                .filter((r) => !r.protected)
-                .map((r) => (
-                  <option value={r.name} selected={r.name === role}>
-                    {r.name}
-                  </option>
-                ))}
-            </select>
-          </label>
+          <DatabaseRoleFields target={target} />
           <label style="display:flex">
             Statement
             <textarea class="sql" name="query" required maxlength={MAX_QUERY} spellcheck={false}>
@@ -127,7 +88,7 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
       }),
     ).uri;
     const answer = await sql.statement(uri, query);
-    return render(c, query, answer.body as Result);
+    return render(c, query, answer.body as Result, form);
   });
 
   return router;

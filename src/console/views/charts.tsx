@@ -1,3 +1,5 @@
+import type { Child } from "hono/jsx";
+
 /**
  * Server-drawn SVG charts for the monitoring page: a band of when a compute was active, and step
  * charts of a metric sampled per minute. No script, no chart library: a few hundred bytes each.
@@ -63,14 +65,8 @@ function Axis(props: { from: number; to: number }) {
   );
 }
 
-/** Green where the compute was active; grey where it was idle or stopped. */
-export function StateChart(props: {
-  title: string;
-  from: number;
-  to: number;
-  active: { start: number; end: number }[];
-}) {
-  const span = props.to - props.from;
+/** A chart's frame: the SVG with its accessible name, and the caption under it. */
+function Chart(props: { title: string; caption?: string; children: Child }) {
   return (
     <figure class="chart">
       <svg
@@ -81,26 +77,41 @@ export function StateChart(props: {
         aria-label={props.title}
       >
         <title>{props.title}</title>
-        <rect x={LEFT} y={8} width={PLOT_W} height={PLOT_H} fill="#e8eaed" />
-        {props.active.map((a) => (
-          <rect
-            x={x((a.start - props.from) / span)}
-            y={8}
-            width={Math.max(1, ((a.end - a.start) / span) * PLOT_W)}
-            height={PLOT_H}
-            fill="#34a853"
-          />
-        ))}
-        <text x={4} y={24} font-size="10" fill="#0d652d">
-          Active
-        </text>
-        <text x={4} y={40} font-size="10" fill="#5f6368">
-          Idle
-        </text>
-        <Axis from={props.from} to={props.to} />
+        {props.children}
       </svg>
-      <figcaption>{props.title}</figcaption>
+      <figcaption>{props.caption ?? props.title}</figcaption>
     </figure>
+  );
+}
+
+/** Green where the compute was active; grey where it was idle or stopped. */
+export function StateChart(props: {
+  title: string;
+  from: number;
+  to: number;
+  active: { start: number; end: number }[];
+}) {
+  const span = props.to - props.from;
+  return (
+    <Chart title={props.title}>
+      <rect x={LEFT} y={8} width={PLOT_W} height={PLOT_H} fill="#e8eaed" />
+      {props.active.map((a) => (
+        <rect
+          x={x((a.start - props.from) / span)}
+          y={8}
+          width={Math.max(1, ((a.end - a.start) / span) * PLOT_W)}
+          height={PLOT_H}
+          fill="#34a853"
+        />
+      ))}
+      <text x={4} y={24} font-size="10" fill="#0d652d">
+        Active
+      </text>
+      <text x={4} y={40} font-size="10" fill="#5f6368">
+        Idle
+      </text>
+      <Axis from={props.from} to={props.to} />
+    </Chart>
   );
 }
 
@@ -123,29 +134,16 @@ export function StepChart(props: {
     d += `${move}${(LEFT + i * step).toFixed(1)},${y(p).toFixed(1)}H${(LEFT + (i + 1) * step).toFixed(1)}`;
   });
   return (
-    <figure class="chart">
-      <svg
-        viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
-        width={WIDTH}
-        height={HEIGHT}
-        role="img"
-        aria-label={props.title}
-      >
-        <title>{props.title}</title>
-        <text x={LEFT - 4} y={14} font-size="10" fill="#5f6368" text-anchor="end">
-          {props.format(top)}
-        </text>
-        <text x={LEFT - 4} y={8 + PLOT_H} font-size="10" fill="#5f6368" text-anchor="end">
-          0
-        </text>
-        <line x1={LEFT} y1={8} x2={LEFT} y2={8 + PLOT_H} stroke="#dadce0" />
-        {d && <path d={d} fill="none" stroke="#1a73e8" stroke-width="1.5" />}
-        <Axis from={props.from} to={props.to} />
-      </svg>
-      <figcaption>
-        {props.title}
-        {d ? "" : " (nothing recorded in this window)"}
-      </figcaption>
-    </figure>
+    <Chart title={props.title} caption={`${props.title}${d ? "" : " (nothing recorded in this window)"}`}>
+      <text x={LEFT - 4} y={14} font-size="10" fill="#5f6368" text-anchor="end">
+        {props.format(top)}
+      </text>
+      <text x={LEFT - 4} y={8 + PLOT_H} font-size="10" fill="#5f6368" text-anchor="end">
+        0
+      </text>
+      <line x1={LEFT} y1={8} x2={LEFT} y2={8 + PLOT_H} stroke="#dadce0" />
+      {d && <path d={d} fill="none" stroke="#1a73e8" stroke-width="1.5" />}
+      <Axis from={props.from} to={props.to} />
+    </Chart>
   );
 }

@@ -121,21 +121,59 @@ export function ConnectionString(props: { id: string; uri: string }) {
   );
 }
 
+/** A labelled select; `selected` names the chosen option's value. */
+export function SelectField(props: {
+  label: string;
+  name: string;
+  options: readonly (string | { value: string; label: string })[];
+  selected?: string | undefined;
+}) {
+  return (
+    <label>
+      {props.label}
+      <select name={props.name}>
+        {props.options.map((o) => {
+          const { value, label } = typeof o === "string" ? { value: o, label: o } : o;
+          return (
+            <option value={value} selected={value === props.selected}>
+              {label}
+            </option>
+          );
+        })}
+      </select>
+    </label>
+  );
+}
+
 const COMPUTE_UNITS = ["0.25", "0.5", "1", "2", "3", "4", "5", "6", "7", "8"];
 
 /** A compute-size field: the sizes Neon offers, in compute units. */
 export function CuField(props: { label: string; name: string; selected: number }) {
   return (
-    <label>
-      {props.label}
-      <select name={props.name}>
-        {COMPUTE_UNITS.map((cu) => (
-          <option value={cu} selected={Number(cu) === props.selected}>
-            {cu}
-          </option>
+    <SelectField
+      label={props.label}
+      name={props.name}
+      options={COMPUTE_UNITS}
+      selected={COMPUTE_UNITS.find((cu) => Number(cu) === props.selected)}
+    />
+  );
+}
+
+/** A table's header row; `actions` adds the column of buttons. */
+export function TableHead(props: { columns: string[]; actions?: boolean }) {
+  return (
+    <thead>
+      <tr>
+        {props.columns.map((name) => (
+          <th scope="col">{name}</th>
         ))}
-      </select>
-    </label>
+        {props.actions && (
+          <th scope="col">
+            <span class="muted">Actions</span>
+          </th>
+        )}
+      </tr>
+    </thead>
   );
 }
 
