@@ -213,6 +213,36 @@ describe("forms", () => {
   });
 });
 
+describe("branch actions", () => {
+  it("rename, protect and set as default each ask first, then do what the API does", async () => {
+    const p = await project();
+    const child = await t.api("POST", `/api/v2/projects/${p.id}/branches`, { branch: { name: "side" } });
+    t.advance(5);
+    const id = child.body.branch.id as string;
+    const b = await signIn();
+    const base = `/app/projects/${p.id}/branches/${id}`;
+    const branch = async () => (await t.api("GET", `/api/v2/projects/${p.id}/branches/${id}`)).body.branch;
+    for (const [action, form] of [
+      ["rename", { name: "renamed" }],
+      ["protect", { protected: "true" }],
+      ["set-default", {}],
+    ] as const) {
+      const ask = await b.post(`${base}/${action}`, form);
+      expect(ask.text, action).toContain("Are you sure?");
+      expect(await branch()).toMatchObject({ name: "side", protected: false, default: false });
+    }
+    expect((await b.post(`${base}/rename`, { name: "renamed", confirm: "yes" })).status).toBe(303);
+    expect((await b.post(`${base}/protect`, { protected: "true", confirm: "yes" })).status).toBe(303);
+    expect((await b.post(`${base}/set-default`, { confirm: "yes" })).status).toBe(303);
+    expect(await branch()).toMatchObject({ name: "renamed", protected: true, default: true });
+    // A protected branch cannot be deleted: the API's refusal comes back to the page.
+    const refused = await b.post(`${base}/delete`, { confirm: "yes" }, { referer: `${ORIGIN}${base}` });
+    expect(refused.status).toBe(303);
+    expect(decodeURIComponent(refused.headers.get("location") ?? "")).toContain("error=");
+    expect((await branch()).name).toBe("renamed");
+  });
+});
+
 describe("accounts", () => {
   it("a session sees only its own account: another's project is not found, and its forms change nothing", async () => {
     const p = await project();

@@ -126,6 +126,16 @@ describe("the web console in Chromium", () => {
     projectUrl = page.url();
     expect(projectUrl).toMatch(/\/app\/projects\/[a-z0-9-]+\?/);
     expect(await page.locator("[data-started-operation]").count()).toBeGreaterThan(0);
+    // The operations list refreshes itself while an operation runs: no reload here.
+    expect(await page.locator("#operations").getAttribute("data-live")).toBe("true");
+    // (A string: the test's TypeScript has no DOM types; this runs in the page.)
+    await page.waitForFunction(
+      `document.querySelectorAll("[data-operation-id]").length > 0 &&
+       [...document.querySelectorAll("[data-operation-id] .tag")].every((t) => t.textContent === "finished")`,
+      undefined,
+      { timeout: 20_000 },
+    );
+    expect(await page.locator("#operations").getAttribute("data-live")).toBe("false");
     await page.getByRole("link", { name: "main" }).first().click();
     const status = () => page.locator("[data-endpoint-id] [data-status]").first().innerText();
     expect(await reloadUntil(status, /^Active/)).toMatch(/^Active/);

@@ -85,7 +85,12 @@ function BranchActions(props: {
   const base = `/app/projects/${props.projectId}/branches/${branch.id}`;
   return (
     <section aria-label="Branch actions">
-      <form class="inline" method="post" action={`${base}/rename`}>
+      <form
+        class="inline"
+        method="post"
+        action={`${base}/rename`}
+        data-confirm={`Rename “${branch.name}”? Connection strings keep working: they name computes, not branches.`}
+      >
         <Csrf token={page.csrf} />
         <label>
           New name
@@ -94,13 +99,23 @@ function BranchActions(props: {
         <button type="submit">Rename</button>
       </form>{" "}
       {!branch.default && (
-        <ActionButton action={`${base}/set-default`} label="Set as default" csrf={page.csrf} />
+        <ActionButton
+          action={`${base}/set-default`}
+          label="Set as default"
+          csrf={page.csrf}
+          confirm={`Make “${branch.name}” the project's default branch?`}
+        />
       )}{" "}
       <ActionButton
         action={`${base}/protect`}
         label={branch.protected ? "Unprotect" : "Protect"}
         csrf={page.csrf}
         fields={{ protected: String(!branch.protected) }}
+        confirm={
+          branch.protected
+            ? `Remove the protection of “${branch.name}”? It can then be deleted or reset.`
+            : `Protect “${branch.name}”? A protected branch cannot be deleted or reset.`
+        }
       />{" "}
       {branch.parent_id && (
         <ActionButton
@@ -190,7 +205,15 @@ router.post("/projects/:projectId/branches", async (c) => {
 
 router.post(`${BRANCH}/rename`, async (c) => {
   const { projectId, branchId } = c.req.param();
-  const input = parse(BranchUpdateRequest, { branch: { name: (await formOf(c)).name ?? "" } });
+  const form = await formOf(c);
+  const ask = unconfirmed(
+    c,
+    form,
+    `Rename this branch to “${form.name ?? ""}”?`,
+    branchPath(projectId, branchId),
+  );
+  if (ask) return ask;
+  const input = parse(BranchUpdateRequest, { branch: { name: form.name ?? "" } });
   const body = run(c, updateBranch(c.var.ctx, accountOf(c), projectId, branchId, input.branch));
   return redirectTo(
     c,
@@ -202,7 +225,16 @@ router.post(`${BRANCH}/rename`, async (c) => {
 
 router.post(`${BRANCH}/protect`, async (c) => {
   const { projectId, branchId } = c.req.param();
-  const input = parse(BranchUpdateRequest, { branch: { protected: (await formOf(c)).protected === "true" } });
+  const form = await formOf(c);
+  const protect = form.protected === "true";
+  const ask = unconfirmed(
+    c,
+    form,
+    protect ? "Protect this branch?" : "Remove this branch's protection?",
+    branchPath(projectId, branchId),
+  );
+  if (ask) return ask;
+  const input = parse(BranchUpdateRequest, { branch: { protected: protect } });
   const body = run(c, updateBranch(c.var.ctx, accountOf(c), projectId, branchId, input.branch));
   return redirectTo(
     c,
@@ -212,8 +244,15 @@ router.post(`${BRANCH}/protect`, async (c) => {
   );
 });
 
-router.post(`${BRANCH}/set-default`, (c) => {
+router.post(`${BRANCH}/set-default`, async (c) => {
   const { projectId, branchId } = c.req.param();
+  const ask = unconfirmed(
+    c,
+    await formOf(c),
+    "Make this the default branch?",
+    branchPath(projectId, branchId),
+  );
+  if (ask) return ask;
   const body = run(c, setDefaultBranch(c.var.ctx, accountOf(c), projectId, branchId));
   return redirectTo(c, branchPath(projectId, branchId), "This is now the default branch.", startedOps(body));
 });
