@@ -99,7 +99,8 @@ const asset = (body: string, type: string): Asset => ({
   etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`,
 });
 
-export const ASSETS: Record<string, Asset> = {
-  "console.css": asset(CSS, "text/css; charset=utf-8"),
-  "console.js": asset(JS, "text/javascript; charset=utf-8"),
-};
+/** By file name (a Map: a name such as `toString` finds nothing). */
+export const ASSETS: ReadonlyMap<string, Asset> = new Map([
+  ["console.css", asset(CSS, "text/css; charset=utf-8")],
+  ["console.js", asset(JS, "text/javascript; charset=utf-8")],
+]);

@@ -39,7 +39,7 @@ export function createConsole(options: ConsoleOptions) {
   const router = createConsoleRouter();
 
   router.get("/assets/:name", (c) => {
-    const asset = ASSETS[c.req.param("name")];
+    const asset = ASSETS.get(c.req.param("name"));
     if (!asset) return c.text("not found", 404);
     const headers = { etag: asset.etag, "cache-control": "public, max-age=3600" };
     if (c.req.header("if-none-match") === asset.etag) return c.body(null, 304, headers);
