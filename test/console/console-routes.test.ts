@@ -287,6 +287,24 @@ describe("pages", () => {
     expect((await b.get("/app/nowhere")).status).toBe(404);
   });
 
+  it("the projects list pages by 100, as the API does, and searches by name", async () => {
+    for (let i = 0; i < 130; i++)
+      expectStatus(await t.api("POST", "/api/v2/projects", { project: { name: `p-${i}` } }), 201);
+    const b = await signIn();
+    const rows = (html: string) => (html.match(/<a href="\/app\/projects\/[a-z0-9-]+">/g) ?? []).length;
+    const first = await b.get("/app/projects");
+    expect(rows(first.text)).toBe(100);
+    const next = /href="(\/app\/projects\?cursor=[^"]+)"/.exec(first.text)?.[1]?.replaceAll("&amp;", "&");
+    expect(next).toBeDefined();
+    const second = await b.get(next as string);
+    expect(rows(second.text)).toBe(30);
+    expect(second.text).not.toContain("Next page");
+    const found = await b.get("/app/projects?search=p-12");
+    // p-12 and p-120 … p-129
+    expect(rows(found.text)).toBe(11);
+    expect((await b.get("/app/projects?cursor=no-such-project")).status).toBe(400);
+  });
+
   it("a forward move of the account's clock from the emulator panel", async () => {
     const b = await signIn();
     const before = t.clock.now();

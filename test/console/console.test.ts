@@ -331,6 +331,19 @@ describe("the web console in Chromium", () => {
     await page.getByRole("button", { name: "Suspend" }).first().click();
     const status = () => page.locator("[data-endpoint-id] [data-status]").first().innerText();
     expect(await reloadUntil(status, /^Idle$/)).toBe("Idle");
+    await shot("idle");
+  });
+
+  it("the SQL editor wakes an idle compute", async () => {
+    const branchPage = page.url();
+    await page.goto(projectUrl);
+    await page.getByRole("link", { name: "SQL editor" }).click();
+    await page.getByLabel("Statement").fill("SELECT count(*) AS n FROM fruit");
+    await page.getByRole("button", { name: "Run" }).click();
+    expect(await page.locator("[data-result] td").allInnerTexts()).toEqual(["2"]);
+    await page.goto(branchPage);
+    const status = () => page.locator("[data-endpoint-id] [data-status]").first().innerText();
+    expect(await reloadUntil(status, /^Active$/)).toBe("Active");
   });
 
   it("a forged cross-site POST is refused and changes nothing", async () => {

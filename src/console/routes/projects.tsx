@@ -3,7 +3,7 @@ import { ConnectionUriQuery } from "../../control-plane/connection/schema.js";
 import { getConnectionUri } from "../../control-plane/connection/service.js";
 import { listEndpointsJson } from "../../control-plane/endpoints/service.js";
 import { listOperations } from "../../control-plane/operations/service.js";
-import { ProjectCreateRequest } from "../../control-plane/projects/schema.js";
+import { ProjectCreateRequest, ProjectListQuery } from "../../control-plane/projects/schema.js";
 import { createProject, getProject, listProjects } from "../../control-plane/projects/service.js";
 import { REGIONS } from "../../control-plane/regions/rules.js";
 import { parseJsonText } from "../../platform/json-text.js";
@@ -39,7 +39,15 @@ const router = createConsoleRouter();
 
 router.get("/projects", (c) => {
   const page = pageOf(c);
-  const { projects } = listProjects(c.var.ctx, principalOf(c), { limit: 400 });
+  // A page of 100, as the API pages them (its cursor), with a search by name or id.
+  const query = parse(ProjectListQuery, {
+    limit: "100",
+    cursor: c.req.query("cursor") || undefined,
+    search: c.req.query("search") || undefined,
+  });
+  const listed = listProjects(c.var.ctx, principalOf(c), query);
+  const { projects } = listed;
+  const next = "pagination" in listed ? listed.pagination?.cursor : undefined;
   const versions = c.var.ctx.config.postgres?.installed ?? [14, 15, 16, 17, 18];
   return c.html(
     <Layout title="Projects" page={page}>
@@ -78,6 +86,15 @@ router.get("/projects", (c) => {
           </fieldset>
         </form>
       </details>
+      <search>
+        <form method="get" action="/app/projects">
+          <label>
+            Search projects
+            <input name="search" value={query.search ?? ""} maxlength={256} />
+          </label>
+          <button type="submit">Search</button>
+        </form>
+      </search>
       <table>
         <TableHead columns={["Name", "Region", "Postgres", "Created", "Compute time (this month)"]} />
         <tbody>
@@ -96,7 +113,18 @@ router.get("/projects", (c) => {
           ))}
         </tbody>
       </table>
-      {projects.length === 0 && <p class="muted">No projects yet: create one above.</p>}
+      {projects.length === 0 && (
+        <p class="muted">{query.search ? "No project matches." : "No projects yet: create one above."}</p>
+      )}
+      {next && (
+        <p>
+          <a
+            href={`/app/projects?${new URLSearchParams({ cursor: next, ...(query.search ? { search: query.search } : {}) })}`}
+          >
+            Next page
+          </a>
+        </p>
+      )}
     </Layout>,
   );
 });
