@@ -37,6 +37,7 @@ form.inline{display:inline;margin:0}
 fieldset{border:1px solid var(--line);border-radius:4px;margin:.4rem 0 1rem;padding:.6rem .8rem}
 label{display:inline-flex;flex-direction:column;gap:.15rem;margin:0 .8rem .5rem 0;font-size:.85rem;color:var(--muted)}
 label.check{flex-direction:row;align-items:center;gap:.3rem}
+label.wide{display:flex}
 input,select,textarea{font:inherit;padding:.3rem .4rem;border:1px solid var(--line);border-radius:3px;color:var(--fg)}
 textarea.sql{width:100%;min-height:8rem}
 button{font:inherit;padding:.3rem .7rem;border:1px solid var(--line);border-radius:3px;background:#fff;cursor:pointer}

@@ -85,6 +85,20 @@ describe("sessions", () => {
     expect(count("projects")).toBe(0);
   });
 
+  it("every answer forbids framing and loads only the console's own script and stylesheet", async () => {
+    const b = await signIn();
+    for (const res of [await t.request("GET", "/app/sign-in"), await b.get("/app/projects")]) {
+      const csp = res.headers.get("content-security-policy") ?? "";
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toContain("form-action 'self'");
+      expect(res.headers.get("x-frame-options")).toBe("DENY");
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      // Nothing inline for the policy to refuse: scripts and styles come from /app/assets.
+      expect(res.text).not.toMatch(/<script(?![^>]*\bsrc=)|\sstyle="|\son[a-z]+="/);
+    }
+  });
+
   it("a sign-in link works once and not after a day", async () => {
     const token = createSignInToken(t.ctx.db, t.accountId, Date.now());
     expect((await t.request("GET", `/app/sign-in?token=${token}`)).status).toBe(303);

@@ -74,6 +74,16 @@ async function reloadUntil(
   }
 }
 
+/** The little of the DOM the checks below read in the page (the test's TypeScript has no DOM types). */
+interface Shown {
+  tagName: string;
+  outerHTML: string;
+  textContent: string | null;
+  labels?: { length: number } | null;
+  getAttribute(name: string): string | null;
+  ownerDocument: { defaultView: { getComputedStyle(el: Shown): { outlineStyle: string } } };
+}
+
 let createdKey = "";
 let projectUrl = "";
 
@@ -128,13 +138,15 @@ describe("the web console in Chromium", () => {
     expect(await page.locator("[data-started-operation]").count()).toBeGreaterThan(0);
     // The operations list refreshes itself while an operation runs: no reload here.
     expect(await page.locator("#operations").getAttribute("data-live")).toBe("true");
-    // (A string: the test's TypeScript has no DOM types; this runs in the page.)
-    await page.waitForFunction(
-      `document.querySelectorAll("[data-operation-id]").length > 0 &&
-       [...document.querySelectorAll("[data-operation-id] .tag")].every((t) => t.textContent === "finished")`,
-      undefined,
-      { timeout: 20_000 },
-    );
+    await expect
+      .poll(
+        async () => {
+          const tags = await page.locator("[data-operation-id] .tag").allInnerTexts();
+          return tags.length > 0 && tags.every((t) => t === "finished");
+        },
+        { timeout: 20_000, interval: 100 },
+      )
+      .toBe(true);
     expect(await page.locator("#operations").getAttribute("data-live")).toBe("false");
     await page.getByRole("link", { name: "main" }).first().click();
     const status = () => page.locator("[data-endpoint-id] [data-status]").first().innerText();
@@ -302,6 +314,72 @@ describe("the web console in Chromium", () => {
     expect(faults.body.faults.map((f: { action: string }) => f.action)).toEqual(["start_compute"]);
     await page.getByRole("button", { name: "Clear all faults" }).click();
     expect(await page.getByText("No faults armed.").count()).toBe(1);
+  });
+
+  it("every page is usable by keyboard and names its controls and charts", async () => {
+    const projectPath = new URL(projectUrl).pathname;
+    const branchPath = await page
+      .goto(projectUrl)
+      .then(() => page.getByRole("link", { name: "main" }).first().getAttribute("href"));
+    const pages = [
+      "/app/projects",
+      projectPath,
+      branchPath,
+      `${branchPath}?tab=roles`,
+      `${branchPath}?tab=children`,
+      `${projectPath}/sql`,
+      `${projectPath}/monitoring`,
+      "/app/settings/api-keys",
+      "/app/emulator",
+    ];
+    for (const at of pages) {
+      await page.goto(`${server.url}${at}`);
+      const unnamed = await page
+        .locator("input:not([type=hidden]), select, textarea, button")
+        .evaluateAll((els: Shown[]) =>
+          els
+            .filter(
+              (el) =>
+                !(
+                  el.labels?.length ||
+                  el.getAttribute("aria-label") ||
+                  (el.tagName === "BUTTON" && el.textContent?.trim())
+                ),
+            )
+            .map((el) => el.outerHTML.slice(0, 80)),
+        );
+      expect(unnamed, `controls without a name on ${at}`).toEqual([]);
+      const charts = await page
+        .locator("svg")
+        .evaluateAll((els: Shown[]) =>
+          els
+            .filter((svg) => svg.getAttribute("role") !== "img" || !svg.getAttribute("aria-label"))
+            .map((svg) => svg.outerHTML.slice(0, 80)),
+        );
+      expect(charts, `charts without a name on ${at}`).toEqual([]);
+      expect(await page.locator("h1").count(), `one heading on ${at}`).toBe(1);
+    }
+    // By keyboard alone: Tab from the top reaches the project form, which opens with Enter and
+    // creates a project with the focus outlined all the way.
+    await page.goto(`${server.url}/app/projects`);
+    const focused = () =>
+      page.locator(":focus").evaluate((el: Shown) => ({
+        text: (el.textContent ?? "").trim().slice(0, 40),
+        outline: el.ownerDocument.defaultView.getComputedStyle(el).outlineStyle,
+      }));
+    let seen = { text: "", outline: "" };
+    for (let i = 0; i < 20 && !/^New project/.test(seen.text); i++) {
+      await page.keyboard.press("Tab");
+      seen = await focused();
+    }
+    expect(seen.text).toMatch(/^New project/);
+    expect(seen.outline).not.toBe("none");
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("keyboard-made");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/app\/projects\/[a-z0-9-]+\?/);
+    expect(await page.locator("h1").innerText()).toBe("keyboard-made");
   });
 
   it("works without JavaScript: a destructive action asks on a page of its own", async () => {

@@ -16,6 +16,7 @@ import { StartedOperations } from "./started.js";
 import {
   accountOf,
   type BranchTab,
+  type BranchTabProps,
   branchPath,
   type ConsoleContext,
   createConsoleRouter,
@@ -137,7 +138,7 @@ function BranchActions(props: {
   );
 }
 
-function ChildrenTab(props: { c: ConsoleContext; page: PageContext; projectId: string; branchId: string }) {
+function ChildrenTab(props: BranchTabProps) {
   const { c, page, projectId, branchId } = props;
   const { branches } = listBranches(c.var.ctx, accountOf(c), projectId, {
     sort_by: "created_at",

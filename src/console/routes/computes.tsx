@@ -20,6 +20,7 @@ import {
 } from "../views/layout.js";
 import {
   accountOf,
+  type BranchTabProps,
   branchPath,
   type ConsoleContext,
   createConsoleRouter,
@@ -36,12 +37,7 @@ import {
 const router = createConsoleRouter();
 const ENDPOINT = "/projects/:projectId/branches/:branchId/computes/:endpointId";
 
-export function ComputesTab(props: {
-  c: ConsoleContext;
-  page: PageContext;
-  projectId: string;
-  branchId: string;
-}) {
+export function ComputesTab(props: BranchTabProps) {
   const { c, page, projectId, branchId } = props;
   const accountId = accountOf(c);
   const listed = listBranchEndpoints(c.var.ctx, accountId, projectId, branchId).endpoints;

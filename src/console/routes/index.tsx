@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { secureHeaders } from "hono/secure-headers";
 import type { Logger } from "pino";
 import type { Clock } from "../../platform/clock.js";
 import { sameText } from "../../platform/ids.js";
@@ -37,6 +38,26 @@ export interface ConsoleOptions {
 export function createConsole(options: ConsoleOptions) {
   const { wallClock } = options;
   const router = createConsoleRouter();
+
+  // Pages load only the console's own stylesheet and script, no site may frame them, and
+  // forms post only to the console.
+  router.use(
+    "*",
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'self'"],
+        imgSrc: ["'self'", "data:"],
+        frameAncestors: ["'none'"],
+        formAction: ["'self'"],
+        baseUri: ["'none'"],
+        objectSrc: ["'none'"],
+      },
+      referrerPolicy: "same-origin",
+      crossOriginResourcePolicy: "same-origin",
+      strictTransportSecurity: false,
+      xFrameOptions: "DENY",
+    }),
+  );
 
   router.get("/assets/:name", (c) => {
     const asset = ASSETS.get(c.req.param("name"));

@@ -21,6 +21,7 @@ import {
 } from "../views/layout.js";
 import {
   accountOf,
+  type BranchTabProps,
   branchPath,
   type ConsoleContext,
   createConsoleRouter,
@@ -37,12 +38,7 @@ import {
 const router = createConsoleRouter();
 const BRANCH = "/projects/:projectId/branches/:branchId";
 
-export function RolesDatabasesTab(props: {
-  c: ConsoleContext;
-  page: PageContext;
-  projectId: string;
-  branchId: string;
-}) {
+export function RolesDatabasesTab(props: BranchTabProps) {
   const { c, page, projectId, branchId } = props;
   const accountId = accountOf(c);
   const { roles } = listRoles(c.var.ctx, accountId, projectId, branchId);

@@ -53,7 +53,7 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
         <form method="post" action={`/app/projects/${projectId}/sql?branch_id=${target.branch?.id ?? ""}`}>
           <Csrf token={page.csrf} />
           <DatabaseRoleFields target={target} />
-          <label style="display:flex">
+          <label class="wide">
             Statement
             <textarea class="sql" name="query" required maxlength={MAX_QUERY} spellcheck={false}>
               {query}

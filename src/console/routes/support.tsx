@@ -23,6 +23,14 @@ export function createConsoleRouter() {
 
 export type BranchTab = "computes" | "roles" | "children";
 
+/** What each tab of a branch's page is drawn from. */
+export interface BranchTabProps {
+  c: ConsoleContext;
+  page: PageContext;
+  projectId: string;
+  branchId: string;
+}
+
 export const branchPath = (projectId: string, branchId: string, tab?: BranchTab) =>
   `/app/projects/${projectId}/branches/${branchId}${tab ? `?tab=${tab}` : ""}`;
 
