@@ -536,7 +536,11 @@ describe("the pooler (transaction mode)", () => {
   it("a CancelRequest with the pooler's key cancels the query of the session the client holds", async () => {
     const c = pooledClient();
     await c.connect();
-    const slow = c.query("SELECT pg_sleep(30)");
+    // Its failure is taken as it comes: the cancel may land before the socket below has closed.
+    const slow = c.query("SELECT pg_sleep(30)").then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     await new Promise((r) => setTimeout(r, 300));
     const processID = (c as unknown as { processID: number }).processID;
     const secretKey = (c as unknown as { secretKey: number }).secretKey;
@@ -551,7 +555,7 @@ describe("the pooler (transaction mode)", () => {
       });
       s.on("close", () => resolve());
     });
-    await expect(slow).rejects.toMatchObject({ code: "57014" });
+    expect(await slow).toMatchObject({ code: "57014" });
     expect((await c.query("SELECT 1 AS ok")).rows).toEqual([{ ok: 1 }]);
     await c.end();
   });
