@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { computeClient } from "../helpers/compute.js";
+import { computeClient, fileFlags, takesTopMark } from "../helpers/compute.js";
 import { type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
 
 /**
@@ -221,4 +221,19 @@ describe("files on disk", () => {
     expect(offending).toEqual([]);
     expect(fs.statSync(path.join(dir, "db.sqlite")).mode & 0o777).toBe(0o600);
   });
+
+  // Where the file system takes the mark (ext4: Linux CI and most Linux machines).
+  it.runIf(takesTopMark())(
+    "the folders copies are made in are marked as tops of hierarchies (chattr +T), so each copy gets a block group of its own",
+    () => {
+      const projects = path.join(dir, "db-data", "projects");
+      const folders = [projects, path.join(projects, projectId), path.join(projects, projectId, "branches")];
+      if (fs.existsSync(path.join(projects, projectId, "snapshots")))
+        folders.push(path.join(projects, projectId, "snapshots"));
+      for (const folder of folders) expect(fileFlags(folder), folder).toContain("T");
+      // The copies themselves are not marked: their own folders stay beside them.
+      expect(fileFlags(path.join(projects, projectId, "branches", mainId))).not.toContain("T");
+      expect(fileFlags(path.join(dir, "db-data"))).not.toContain("T");
+    },
+  );
 });

@@ -1,3 +1,7 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import pg from "pg";
 import { expect } from "vitest";
 import { http, type RunningServer } from "./server.js";
@@ -54,4 +58,26 @@ export function computeClient(server: () => RunningServer, key: string) {
   }
 
   return { api, settled, allSettled, clientOf, query };
+}
+
+/** A file's ext4 attribute letters, as `lsattr -d` prints them. */
+export function fileFlags(file: string): string {
+  return execFileSync("lsattr", ["-d", file], { encoding: "utf8" }).split(" ")[0] ?? "";
+}
+
+/**
+ * Whether the temporary folder's file system takes `chattr +T` (ext4 on Linux), the mark the
+ * compute driver sets on the folders branch copies are made in.
+ */
+export function takesTopMark(): boolean {
+  if (process.platform !== "linux") return false;
+  const probe = fs.mkdtempSync(path.join(os.tmpdir(), "top-mark-"));
+  try {
+    execFileSync("chattr", ["+T", probe], { stdio: "ignore" });
+    return fileFlags(probe).includes("T");
+  } catch {
+    return false;
+  } finally {
+    fs.rmSync(probe, { recursive: true, force: true });
+  }
 }

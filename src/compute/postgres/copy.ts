@@ -76,6 +76,31 @@ export async function copyData(from: string, to: string): Promise<void> {
   if (failed) throw failed.reason;
 }
 
+/**
+ * Makes the folder copies go into (a project's branches, snapshots or a branch's replicas) and any
+ * missing folder above it. On Linux each folder made is marked the top of a hierarchy (`chattr +T`),
+ * so ext4 puts every folder later made in it in a block group of its own, not beside the folder
+ * just removed. That matters on ext4 without a journal: for a minute after files are deleted (five
+ * while their inode table block is unwritten), every file made in their block group first skips,
+ * one by one, each inode they freed; a branch copy made just after a branch was deleted took
+ * 0.5–0.75 s instead of 0.11–0.24 s. Where the mark cannot be set (other file systems, macOS), the
+ * folders are made all the same.
+ */
+export async function makeCopiesFolder(dir: string): Promise<void> {
+  const first = fs.mkdirSync(dir, { recursive: true, mode: 0o711 });
+  if (first === undefined) return;
+  const made: string[] = [];
+  for (let d = dir; d.length >= first.length; d = path.dirname(d)) made.push(d);
+  await markTops(made);
+}
+
+/** `chattr +T` on folders (Linux; a hint to the allocator, so any failure is ignored). */
+export async function markTops(dirs: string[]): Promise<void> {
+  if (process.platform !== "linux") return;
+  for (let i = 0; i < dirs.length; i += 500)
+    await run("chattr", ["+T", ...dirs.slice(i, i + 500)]).catch(() => undefined);
+}
+
 /** The WAL segments from `first` to `last` (names; `last` omitted: every later one) and timeline history files. */
 export async function copyWal(from: string, to: string, first: string, last?: string): Promise<void> {
   const wal = path.join(from, "pg_wal");

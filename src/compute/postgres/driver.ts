@@ -12,7 +12,17 @@ import { type PgClient, pg } from "../../platform/pg.js";
 import type { BranchReader, ComputeDriver, EffectResult } from "../driver.js";
 import { installCommand, type PgBinaries, readdir } from "./binaries.js";
 import { run } from "./child-process.js";
-import { controlInfo, copyData, copyStopped, copyWal, lsnText, parseLsn, segmentName } from "./copy.js";
+import {
+  controlInfo,
+  copyData,
+  copyStopped,
+  copyWal,
+  lsnText,
+  makeCopiesFolder,
+  markTops,
+  parseLsn,
+  segmentName,
+} from "./copy.js";
 import { freePort, handOver, initdb, PgServer } from "./process.js";
 import { MANAGED, NEON_SUPERUSER, reconcile } from "./reconcile.js";
 import { dumpSchema } from "./schema-dump/index.js";
@@ -151,6 +161,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    */
   async resume(): Promise<void> {
     await Promise.all(this.pidFiles().map((file) => endOrphan(file, this.logger)));
+    await markTops(this.copiesFolders());
     for (const id of this.view.activeEndpoints())
       await this.start(id).catch((err) =>
         this.logger?.error({ err, endpoint: id }, "could not resume a compute"),
@@ -191,6 +202,20 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           files.push(path.join(replicas, branch, endpoint, "postmaster.pid"));
     }
     return files;
+  }
+
+  /** The folders copies are made in, as makeCopiesFolder marks them (a data folder older than the mark gets it here). */
+  private copiesFolders(): string[] {
+    const projectsDir = path.join(this.dataDir, "projects");
+    if (!fs.existsSync(projectsDir)) return [];
+    const folders = [projectsDir];
+    for (const project of readdir(projectsDir)) {
+      const dir = path.join(projectsDir, project);
+      const replicas = path.join(dir, "replicas");
+      folders.push(dir, path.join(dir, "branches"), path.join(dir, "snapshots"), replicas);
+      for (const branch of readdir(replicas)) folders.push(path.join(replicas, branch));
+    }
+    return folders.filter((dir) => fs.existsSync(dir));
   }
 
   private projectDir(projectId: string): string {
@@ -345,7 +370,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const branch = this.view.branch(branchId);
       const major = this.view.pgVersion(projectId);
       if (!branch || major === undefined) throw new Error(`branch ${branchId} no longer exists`);
-      fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o711 });
+      await makeCopiesFolder(path.dirname(dir));
       // Made under another name and renamed once whole: a copy cut short (a failure, a crash)
       // never looks like a branch's folder.
       const work = `${dir}.tmp-${process.pid}`;
@@ -389,7 +414,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const dir = this.branchDir(projectId, branchId);
       const work = `${dir}.tmp-${process.pid}`;
       fs.rmSync(work, { recursive: true, force: true });
-      fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o711 });
+      await makeCopiesFolder(path.dirname(dir));
       try {
         const lsn = await this.copyBranch(sourceId, sourceDir, work);
         await this.stopBranch(branchId);
@@ -472,7 +497,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const dir = this.snapshotDir(projectId, snapshotId);
     const work = `${dir}.tmp-${process.pid}`;
     fs.rmSync(work, { recursive: true, force: true });
-    fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o711 });
+    await makeCopiesFolder(path.dirname(dir));
     try {
       const lsn = await this.copyBranch(branchId, branchDir, work);
       fs.renameSync(work, dir);
@@ -596,7 +621,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   ): Promise<void> {
     const dir = path.join(this.replicasDir(endpoint.projectId, endpoint.branchId), endpoint.id);
     fs.rmSync(dir, { recursive: true, force: true });
-    fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o711 });
+    await makeCopiesFolder(path.dirname(dir));
     await this.copyBranch(endpoint.branchId, branchDir, dir);
     fs.writeFileSync(path.join(dir, "standby.signal"), "");
     const primary = this.view.primaryOf(endpoint.branchId);
