@@ -1,8 +1,13 @@
+import fs from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import { afterEach, describe, expect, it } from "vitest";
 import { endpoints } from "../../src/control-plane/endpoints/table.js";
-import { openStorage } from "../../src/platform/db.js";
+import { EMPTY_DATABASE, openStorage } from "../../src/platform/db.js";
+import { packageRoot } from "../../src/platform/package-root.js";
 import { createTestApp, type TestApp } from "../helpers/app.js";
 import { tempDir } from "../helpers/server.js";
 
@@ -53,5 +58,69 @@ describe("database constraints", () => {
       )
       .all("ep-x");
     expect(JSON.stringify(plan)).toContain("operations_endpoint_unfinished_idx");
+  });
+});
+
+describe("a new database file", () => {
+  const schemaOf = (file: string) => {
+    const storage = openStorage(file, { template: false });
+    try {
+      return {
+        schema: storage.sqlite
+          .prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name")
+          .all(),
+        migrations: storage.sqlite
+          .prepare("SELECT hash, created_at FROM __drizzle_migrations ORDER BY id")
+          .all(),
+      };
+    } finally {
+      storage.close();
+    }
+  };
+
+  it("starts as a copy of the build's template, which is every migration applied: the same schema and history", () => {
+    const template = path.join(packageRoot(), EMPTY_DATABASE);
+    expect(fs.existsSync(template), "npm run build makes dist/empty.sqlite").toBe(true);
+    const dir = tempDir();
+    const migrated = path.join(dir, "migrated.db");
+    const copied = path.join(dir, "copied.db");
+    const fromScratch = schemaOf(migrated);
+    openStorage(copied).close();
+    expect(schemaOf(copied)).toEqual(fromScratch);
+    expect(fromScratch.migrations.length).toBe(
+      fs.readdirSync(path.join(packageRoot(), "migrations")).filter((f) => f.endsWith(".sql")).length,
+    );
+    // The owner's alone, like any new database; nothing left beside it.
+    expect(fs.statSync(copied).mode & 0o777).toBe(0o600);
+    expect(fs.readdirSync(dir).filter((f) => f.includes(".new-"))).toEqual([]);
+  });
+
+  it("is what the template holds (an older one is migrated the rest of the way); an existing file is never replaced", () => {
+    const dir = tempDir();
+    // A template as an older build made it: the first five migrations only, and a table to
+    // recognise it by.
+    const folder = path.join(dir, "migrations");
+    fs.cpSync(path.join(packageRoot(), "migrations"), folder, { recursive: true });
+    const journal = JSON.parse(fs.readFileSync(path.join(folder, "meta", "_journal.json"), "utf8"));
+    journal.entries = journal.entries.slice(0, 5);
+    fs.writeFileSync(path.join(folder, "meta", "_journal.json"), JSON.stringify(journal));
+    const old = path.join(dir, "old-template.db");
+    const sqlite = new Database(old);
+    migrate(drizzle(sqlite), { migrationsFolder: folder });
+    sqlite.exec("CREATE TABLE template_marker (x)");
+    sqlite.close();
+    const file = path.join(dir, "new.db");
+    openStorage(file, { template: old }).close();
+    const made = schemaOf(file);
+    expect(made.schema.some((r) => (r as { name: string }).name === "template_marker")).toBe(true);
+    // The migrations the template lacked were applied on top: the same history as a new file's.
+    expect(made.migrations).toEqual(schemaOf(path.join(dir, "scratch.db")).migrations);
+    // An existing file (even an empty one) is opened as it is, never swapped for the template.
+    const existing = path.join(dir, "existing.db");
+    fs.writeFileSync(existing, "", { mode: 0o600 });
+    openStorage(existing, { template: old }).close();
+    expect(schemaOf(existing).schema.some((r) => (r as { name: string }).name === "template_marker")).toBe(
+      false,
+    );
   });
 });

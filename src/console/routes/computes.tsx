@@ -8,21 +8,11 @@ import {
   updateEndpoint,
 } from "../../control-plane/endpoints/service.js";
 import { cuRange, kindLabel, stateLabel, suspendDelay, transitionOf } from "../views/labels.js";
-import {
-  ActionButton,
-  Csrf,
-  CuField,
-  type PageContext,
-  SelectField,
-  StateTag,
-  TableHead,
-  When,
-} from "../views/layout.js";
+import { ActionButton, Csrf, CuField, SelectField, StateTag, TableHead, When } from "../views/layout.js";
 import {
   accountOf,
   type BranchTabProps,
   branchPath,
-  type ConsoleContext,
   createConsoleRouter,
   formOf,
   numberField,

@@ -9,16 +9,7 @@ import {
   resetRolePassword,
   revealRolePassword,
 } from "../../control-plane/roles-databases/service.js";
-import {
-  ActionButton,
-  Csrf,
-  Layout,
-  type PageContext,
-  Secret,
-  SelectField,
-  TableHead,
-  When,
-} from "../views/layout.js";
+import { ActionButton, Csrf, Layout, Secret, SelectField, TableHead, When } from "../views/layout.js";
 import {
   accountOf,
   type BranchTabProps,
