@@ -98,6 +98,50 @@ describe("limits", () => {
     expect(tables(t)).toEqual(before);
   });
 
+  it("computes per project: a deleted compute (or branch, or project) frees its place; the kept count is the project's computes", async () => {
+    t = createTestApp({ config: { limits: { computes: 3 } } });
+    const sqlite = (t.ctx.db as unknown as { $client: import("better-sqlite3").Database }).$client;
+    const drift = () =>
+      sqlite
+        .prepare(
+          `SELECT v.project_id, v.endpoints, (SELECT count(*) FROM endpoints e WHERE e.project_id = v.project_id) AS n
+             FROM endpoint_versions v WHERE v.endpoints != n`,
+        )
+        .all();
+    const p = await t.api("POST", "/api/v2/projects", { project: {} });
+    const other = await t.api("POST", "/api/v2/projects", { project: {} });
+    const projectId = p.body.project.id;
+    t.advance(5);
+    const ro = () =>
+      t.api("POST", `/api/v2/projects/${projectId}/endpoints`, {
+        endpoint: { branch_id: p.body.branch.id, type: "read_only" },
+      });
+    const second = await ro();
+    expectStatus(second, 201);
+    const dev = await t.api("POST", `/api/v2/projects/${projectId}/branches`, {
+      branch: { name: "dev" },
+      endpoints: [{ type: "read_write" }],
+    });
+    expectStatus(dev, 201);
+    expectStatus(await ro(), 422);
+    t.advance(5);
+    expectStatus(
+      await t.api("DELETE", `/api/v2/projects/${projectId}/endpoints/${second.body.endpoint.id}`),
+      200,
+    );
+    expectStatus(await ro(), 201);
+    expectStatus(await ro(), 422);
+    t.advance(5);
+    // A deleted branch takes its compute with it (a cascade the count follows).
+    expectStatus(await t.api("DELETE", `/api/v2/projects/${projectId}/branches/${dev.body.branch.id}`), 200);
+    t.advance(5);
+    expectStatus(await ro(), 201);
+    expect(drift()).toEqual([]);
+    expectStatus(await t.api("DELETE", `/api/v2/projects/${other.body.project.id}`), 200);
+    t.advance(10 * 86_400);
+    expect(drift()).toEqual([]);
+  });
+
   it("follow the plan by default: a free account has 20 projects, 10 branches a project", async () => {
     t = createTestApp({ plan: "free" });
     for (let i = 0; i < 20; i++) expectStatus(await t.api("POST", "/api/v2/projects", { project: {} }), 201);

@@ -56,13 +56,15 @@ export const endpoints = sqliteTable(
 );
 
 /**
- * A counter per project, bumped by triggers (migration 0002) on every insert, update or delete
- * of its endpoints, cascades included: a cached endpoint list is current while the counter is
- * unchanged. No foreign key: the row outlives a deleted project harmlessly.
+ * Per project, kept by triggers (migrations 0002, 0026) on every insert, update or delete of its
+ * endpoints, cascades included: `version`, bumped by each, so a cached endpoint list is current
+ * while it is unchanged; `endpoints`, how many it has (what its plan's compute limit is checked
+ * against, without counting them). No foreign key: the row outlives a deleted project harmlessly.
  */
 export const endpointVersions = sqliteTable("endpoint_versions", {
   projectId: text("project_id").primaryKey(),
   version: integer("version").notNull(),
+  endpoints: integer("endpoints").notNull().default(0),
 });
 
 /**
