@@ -29,7 +29,6 @@ import type { OperationRow } from "../operations/store.js";
 import type { DefaultEndpointSettingsInput } from "../projects/schema.js";
 import { stampComputeActive } from "../projects/store.js";
 import { endpointHost, proxyHost } from "../regions/rules.js";
-import { findRole } from "../roles-databases/store.js";
 import { toEndpointJson } from "./render.js";
 import {
   checkEndpointType,
@@ -51,6 +50,7 @@ import {
   insertEndpoint,
   listBranchEndpointRows,
   listProjectEndpointRows,
+  loginRow,
   type ProjectForEndpoint,
   readCreateContext,
   readEndpointVersion,
@@ -58,6 +58,7 @@ import {
   recordConnection,
   refreshPendingState,
   resetConnections,
+  settledActive,
   updateEndpointRow,
 } from "./store.js";
 
@@ -387,15 +388,14 @@ export type LoginTarget =
 
 /** The endpoint a client connects to (by id alone) and the password of the role it logs in as. */
 export function findLoginTarget(ctx: Ctx, endpointId: string, roleName: string): LoginTarget {
-  const row = findEndpointById(ctx.db, endpointId);
+  const row = loginRow(ctx.db, endpointId, roleName);
   if (!row) return { found: false };
-  const role = findRole(ctx.db, row.branchId, roleName);
   return {
     found: true,
     projectId: row.projectId,
     branchId: row.branchId,
-    disabled: row.disabled,
-    password: role && !role.noLogin ? role.password : null,
+    disabled: row.disabled !== 0,
+    password: row.password !== null && !row.noLogin ? row.password : null,
     maxConnections: maxConnections(row.minCu),
   };
 }
@@ -411,16 +411,8 @@ export type ConnectState = "gone" | "disabled" | "active" | "waking";
 export function wakeForConnection(ctx: Ctx, endpointId: string): Outcome<{ state: ConnectState }> {
   // A settled active endpoint whose activity was stamped within the last second needs no write:
   // clients arriving in a stream (SQL over HTTP: one per query) cost a read each.
-  const seen = findEndpointById(ctx.db, endpointId);
-  if (
-    seen &&
-    !seen.disabled &&
-    seen.currentState === "active" &&
-    seen.pendingState === null &&
-    seen.lastActive !== null &&
-    ctx.clock.now(seen.accountId) - seen.lastActive < ACTIVITY_STAMP_MS &&
-    !branchDataPending(ctx.db, seen.branchId)
-  )
+  const seen = settledActive(ctx.db, endpointId);
+  if (seen && seen.lastActive !== null && ctx.clock.now(seen.accountId) - seen.lastActive < ACTIVITY_STAMP_MS)
     return { body: { state: "active" }, events: [] };
   const { state, ops } = ctx.db.transaction((tx) => {
     const none: OperationRow[] = [];

@@ -320,6 +320,59 @@ export function findEndpointById(tx: Tx, endpointId: string): EndpointRow | unde
 }
 
 /**
+ * What the front door reads of an endpoint and a role before it authenticates a client (for SQL
+ * over HTTP, before every query): one raw statement, without the Drizzle row mapping (JSON
+ * settings parsed, every column converted) that cost more than the lookup itself.
+ */
+export function loginRow(
+  tx: Tx,
+  endpointId: string,
+  roleName: string,
+):
+  | {
+      projectId: string;
+      branchId: string;
+      disabled: number;
+      minCu: number;
+      password: string | null;
+      noLogin: number | null;
+    }
+  | undefined {
+  return statement<{
+    projectId: string;
+    branchId: string;
+    disabled: number;
+    minCu: number;
+    password: string | null;
+    noLogin: number | null;
+  }>(
+    tx,
+    `SELECT e.project_id AS projectId, e.branch_id AS branchId, e.disabled AS disabled,
+            e.autoscaling_limit_min_cu AS minCu, r.password AS password, r.no_login AS noLogin
+       FROM endpoints e LEFT JOIN roles r ON r.branch_id = e.branch_id AND r.name = @role
+      WHERE e.id = @id`,
+  ).get({ id: endpointId, role: roleName });
+}
+
+/**
+ * An endpoint a client may connect to with nothing to write, if its activity was stamped recently
+ * enough: settled active, not disabled, its branch's data made (raw, as loginRow). Its account
+ * (whose clock says what recently is) and last activity; undefined when it is not so.
+ */
+export function settledActive(
+  tx: Tx,
+  endpointId: string,
+): { accountId: string; lastActive: number | null } | undefined {
+  return statement<{ accountId: string; lastActive: number | null }>(
+    tx,
+    `SELECT e.account_id AS accountId, e.last_active AS lastActive
+       FROM endpoints e JOIN branches b ON b.id = e.branch_id
+      WHERE e.id = @id AND e.disabled = 0 AND e.current_state = 'active' AND e.pending_state IS NULL
+        AND b.current_state != 'init'`,
+  ).get({ id: endpointId });
+}
+
+/**
  * A client connection through the front door opened (+1) or ended (-1) at `now`: the count keeps
  * the endpoint from auto-suspending, and its last activity is the moment.
  */
