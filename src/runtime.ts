@@ -211,7 +211,7 @@ export async function openFrontDoor(runtime: Runtime, env: Env): Promise<FrontDo
   const hostNames = ["localhost", ...REGION_IDS.map((r) => `*.${proxyHost(r, domain)}`)];
   const db = path.resolve(env.NEON_EMULATOR_DB);
   const caCopy = path.join(path.dirname(db), `${path.basename(db).replace(/\.[^.]*$/, "")}-ca.pem`);
-  const identity = loadTlsIdentity(path.join(dataDirOf(env), "tls"), hostNames, caCopy);
+  const identity = await loadTlsIdentity(path.join(dataDirOf(env), "tls"), hostNames, caCopy);
   const host = env.HOST;
   const door = await FrontDoor.open({
     host,
