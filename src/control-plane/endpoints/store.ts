@@ -319,33 +319,23 @@ export function findEndpointById(tx: Tx, endpointId: string): EndpointRow | unde
   ).get({ endpointId });
 }
 
+/** An endpoint's fields a login needs, with its branch's role of that name (null fields: no such role). */
+interface LoginRow {
+  projectId: string;
+  branchId: string;
+  disabled: number;
+  minCu: number;
+  password: string | null;
+  noLogin: number | null;
+}
+
 /**
  * What the front door reads of an endpoint and a role before it authenticates a client (for SQL
  * over HTTP, before every query): one raw statement, without the Drizzle row mapping (JSON
  * settings parsed, every column converted) that cost more than the lookup itself.
  */
-export function loginRow(
-  tx: Tx,
-  endpointId: string,
-  roleName: string,
-):
-  | {
-      projectId: string;
-      branchId: string;
-      disabled: number;
-      minCu: number;
-      password: string | null;
-      noLogin: number | null;
-    }
-  | undefined {
-  return statement<{
-    projectId: string;
-    branchId: string;
-    disabled: number;
-    minCu: number;
-    password: string | null;
-    noLogin: number | null;
-  }>(
+export function loginRow(tx: Tx, endpointId: string, roleName: string): LoginRow | undefined {
+  return statement<LoginRow>(
     tx,
     `SELECT e.project_id AS projectId, e.branch_id AS branchId, e.disabled AS disabled,
             e.autoscaling_limit_min_cu AS minCu, r.password AS password, r.no_login AS noLogin
