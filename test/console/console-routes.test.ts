@@ -299,6 +299,9 @@ describe("pages", () => {
     expect(await page()).toContain("state-Stopped");
     expect((await b.get("/app/projects/no-such-project")).status).toBe(404);
     expect((await b.get("/app/nowhere")).status).toBe(404);
+    // A window that is no chart's, a name of every object's prototype included (found by the fuzz).
+    for (const window of ["2h", "constructor", "toString", "__proto__"])
+      expect((await b.get(`/app/projects/${p.id}/monitoring?window=${window}`)).status, window).toBe(400);
   });
 
   it("the projects list pages by 100, as the API does, and searches by name", async () => {

@@ -30,7 +30,8 @@ export function endpointMonitoring(
   endpointId: string,
   window: string,
 ): EndpointMonitoring {
-  if (!(window in WINDOWS)) throw badRequest(`window must be one of ${Object.keys(WINDOWS).join(", ")}`);
+  if (!Object.hasOwn(WINDOWS, window))
+    throw badRequest(`window must be one of ${Object.keys(WINDOWS).join(", ")}`);
   const endpoint = requireEndpoint(ctx.db, accountId, projectId, endpointId);
   const to = ctx.clock.now(accountId);
   // A compute younger than the window is charted from its creation.
