@@ -224,7 +224,11 @@ export class SqlOverHttp {
     const connection = connectionOf(request.header("Neon-Connection-String"));
     const header = (name: string) => request.header(name) === "true";
     const isolationName = request.header("Neon-Batch-Isolation-Level");
-    const isolation = isolationName === null ? undefined : ISOLATION[isolationName];
+    // Own names only: a header naming a prototype property (constructor) is no isolation level.
+    const isolation =
+      isolationName !== null && Object.hasOwn(ISOLATION, isolationName)
+        ? ISOLATION[isolationName]
+        : undefined;
     if (isolationName !== null && isolation === undefined) throw bad("invalid isolation level");
     const payload = parsePayload(await request.body());
     const format = { raw: header("Neon-Raw-Text-Output"), arrayMode: header("Neon-Array-Mode") };

@@ -169,9 +169,10 @@ describe("SQL over HTTP (neon())", () => {
     expect((await post({ nothing: 1 })).body.message).toBe(
       "could not parse the HTTP request body: data did not match any variant of untagged enum Payload",
     );
-    expect((await post({ query: "SELECT 1" }, { "Neon-Batch-Isolation-Level": "Chaos" })).body.message).toBe(
-      "invalid isolation level",
-    );
+    for (const level of ["Chaos", "constructor", "toString"])
+      expect((await post({ query: "SELECT 1" }, { "Neon-Batch-Isolation-Level": level })).body.message).toBe(
+        "invalid isolation level",
+      );
     const multi = await post({ query: "SELECT 1; SELECT 2" });
     expect([multi.status, multi.body.code]).toEqual([400, "42601"]);
     const unknown = await fetch(`${server.url}/sql`, {
