@@ -22,12 +22,13 @@ import { DoorError, type DoorServices, TEXTS } from "./session.js";
 /** The proxy's limit on a request body and on a response (10 MiB each). */
 export const SQL_MAX_BYTES = 10 * 1024 * 1024;
 
-const ISOLATION: Record<string, string> = {
-  Serializable: "SERIALIZABLE",
-  ReadUncommitted: "READ UNCOMMITTED",
-  ReadCommitted: "READ COMMITTED",
-  RepeatableRead: "REPEATABLE READ",
-};
+/** Neon-Batch-Isolation-Level's values (a Map: a header naming a prototype property is none of them). */
+const ISOLATION = new Map([
+  ["Serializable", "SERIALIZABLE"],
+  ["ReadUncommitted", "READ UNCOMMITTED"],
+  ["ReadCommitted", "READ COMMITTED"],
+  ["RepeatableRead", "REPEATABLE READ"],
+]);
 
 /** What a pooled server session is reset with before the next request uses it (as the proxy's pool does). */
 const RESET =
@@ -224,11 +225,7 @@ export class SqlOverHttp {
     const connection = connectionOf(request.header("Neon-Connection-String"));
     const header = (name: string) => request.header(name) === "true";
     const isolationName = request.header("Neon-Batch-Isolation-Level");
-    // Own names only: a header naming a prototype property (constructor) is no isolation level.
-    const isolation =
-      isolationName !== null && Object.hasOwn(ISOLATION, isolationName)
-        ? ISOLATION[isolationName]
-        : undefined;
+    const isolation = isolationName === null ? undefined : ISOLATION.get(isolationName);
     if (isolationName !== null && isolation === undefined) throw bad("invalid isolation level");
     const payload = parsePayload(await request.body());
     const format = { raw: header("Neon-Raw-Text-Output"), arrayMode: header("Neon-Array-Mode") };

@@ -380,7 +380,8 @@ describe("computes are real Postgres servers", () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(() => process.kill(orphanPid, 0)).toThrow();
-    for (let i = 0; i < 200; i++) {
+    let back = false;
+    for (let i = 0; i < 200 && !back; i++) {
       try {
         const rows = await query(
           p.endpointId,
@@ -390,14 +391,14 @@ describe("computes are real Postgres servers", () => {
           "SELECT count(*)::int AS n FROM items",
         );
         expect(rows).toEqual([{ n: 1 }]);
-        if (marks) expect(fileFlags(branches)).toContain("T");
-        return;
-      } catch (err) {
-        if (String(err).includes("AssertionError")) throw err;
+        back = true;
+      } catch {
         await new Promise((r) => setTimeout(r, 50));
       }
     }
-    throw new Error("the active endpoint did not come back");
+    if (!back) throw new Error("the active endpoint did not come back");
+    // The driver marks the folders before it starts the endpoints it resumes.
+    if (marks) expect(fileFlags(branches)).toContain("T");
   });
 
   it("deleting the project stops its servers and keeps its data until the recovery window closes; recovery brings it back", async () => {
