@@ -82,9 +82,19 @@ const proxyError = (message: string) => new DoorError({ code: "XX000", message }
 
 /** PgBouncer's answer past max_client_conn (FATAL 08P01). */
 class PoolerRefusal extends Error {
-  constructor() {
-    super(MAX_CLIENT_CONN);
+  constructor(message = MAX_CLIENT_CONN) {
+    super(message);
   }
+}
+
+/**
+ * What the pooler refuses before authentication, as Neon's PgBouncer (1.22) does: a client beyond
+ * max_client_conn, and a replication connection (a startup parameter it does not support; logical
+ * replication goes through a direct connection).
+ */
+function checkPooled(pooler: Pooler, endpointId: string, params: Record<string, string>): void {
+  if (!pooler.admits(endpointId)) throw new PoolerRefusal();
+  if (params.replication !== undefined) throw new PoolerRefusal("unsupported startup parameter: replication");
 }
 
 /** How a client reached the front door. */
@@ -173,8 +183,7 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
       transport.serverName ??
       (client instanceof tls().TLSSocket ? client.servername || undefined : undefined);
     const routed = routeOf(params, serverName, ctx.services.domain);
-    // PgBouncer refuses a client beyond max_client_conn before it authenticates.
-    if (routed?.pooled && ctx.pooler && !ctx.pooler.admits(routed.endpointId)) throw new PoolerRefusal();
+    if (routed?.pooled && ctx.pooler) checkPooled(ctx.pooler, routed.endpointId, params);
     const login = !routed
       ? await passwordLogin(inbox, client, user, ctx)
       : transport.websocket
@@ -184,7 +193,7 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
     // Nothing more is read from the client until the relay starts (its bytes wait in the kernel).
     client.pause();
     if (login.target.pooled && ctx.pooler) {
-      if (!ctx.pooler.admits(login.target.endpointId)) throw new PoolerRefusal();
+      checkPooled(ctx.pooler, login.target.endpointId, params);
       await ctx.pooler.serve(client, inbox, params, login, ctx.cancelTargets).catch((err: unknown) => {
         if (err instanceof ComputeRefused || err instanceof DoorError) throw err;
         ctx.logger?.warn({ err, endpoint: login.target.endpointId }, "front door: pooled login failed");

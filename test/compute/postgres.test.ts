@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { computeClient, fileFlags, takesTopMark } from "../helpers/compute.js";
 import { type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
@@ -346,6 +347,287 @@ describe("computes are real Postgres servers", () => {
     expect(rows).toEqual([{ n: 1 }]);
     const plain = "SELECT count(*)::int AS n FROM pg_settings WHERE name = 'pg_stat_statements.max'";
     expect(await query(p.endpointId, p.role, p.password, "neondb", plain)).toEqual([{ n: 0 }]);
+    expect((await api("DELETE", `/projects/${res.body.project.id}`)).status).toBe(200);
+  });
+
+  it("roles have Neon's attributes: members of neon_superuser that may replicate and bypass row-level security", async () => {
+    const made = await api("POST", `/projects/${p.projectId}/branches/${p.branchId}/roles`, {
+      role: { name: "rls_reader" },
+    });
+    expect(made.status).toBe(201);
+    await allSettled(p.projectId, made.body.operations);
+    const attributes = `SELECT rolname, rolreplication, rolbypassrls, rolinherit, rolcreatedb, rolcreaterole,
+        pg_has_role(rolname, 'neon_superuser', 'member') AS member
+      FROM pg_roles WHERE rolname IN ('neon_superuser', 'neondb_owner', 'rls_reader') ORDER BY rolname`;
+    const all = {
+      rolreplication: true,
+      rolbypassrls: true,
+      rolcreatedb: true,
+      rolcreaterole: true,
+      member: true,
+    };
+    expect(await query(p.endpointId, p.role, p.password, "neondb", attributes)).toEqual([
+      { rolname: "neon_superuser", ...all, rolinherit: true },
+      { rolname: "neondb_owner", ...all, rolinherit: true },
+      { rolname: "rls_reader", ...all, rolinherit: true },
+    ]);
+    // Row-level security forced on a table with no policy hides every row, except from a role
+    // that bypasses it (Neon's roles do).
+    await query(p.endpointId, p.role, p.password, "neondb", "CREATE TABLE secrets AS SELECT 1 AS id");
+    await query(p.endpointId, p.role, p.password, "neondb", "GRANT SELECT ON secrets TO rls_reader");
+    await query(
+      p.endpointId,
+      p.role,
+      p.password,
+      "neondb",
+      "ALTER TABLE secrets ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY",
+    );
+    const count = "SELECT count(*)::int AS n FROM secrets";
+    const reader = made.body.role;
+    expect(await query(p.endpointId, reader.name, reader.password, "neondb", count)).toEqual([{ n: 1 }]);
+    // A role made with SQL has none of that: the same table shows it nothing.
+    const owner = clientOf(p.endpointId, p.role, p.password, "neondb");
+    await owner.connect();
+    try {
+      await owner.query("CREATE ROLE plain_reader NOLOGIN");
+      await owner.query("GRANT SELECT ON secrets TO plain_reader");
+      await owner.query(`GRANT plain_reader TO ${p.role} WITH SET TRUE`);
+      await owner.query("SET ROLE plain_reader");
+      expect((await owner.query(count)).rows).toEqual([{ n: 0 }]);
+    } finally {
+      await owner.end();
+    }
+    // Neon's grants to neon_superuser: every session visible (pg_monitor), other roles' sessions
+    // ended (pg_signal_backend), subscriptions (pg_create_subscription).
+    const grants = await query(
+      p.endpointId,
+      p.role,
+      p.password,
+      "neondb",
+      `SELECT pg_has_role(current_user, 'pg_monitor', 'usage') AS monitor,
+        pg_has_role(current_user, 'pg_signal_backend', 'usage') AS signal,
+        pg_has_role(current_user, 'pg_create_subscription', 'usage') AS subscribe`,
+    );
+    expect(grants).toEqual([{ monitor: true, signal: true, subscribe: true }]);
+    const other = clientOf(p.endpointId, reader.name, reader.password, "neondb");
+    other.on("error", () => {});
+    await other.connect();
+    await other.query("SELECT 'the reader was here' AS marker");
+    const ended = await query(
+      p.endpointId,
+      p.role,
+      p.password,
+      "neondb",
+      `SELECT query, pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE usename = '${reader.name}'`,
+    );
+    expect(ended).toEqual([{ query: "SELECT 'the reader was here' AS marker", ended: true }]);
+    await expect(other.query("SELECT 1")).rejects.toThrow();
+    await other.end().catch(() => {});
+  });
+
+  it("a data folder whose roles lack those attributes (made by an older emulator) gets them at the next start", async () => {
+    const pid = fs
+      .readFileSync(
+        path.join(dir, "db-data", "projects", p.projectId, "branches", p.branchId, "postmaster.pid"),
+        "utf8",
+      )
+      .split("\n");
+    const admin = new pg.Client({
+      host: "127.0.0.1",
+      port: Number(pid[3]),
+      user: "cloud_admin",
+      password: fs.readFileSync(path.join(dir, "db-data", "admin-password"), "utf8").trim(),
+      database: "postgres",
+    });
+    await admin.connect();
+    try {
+      await admin.query("ALTER ROLE neon_superuser NOREPLICATION NOBYPASSRLS");
+      await admin.query("ALTER ROLE neondb_owner NOREPLICATION NOBYPASSRLS");
+    } finally {
+      await admin.end();
+    }
+    const restarted = await api("POST", `/projects/${p.projectId}/endpoints/${p.endpointId}/restart`);
+    expect(restarted.status).toBe(200);
+    await allSettled(p.projectId, restarted.body.operations);
+    const rows = await query(
+      p.endpointId,
+      p.role,
+      p.password,
+      "neondb",
+      "SELECT rolname, rolreplication, rolbypassrls FROM pg_roles WHERE rolname IN ('neon_superuser', 'neondb_owner', 'plain_reader') ORDER BY rolname",
+    );
+    expect(rows).toEqual([
+      { rolname: "neon_superuser", rolreplication: true, rolbypassrls: true },
+      { rolname: "neondb_owner", rolreplication: true, rolbypassrls: true },
+      // A role made with SQL is the user's: left as it was made.
+      { rolname: "plain_reader", rolreplication: false, rolbypassrls: false },
+    ]);
+  });
+
+  it("settings.enable_logical_replication: the running computes are suspended and start again with wal_level=logical", async () => {
+    const made = await createProject("logical");
+    const walLevel = "SELECT current_setting('wal_level') AS wal_level";
+    expect(await query(made.endpointId, made.role, made.password, "neondb", walLevel)).toEqual([
+      { wal_level: "replica" },
+    ]);
+    const wrong = await api("PATCH", `/projects/${made.projectId}`, {
+      project: { settings: { enable_logical_replication: "yes" } },
+    });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toContain("enable_logical_replication");
+    const on = await api("PATCH", `/projects/${made.projectId}`, {
+      project: { settings: { enable_logical_replication: true } },
+    });
+    expect(on.status).toBe(200);
+    expect(on.body.project.settings.enable_logical_replication).toBe(true);
+    expect(
+      on.body.operations.map((o: { action: string; endpoint_id: string }) => [o.action, o.endpoint_id]),
+    ).toEqual([["suspend_compute", made.endpointId]]);
+    await allSettled(made.projectId, on.body.operations);
+    const endpoint = await api("GET", `/projects/${made.projectId}/endpoints/${made.endpointId}`);
+    expect(endpoint.body.endpoint.current_state).toBe("idle");
+    // Sending it again changes nothing: no computes suspended.
+    const again = await api("PATCH", `/projects/${made.projectId}`, {
+      project: { settings: { enable_logical_replication: true } },
+    });
+    expect(again.body.operations).toEqual([]);
+    const off = await api("PATCH", `/projects/${made.projectId}`, {
+      project: { settings: { enable_logical_replication: false } },
+    });
+    expect(off.status).toBe(400);
+    expect(off.body.message).toBe("logical replication cannot be disabled once it has been enabled");
+    expect(
+      (await api("GET", `/projects/${made.projectId}`)).body.project.settings.enable_logical_replication,
+    ).toBe(true);
+
+    // The next connection wakes the compute, now logical: a slot decodes the changes made after it.
+    const run = (sql: string) => query(made.endpointId, made.role, made.password, "neondb", sql);
+    expect(await run(walLevel)).toEqual([{ wal_level: "logical" }]);
+    await run("CREATE TABLE events (id int PRIMARY KEY, what text)");
+    await run("SELECT pg_create_logical_replication_slot('cdc', 'test_decoding')");
+    await run("INSERT INTO events VALUES (1, 'signed up')");
+    const changes = await run("SELECT data FROM pg_logical_slot_get_changes('cdc', NULL, NULL)");
+    expect(changes.map((c) => c.data)).toContain(
+      "table public.events: INSERT: id[integer]:1 what[text]:'signed up'",
+    );
+
+    // A replication connection through the front door reaches the compute's walsender.
+    const walsenderConfig = (endpoint: string) => ({
+      host: "127.0.0.1",
+      port: server.pgPort,
+      user: made.role,
+      password: made.password,
+      database: "neondb",
+      options: `endpoint=${endpoint}`,
+      replication: "database",
+    });
+    const walsender = new pg.Client(walsenderConfig(made.endpointId) as pg.ClientConfig);
+    await walsender.connect();
+    try {
+      const system = await walsender.query("IDENTIFY_SYSTEM");
+      expect(system.rows[0].dbname).toBe("neondb");
+    } finally {
+      await walsender.end();
+    }
+    // The pooler (PgBouncer 1.22 on Neon) does not take replication connections.
+    const pooled = new pg.Client(walsenderConfig(`${made.endpointId}-pooler`) as pg.ClientConfig);
+    await expect(pooled.connect()).rejects.toMatchObject({
+      code: "08P01",
+      message: "unsupported startup parameter: replication",
+    });
+
+    // A branch of it runs logical too, with the parent's rows and none of its slots.
+    const child = await api("POST", `/projects/${made.projectId}/branches`, {
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(child.status).toBe(201);
+    await allSettled(made.projectId, child.body.operations);
+    const childRun = (sql: string) =>
+      query(child.body.endpoints[0].id, made.role, made.password, "neondb", sql);
+    expect(await childRun(walLevel)).toEqual([{ wal_level: "logical" }]);
+    expect(await childRun("SELECT count(*)::int AS n FROM events")).toEqual([{ n: 1 }]);
+    expect(await childRun("SELECT slot_name FROM pg_replication_slots")).toEqual([]);
+    expect(await run("SELECT slot_name FROM pg_replication_slots")).toEqual([{ slot_name: "cdc" }]);
+
+    // Suspended with its slot, the branch's folder still starts (a logical slot needs wal_level=logical).
+    const suspend = await api("POST", `/projects/${made.projectId}/endpoints/${made.endpointId}/suspend`);
+    await allSettled(made.projectId, suspend.body.operations);
+    const schema = await api(
+      "GET",
+      `/projects/${made.projectId}/branches/${made.branchId}/schema?db_name=neondb`,
+    );
+    expect(schema.status).toBe(200);
+    expect(schema.body.sql).toContain("CREATE TABLE public.events");
+    expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
+  });
+
+  it("a subscription to another project's publication replicates through the front door; a branch of the subscriber starts without it", async () => {
+    const publisher = await api("POST", "/projects", {
+      project: { name: "publisher", settings: { enable_logical_replication: true } },
+    });
+    expect(publisher.status).toBe(201);
+    await allSettled(publisher.body.project.id, publisher.body.operations);
+    const subscriber = await createProject("subscriber");
+    const pub = publisher.body.roles[0];
+    const onPublisher = (sql: string) =>
+      query(publisher.body.endpoints[0].id, pub.name, pub.password, "neondb", sql);
+    const onSubscriber = (sql: string) =>
+      query(subscriber.endpointId, subscriber.role, subscriber.password, "neondb", sql);
+    await onPublisher("CREATE TABLE orders (id int PRIMARY KEY, item text)");
+    await onPublisher("CREATE PUBLICATION shop FOR TABLE orders");
+    await onPublisher("INSERT INTO orders VALUES (1, 'first')");
+    await onSubscriber("CREATE TABLE orders (id int PRIMARY KEY, item text)");
+    // The connection string the API hands out for the publisher, as the subscriber's server uses it.
+    const conninfo = publisher.body.connection_uris[0].connection_uri;
+    await onSubscriber(`CREATE SUBSCRIPTION shop_feed CONNECTION '${conninfo}' PUBLICATION shop`);
+    await onPublisher("INSERT INTO orders VALUES (2, 'second')");
+    const replicated = async (run: (sql: string) => Promise<{ n: number }[]>, n: number) => {
+      for (let i = 0; i < 100; i++) {
+        if ((await run("SELECT count(*)::int AS n FROM orders"))[0]?.n === n) return true;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return false;
+    };
+    expect(await replicated(onSubscriber, 2)).toBe(true);
+    expect(await onPublisher("SELECT slot_name, active FROM pg_replication_slots")).toEqual([
+      { slot_name: "shop_feed", active: true },
+    ]);
+
+    // The branch has the subscriber's rows but not its subscription (Neon drops it before the
+    // branch's compute starts): the publisher's slot stays with the subscriber.
+    const branch = await api("POST", `/projects/${subscriber.projectId}/branches`, {
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(branch.status).toBe(201);
+    await allSettled(subscriber.projectId, branch.body.operations);
+    const onBranch = (sql: string) =>
+      query(branch.body.endpoints[0].id, subscriber.role, subscriber.password, "neondb", sql);
+    expect(await onBranch("SELECT subname FROM pg_subscription")).toEqual([]);
+    expect(await onBranch("SELECT count(*)::int AS n FROM orders")).toEqual([{ n: 2 }]);
+    await onPublisher("INSERT INTO orders VALUES (3, 'third')");
+    expect(await replicated(onSubscriber, 3)).toBe(true);
+    expect(await onBranch("SELECT count(*)::int AS n FROM orders")).toEqual([{ n: 2 }]);
+    expect(await onSubscriber("SELECT subname FROM pg_subscription")).toEqual([{ subname: "shop_feed" }]);
+
+    await onSubscriber("DROP SUBSCRIPTION shop_feed");
+    expect((await api("DELETE", `/projects/${subscriber.projectId}`)).status).toBe(200);
+    expect((await api("DELETE", `/projects/${publisher.body.project.id}`)).status).toBe(200);
+  });
+
+  it("a project created with logical replication on runs its computes with wal_level=logical", async () => {
+    const res = await api("POST", "/projects", {
+      project: { name: "logical-from-start", settings: { enable_logical_replication: true } },
+    });
+    expect(res.status).toBe(201);
+    await allSettled(res.body.project.id, res.body.operations);
+    const rows = await query(
+      res.body.endpoints[0].id,
+      res.body.roles[0].name,
+      res.body.roles[0].password,
+      "neondb",
+      "SELECT current_setting('wal_level') AS wal_level",
+    );
+    expect(rows).toEqual([{ wal_level: "logical" }]);
     expect((await api("DELETE", `/projects/${res.body.project.id}`)).status).toBe(200);
   });
 

@@ -158,6 +158,28 @@ describe("neon 6 on branch data (real computes)", { timeout: 120_000 }, () => {
     expect(JSON.stringify(schedule)).toContain('"daily"');
   });
 
+  it("projects update --enable-logical-replication: the compute comes back with wal_level=logical", async () => {
+    e2e.step("neon6 data: projects update --enable-logical-replication");
+    const updated = await e2e.neonJson<Json>([
+      "projects",
+      "update",
+      projectId,
+      "--enable-logical-replication",
+      "--yes",
+    ]);
+    expect(updated.settings.enable_logical_replication).toBe(true);
+    // The update suspends the compute; a connection after that wakes it with the new setting (one
+    // made before the suspend finishes still reaches the old server).
+    await waitFor("a compute with wal_level=logical", async () => {
+      const rows = await sql("SELECT current_setting('wal_level') AS wal_level").catch(() => undefined);
+      return rows?.[0]?.wal_level === "logical" ? true : undefined;
+    });
+    await sql("SELECT pg_create_logical_replication_slot('cli_slot', 'pgoutput')");
+    expect(await sql("SELECT slot_name, plugin FROM pg_replication_slots")).toEqual([
+      { slot_name: "cli_slot", plugin: "pgoutput" },
+    ]);
+  });
+
   it("every response the CLI received matches the public OpenAPI contract", () => {
     expect(publicContract().checkAll(e2e.traffic)).toEqual([]);
   });

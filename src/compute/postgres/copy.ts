@@ -49,9 +49,11 @@ export function controlInfo(dir: string): { checkpoint: bigint; redo: bigint; tl
  * The folder's files without pg_wal's segments (`cp -a`, owners and modes kept; run files left
  * out). A cluster is ~1,300 files, most of them small, and making a file costs more than copying
  * its bytes: each database's folder goes to its own `cp` at once, beside one for the rest.
+ * Replication slots stay behind (pg_replslot is made empty), as in a base backup: a child branch or
+ * a replica starts with none, and a subscriber of the parent's slot does not find it twice.
  */
 export async function copyData(from: string, to: string): Promise<void> {
-  const skip = new Set(["base", "pg_wal", "postmaster.pid", "postmaster.opts"]);
+  const skip = new Set(["base", "pg_wal", "pg_replslot", "postmaster.pid", "postmaster.opts"]);
   const entries = fs
     .readdirSync(from)
     .filter((name) => !skip.has(name))
@@ -64,6 +66,7 @@ export async function copyData(from: string, to: string): Promise<void> {
     path.join(to, "base"),
     path.join(to, "pg_wal"),
     path.join(to, "pg_wal", "archive_status"),
+    path.join(to, "pg_replslot"),
   ];
   for (const dir of made) {
     fs.mkdirSync(dir, { mode: dir === to ? stat.mode & 0o777 : 0o700 });

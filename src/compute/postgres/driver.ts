@@ -24,7 +24,14 @@ import {
   segmentName,
 } from "./copy.js";
 import { freePort, handOver, initdb, PgServer } from "./process.js";
-import { MANAGED, NEON_SUPERUSER, reconcile } from "./reconcile.js";
+import {
+  API_ROLE_ATTRIBUTES,
+  MANAGED,
+  NEON_SUPERUSER,
+  NEON_SUPERUSER_ATTRIBUTES,
+  neonSuperuserGrants,
+  reconcile,
+} from "./reconcile.js";
 import { dumpSchema } from "./schema-dump/index.js";
 import { ControlPlaneView } from "./view.js";
 
@@ -37,6 +44,9 @@ export type ComputeAddress = { path: string } | { host: string; port: number };
  * compute's writes as well at the sizes an emulator sees.
  */
 const DEFAULT_SETTINGS: Record<string, string> = { wal_buffers: "1MB" };
+
+/** pg_subscription's file in `global/` (a shared catalog keeps its OID as its file name). */
+const PG_SUBSCRIPTION_FILE = "6100";
 
 /** The cluster superuser the emulator administers branches as (Neon's name for it); clients never log in as it. */
 export const ADMIN_USER = "cloud_admin";
@@ -323,13 +333,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     try {
       await this.withAdmin(server.port, async (client) => {
         await client.query(
-          `CREATE ROLE ${NEON_SUPERUSER} NOLOGIN CREATEDB CREATEROLE IN ROLE pg_read_all_data, pg_write_all_data`,
+          `CREATE ROLE ${NEON_SUPERUSER} ${NEON_SUPERUSER_ATTRIBUTES} IN ROLE pg_read_all_data, pg_write_all_data`,
         );
+        for (const grant of neonSuperuserGrants(major * 10000)) await client.query(grant);
         // A new project's default role and database are in the template already (reconcile gives
         // the role its password and the database its id, or drops both for other names): no
         // CREATE DATABASE at a project's first start.
         await client.query(
-          `CREATE ROLE ${DEFAULT_ROLE_NAME} NOLOGIN CREATEDB CREATEROLE IN ROLE ${NEON_SUPERUSER}`,
+          `CREATE ROLE ${DEFAULT_ROLE_NAME} NOLOGIN ${API_ROLE_ATTRIBUTES} IN ROLE ${NEON_SUPERUSER}`,
         );
         await client.query(`COMMENT ON ROLE ${DEFAULT_ROLE_NAME} IS '${MANAGED}'`);
         await client.query(`CREATE DATABASE ${DEFAULT_DATABASE_NAME} OWNER ${DEFAULT_ROLE_NAME}`);
@@ -391,6 +402,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         } else {
           await copyStopped(await this.template(major), work);
         }
+        if (from) await this.dropSubscriptions(projectId, major, work);
         fs.renameSync(work, dir);
       } catch (err) {
         fs.rmSync(work, { recursive: true, force: true });
@@ -508,6 +520,46 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
   }
 
+  /**
+   * A copy's subscriptions go before any compute runs on it, as on Neon (for a new branch, a reset
+   * and a restore alike): the copy would otherwise subscribe to the same publication through the
+   * same slot as its source. Its server starts once with no replication workers (nothing connects
+   * to a publisher), the subscriptions are dropped without touching their slots (the source's
+   * subscriptions still use them), and it stops. A folder that never held a subscription (its
+   * pg_subscription file is empty) is left as it is.
+   */
+  private async dropSubscriptions(projectId: string, major: number, dir: string): Promise<void> {
+    const catalog = path.join(dir, "global", PG_SUBSCRIPTION_FILE);
+    if (fs.existsSync(catalog) && fs.statSync(catalog).size === 0) return;
+    const { logical } = this.view.projectServerSettings(projectId);
+    const server = await PgServer.start(this.binariesFor(major), dir, await freePort(), {
+      ...BASE_SETTINGS,
+      ...(logical ? { wal_level: "logical" } : {}),
+      max_logical_replication_workers: "0",
+    });
+    try {
+      const subscriptions = await this.withAdmin(server.port, async (client) => {
+        const found = await client.query<{ subname: string; datname: string }>(
+          "SELECT s.subname, d.datname FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid",
+        );
+        return found.rows;
+      });
+      for (const { subname, datname } of subscriptions)
+        await this.withAdmin(
+          server.port,
+          async (client) => {
+            const name = pg().escapeIdentifier(subname);
+            await client.query(`ALTER SUBSCRIPTION ${name} DISABLE`);
+            await client.query(`ALTER SUBSCRIPTION ${name} SET (slot_name = NONE)`);
+            await client.query(`DROP SUBSCRIPTION ${name}`);
+          },
+          datname,
+        );
+    } finally {
+      await server.stop();
+    }
+  }
+
   schema(projectId: string, branchId: string, database: string): Promise<string> {
     return this.withDatabase(projectId, branchId, database, dumpSchema);
   }
@@ -537,7 +589,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return this.withBranch(branchId, async () => {
       const started = running();
       if (started !== undefined) return this.withAdmin(started, work, database);
-      const server = await PgServer.start(bin, dir, await freePort(), BASE_SETTINGS);
+      // A folder holding logical replication slots starts only with wal_level=logical.
+      const { logical } = this.view.projectServerSettings(projectId);
+      const settings = logical ? { ...BASE_SETTINGS, wal_level: "logical" } : BASE_SETTINGS;
+      const server = await PgServer.start(bin, dir, await freePort(), settings);
       try {
         await this.withAdmin(server.port, (client) =>
           reconcile(client, this.view.branchSpec(branchId), (db, w) => this.withAdmin(server.port, w, db)),
@@ -570,11 +625,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const bin = this.binariesFor(major);
     const dir = await this.ensureBranchData(endpoint.projectId, endpoint.branchId);
     const pgSettings = (endpoint.settings as { pg_settings?: Record<string, string> }).pg_settings ?? {};
-    const preload = this.view.preloadLibraries(endpoint.projectId);
+    const { preload, logical } = this.view.projectServerSettings(endpoint.projectId);
     const settings = {
       ...DEFAULT_SETTINGS,
       ...(preload.length ? { shared_preload_libraries: preload.join(",") } : {}),
       ...pgSettings,
+      ...(logical ? { wal_level: "logical" } : {}),
       ...BASE_SETTINGS,
       max_connections: String(maxConnections(endpoint.minCu)),
       ...(this.socketDir ? { unix_socket_directories: await this.ensureSocketDir() } : {}),

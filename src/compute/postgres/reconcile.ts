@@ -11,12 +11,39 @@ export const MANAGED = "neon-emulator";
 /** Role every API role belongs to, as on Neon (created in the template). */
 export const NEON_SUPERUSER = "neon_superuser";
 
+/** What Neon's compute gives neon_superuser (compute_ctl's create_neon_superuser.sql). */
+export const NEON_SUPERUSER_ATTRIBUTES = "NOLOGIN CREATEDB CREATEROLE REPLICATION BYPASSRLS";
+
+/**
+ * The predefined roles and functions Neon's compute grants neon_superuser (its migrations): every
+ * session and statistic visible (pg_monitor), other roles' queries cancelled or ended
+ * (pg_signal_backend), subscriptions (pg_create_subscription, Postgres 16+).
+ */
+export function neonSuperuserGrants(serverVersionNum: number): string[] {
+  return [
+    `GRANT pg_monitor TO ${NEON_SUPERUSER} WITH ADMIN OPTION`,
+    `GRANT pg_signal_backend TO ${NEON_SUPERUSER} WITH ADMIN OPTION`,
+    ...(serverVersionNum >= 160000 ? [`GRANT pg_create_subscription TO ${NEON_SUPERUSER}`] : []),
+    `GRANT EXECUTE ON FUNCTION pg_show_replication_origin_status TO ${NEON_SUPERUSER}`,
+  ];
+}
+
+const versionNum = async (client: PgClient) =>
+  Number((await client.query("SHOW server_version_num")).rows[0].server_version_num);
+
+/**
+ * What Neon's compute gives a role the API creates, besides LOGIN and its password (compute_ctl's
+ * spec_apply: `CREATE ROLE x INHERIT CREATEROLE CREATEDB BYPASSRLS REPLICATION IN ROLE
+ * neon_superuser`): it may open replication connections and is not held back by row-level security.
+ */
+export const API_ROLE_ATTRIBUTES = "INHERIT CREATEROLE CREATEDB BYPASSRLS REPLICATION";
+
 const ident = (name: string) => pg().escapeIdentifier(name);
 const literal = (text: string) => pg().escapeLiteral(text);
 
 /**
  * Brings a running branch server's roles and databases to what the control plane holds: creates
- * what is missing (roles with LOGIN PASSWORD, in neon_superuser; databases with their owner),
+ * what is missing (roles with LOGIN PASSWORD and Neon's attributes, in neon_superuser; databases with their owner),
  * sets every role's password, renames a database the API renamed (found by its id in the
  * comment), changes owners, and drops the managed roles and databases the API deleted. A name
  * taken by a role the emulator did not make is refused (the apply_config fails). Passwords
@@ -27,11 +54,19 @@ export async function reconcile(
   spec: BranchSpec,
   inDatabase: (database: string, work: (client: PgClient) => Promise<void>) => Promise<void>,
 ): Promise<void> {
-  const roles = await client.query<{ rolname: string; managed: boolean }>(
-    `SELECT rolname, coalesce(shobj_description(oid, 'pg_authid') = $1, false) AS managed FROM pg_roles`,
+  const roles = await client.query<{ rolname: string; managed: boolean; rolreplication: boolean }>(
+    `SELECT rolname, rolreplication, coalesce(shobj_description(oid, 'pg_authid') = $1, false) AS managed FROM pg_roles`,
     [MANAGED],
   );
   const existingRoles = new Map(roles.rows.map((r) => [r.rolname, r.managed]));
+  // A folder made before roles had Neon's attributes and grants (its neon_superuser cannot
+  // replicate): given them once. Later changes a user makes to a role's attributes (NOBYPASSRLS) are kept.
+  if (roles.rows.some((r) => r.rolname === NEON_SUPERUSER && !r.rolreplication)) {
+    await client.query(`ALTER ROLE ${NEON_SUPERUSER} ${NEON_SUPERUSER_ATTRIBUTES}`);
+    for (const grant of neonSuperuserGrants(await versionNum(client))) await client.query(grant);
+    for (const r of roles.rows)
+      if (r.managed) await client.query(`ALTER ROLE ${ident(r.rolname)} ${API_ROLE_ATTRIBUTES}`);
+  }
   for (const role of spec.roles) {
     const login = role.noLogin ? "NOLOGIN" : "LOGIN";
     const managed = existingRoles.get(role.name);
@@ -39,7 +74,7 @@ export async function reconcile(
     if (managed === false) throw new Error(`role "${role.name}" already exists`);
     if (managed === undefined) {
       await client.query(
-        `CREATE ROLE ${ident(role.name)} ${login} CREATEDB CREATEROLE IN ROLE ${NEON_SUPERUSER} PASSWORD ${literal(role.password)}`,
+        `CREATE ROLE ${ident(role.name)} ${login} ${API_ROLE_ATTRIBUTES} IN ROLE ${NEON_SUPERUSER} PASSWORD ${literal(role.password)}`,
       );
       await client.query(`COMMENT ON ROLE ${ident(role.name)} IS ${literal(MANAGED)}`);
     } else {
@@ -67,8 +102,7 @@ export async function reconcile(
       } else {
         // FILE_COPY (15+) copies the template's files instead of reading them through shared
         // buffers, which would leave ~15 MB of them in use in every new compute.
-        const modern =
-          Number((await client.query("SHOW server_version_num")).rows[0].server_version_num) >= 150000;
+        const modern = (await versionNum(client)) >= 150000;
         await client.query(
           `CREATE DATABASE ${ident(db.name)} OWNER ${ident(db.ownerName)}${modern ? " STRATEGY = FILE_COPY" : ""}`,
         );

@@ -2,6 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { branches } from "../../control-plane/branches/table.js";
 import { endpoints } from "../../control-plane/endpoints/table.js";
 import { enabledPreloadLibraries } from "../../control-plane/projects/preload-libraries.js";
+import { logicalReplication } from "../../control-plane/projects/rules.js";
 import { projects } from "../../control-plane/projects/table.js";
 import { databases, roles } from "../../control-plane/roles-databases/table.js";
 import { snapshots } from "../../control-plane/snapshots/table.js";
@@ -65,14 +66,17 @@ export class ControlPlaneView {
       ?.v;
   }
 
-  /** The shared preload libraries the project's settings enable. */
-  preloadLibraries(projectId: string): string[] {
+  /**
+   * What the project's settings ask of its servers: the shared preload libraries they enable, and
+   * whether logical replication is on (wal_level=logical).
+   */
+  projectServerSettings(projectId: string): { preload: string[]; logical: boolean } {
     const row = this.db
       .select({ s: projects.settings })
       .from(projects)
       .where(eq(projects.id, projectId))
       .get();
-    return enabledPreloadLibraries(row?.s);
+    return { preload: enabledPreloadLibraries(row?.s), logical: logicalReplication(row?.s) };
   }
 
   /** The branch's read_write endpoint, if any. */

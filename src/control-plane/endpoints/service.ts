@@ -298,6 +298,21 @@ export function moveBranchEndpoints(
   return ops;
 }
 
+/**
+ * Every running (or starting) endpoint of a project is suspended inside the caller's transaction:
+ * what Neon does when a project setting needs its computes to start again (logical replication).
+ * The next connection or start runs them with the new setting.
+ */
+export function suspendProjectEndpoints(ctx: Ctx, tx: Tx, projectId: string): OperationRow[] {
+  const ops: OperationRow[] = [];
+  for (const row of listProjectEndpointRows(tx, projectId)) {
+    if (heading(row) === "idle") continue;
+    ops.push(...startEndpointOps(ctx, tx, row, ["suspend_compute"]));
+    refreshPendingState(tx, row);
+  }
+  return ops;
+}
+
 /** Spec: the response carries the endpoint as it was and an empty operations array. */
 export function deleteEndpoint(
   ctx: Ctx,

@@ -16,6 +16,20 @@ export const DEFAULT_BRANCH_NAME = "main";
 export const DEFAULT_ROLE_NAME = "neondb_owner";
 export const DEFAULT_DATABASE_NAME = "neondb";
 
+/** Whether a project's settings turn logical replication on (its computes run with wal_level=logical). */
+export function logicalReplication(settings: unknown): boolean {
+  return (settings as { enable_logical_replication?: unknown } | null)?.enable_logical_replication === true;
+}
+
+/**
+ * A settings change as Neon takes it: logical replication, once on, stays on (the API's
+ * description: "Once enabled, logical replication cannot be disabled").
+ */
+export function checkSettingsChange(current: unknown, input: { enable_logical_replication?: unknown }): void {
+  if (logicalReplication(current) && input.enable_logical_replication === false)
+    throw badRequest("logical replication cannot be disabled once it has been enabled");
+}
+
 /** Compute defaults are checked against the allowed sizes and the plan (as an endpoint's limits are). */
 export function checkDefaults(plan: PlanName, settings: DefaultEndpointSettingsInput): void {
   checkDefaultLimits(plan, settings.autoscaling_limit_min_cu, settings.autoscaling_limit_max_cu);

@@ -44,6 +44,9 @@ const ProjectSettings = z
   .record(z.string(), z.unknown())
   .superRefine((settings, ctx) => {
     settingsWithinSize(settings, ctx);
+    const logical = settings.enable_logical_replication;
+    if (logical !== undefined && typeof logical !== "boolean")
+      ctx.addIssue({ code: "custom", path: ["enable_logical_replication"], message: "must be a boolean" });
     if (settings.preload_libraries === undefined) return;
     const parsed = PreloadLibraries.safeParse(settings.preload_libraries);
     for (const issue of parsed.error?.issues ?? [])

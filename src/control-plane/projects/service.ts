@@ -18,7 +18,7 @@ import { addBranch } from "../branches/service.js";
 import { findDefaultBranch, listProjectBranches } from "../branches/store.js";
 import { connectionDetails } from "../connection/render.js";
 import { toEndpointJson } from "../endpoints/render.js";
-import { addEndpoint } from "../endpoints/service.js";
+import { addEndpoint, suspendProjectEndpoints } from "../endpoints/service.js";
 import { closeActivity, usageByProject, usageOf } from "../endpoints/store.js";
 import { requireProjectRoom, withPlan } from "../limits.js";
 import { toOperationJson } from "../operations/render.js";
@@ -37,9 +37,11 @@ import {
 import { monthStartOf, toProjectJson, toProjectListItem } from "./render.js";
 import {
   checkDefaults,
+  checkSettingsChange,
   DEFAULT_BRANCH_NAME,
   DEFAULT_DATABASE_NAME,
   DEFAULT_ROLE_NAME,
+  logicalReplication,
   newProjectRow,
 } from "./rules.js";
 import type {
@@ -198,6 +200,7 @@ export function updateProject(ctx: Ctx, accountId: string, projectId: string, in
       ? { ...project.defaultEndpointSettings, ...input.default_endpoint_settings }
       : project.defaultEndpointSettings;
     checkDefaults(account.plan, defaults as DefaultEndpointSettingsInput);
+    if (input.settings) checkSettingsChange(project.settings, input.settings);
     const now = ctx.clock.now(accountId);
     const next: ProjectRow = {
       ...project,
@@ -219,6 +222,10 @@ export function updateProject(ctx: Ctx, accountId: string, projectId: string, in
           action: "apply_storage_config",
         }),
       );
+    // Turning logical replication on suspends the running computes (the API's description says
+    // so); each starts again with wal_level=logical.
+    if (logicalReplication(next.settings) && !logicalReplication(project.settings))
+      ops.push(...suspendProjectEndpoints(ctx, tx, projectId));
     return {
       body: {
         project: toProjectJson(next, withPlan(ctx, account), now, projectUsage(tx, projectId, now)),
