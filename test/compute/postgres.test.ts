@@ -443,6 +443,7 @@ describe("computes are real Postgres servers", () => {
     try {
       await admin.query("ALTER ROLE neon_superuser NOREPLICATION NOBYPASSRLS");
       await admin.query("ALTER ROLE neondb_owner NOREPLICATION NOBYPASSRLS");
+      await admin.query("REVOKE pg_monitor, pg_signal_backend, pg_create_subscription FROM neon_superuser");
     } finally {
       await admin.end();
     }
@@ -462,6 +463,16 @@ describe("computes are real Postgres servers", () => {
       // A role made with SQL is the user's: left as it was made.
       { rolname: "plain_reader", rolreplication: false, rolbypassrls: false },
     ]);
+    const grants = await query(
+      p.endpointId,
+      p.role,
+      p.password,
+      "neondb",
+      `SELECT pg_has_role('neon_superuser', 'pg_monitor', 'member') AS monitor,
+        pg_has_role('neon_superuser', 'pg_signal_backend', 'member') AS signal,
+        pg_has_role('neon_superuser', 'pg_create_subscription', 'member') AS subscribe`,
+    );
+    expect(grants).toEqual([{ monitor: true, signal: true, subscribe: true }]);
   });
 
   it("settings.enable_logical_replication: the running computes are suspended and start again with wal_level=logical", async () => {
@@ -609,9 +620,50 @@ describe("computes are real Postgres servers", () => {
     expect(await onBranch("SELECT count(*)::int AS n FROM orders")).toEqual([{ n: 2 }]);
     expect(await onSubscriber("SELECT subname FROM pg_subscription")).toEqual([{ subname: "shop_feed" }]);
 
+    // A restore from the subscriber leaves its subscription behind too.
+    const restored = await api(
+      "POST",
+      `/projects/${subscriber.projectId}/branches/${branch.body.branch.id}/restore`,
+      {
+        source_branch_id: subscriber.branchId,
+      },
+    );
+    expect(restored.status).toBe(200);
+    await allSettled(subscriber.projectId, restored.body.operations);
+    expect(await onBranch("SELECT count(*)::int AS n FROM orders")).toEqual([{ n: 3 }]);
+    expect(await onBranch("SELECT subname FROM pg_subscription")).toEqual([]);
+    await onPublisher("INSERT INTO orders VALUES (4, 'fourth')");
+    expect(await replicated(onSubscriber, 4)).toBe(true);
+    expect(await onPublisher("SELECT slot_name, active FROM pg_replication_slots")).toEqual([
+      { slot_name: "shop_feed", active: true },
+    ]);
+
     await onSubscriber("DROP SUBSCRIPTION shop_feed");
     expect((await api("DELETE", `/projects/${subscriber.projectId}`)).status).toBe(200);
     expect((await api("DELETE", `/projects/${publisher.body.project.id}`)).status).toBe(200);
+  });
+
+  it("a stopped branch whose folder holds a logical slot (wal_level from the endpoint's pg_settings) is still read", async () => {
+    const made = await createProject("slot-by-settings");
+    const patched = await api("PATCH", `/projects/${made.projectId}/endpoints/${made.endpointId}`, {
+      endpoint: { settings: { pg_settings: { wal_level: "logical" } } },
+    });
+    expect(patched.status).toBe(200);
+    await allSettled(made.projectId, patched.body.operations);
+    const restart = await api("POST", `/projects/${made.projectId}/endpoints/${made.endpointId}/restart`);
+    await allSettled(made.projectId, restart.body.operations);
+    const run = (sql: string) => query(made.endpointId, made.role, made.password, "neondb", sql);
+    await run("CREATE TABLE kept (id int)");
+    await run("SELECT pg_create_logical_replication_slot('by_settings', 'pgoutput')");
+    const suspend = await api("POST", `/projects/${made.projectId}/endpoints/${made.endpointId}/suspend`);
+    await allSettled(made.projectId, suspend.body.operations);
+    const schema = await api(
+      "GET",
+      `/projects/${made.projectId}/branches/${made.branchId}/schema?db_name=neondb`,
+    );
+    expect(schema.status).toBe(200);
+    expect(schema.body.sql).toContain("CREATE TABLE public.kept");
+    expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   });
 
   it("a project created with logical replication on runs its computes with wal_level=logical", async () => {

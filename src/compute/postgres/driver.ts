@@ -48,6 +48,9 @@ const DEFAULT_SETTINGS: Record<string, string> = { wal_buffers: "1MB" };
 /** pg_subscription's file in `global/` (a shared catalog keeps its OID as its file name). */
 const PG_SUBSCRIPTION_FILE = "6100";
 
+/** A connection string no server answers (port 1 refuses at once); it names a password, as a subscription owned by a non-superuser must. */
+const UNREACHABLE = "host=127.0.0.1 port=1 connect_timeout=1 password=unused";
+
 /** The cluster superuser the emulator administers branches as (Neon's name for it); clients never log in as it. */
 export const ADMIN_USER = "cloud_admin";
 
@@ -64,6 +67,13 @@ const BASE_SETTINGS: Record<string, string> = {
   lc_messages: "C",
   logging_collector: "off",
 };
+
+/**
+ * Settings of a server the emulator starts on a branch's folder for its own work (no compute):
+ * wal_level=logical, since a folder holding a logical replication slot (made under the project's
+ * logical replication or an endpoint's pg_settings) starts with nothing less.
+ */
+const ADMIN_SERVER_SETTINGS: Record<string, string> = { ...BASE_SETTINGS, wal_level: "logical" };
 
 interface Running {
   server: PgServer;
@@ -149,6 +159,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         await this.start(effect.endpointId);
         return undefined;
       case "suspend_compute": {
+        // A start under way (a restore starting the branch's computes again) ends first: stopped
+        // beside it, its server would run on while the endpoint is idle.
+        await this.starting.get(effect.endpointId)?.catch(() => undefined);
         const running = this.servers.get(effect.endpointId);
         await this.stop(effect.endpointId);
         // A primary's data may have grown while it ran.
@@ -402,7 +415,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         } else {
           await copyStopped(await this.template(major), work);
         }
-        if (from) await this.dropSubscriptions(projectId, major, work);
+        if (from) await this.dropSubscriptions(major, work);
         fs.renameSync(work, dir);
       } catch (err) {
         fs.rmSync(work, { recursive: true, force: true });
@@ -421,7 +434,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private async restoreBranchData(projectId: string, branchId: string, sourceId: string): Promise<string> {
     for (const keeper of this.view.keepersOf(branchId)) await this.ensureBranchData(projectId, keeper);
     const sourceDir = await this.ensureBranchData(projectId, sourceId);
-    const wereRunning = [...this.servers].filter(([, r]) => r.branchId === branchId).map(([id]) => id);
+    const major = this.view.pgVersion(projectId);
+    if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
+    let wereRunning: string[] = [];
     const copiedAt = await this.withBranch(branchId, async () => {
       const dir = this.branchDir(projectId, branchId);
       const work = `${dir}.tmp-${process.pid}`;
@@ -429,6 +444,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       await makeCopiesFolder(path.dirname(dir));
       try {
         const lsn = await this.copyBranch(sourceId, sourceDir, work);
+        await this.dropSubscriptions(major, work);
+        wereRunning = [...this.servers].filter(([, r]) => r.branchId === branchId).map(([id]) => id);
         await this.stopBranch(branchId);
         fs.rmSync(dir, { recursive: true, force: true });
         fs.renameSync(work, dir);
@@ -438,13 +455,17 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         throw err;
       }
     });
-    for (const id of wereRunning)
+    for (const id of wereRunning) {
+      // One suspended meanwhile (its suspend_compute under way or done) stays stopped.
+      const endpoint = this.view.endpoint(id);
+      if (!endpoint || (endpoint.pendingState ?? endpoint.currentState) === "idle") continue;
       await this.start(id).catch((err) =>
         this.logger?.error(
           { err, endpoint: id },
           "could not start a compute again after its branch's restore",
         ),
       );
+    }
     return copiedAt;
   }
 
@@ -528,13 +549,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * subscriptions still use them), and it stops. A folder that never held a subscription (its
    * pg_subscription file is empty) is left as it is.
    */
-  private async dropSubscriptions(projectId: string, major: number, dir: string): Promise<void> {
+  private async dropSubscriptions(major: number, dir: string): Promise<void> {
     const catalog = path.join(dir, "global", PG_SUBSCRIPTION_FILE);
     if (fs.existsSync(catalog) && fs.statSync(catalog).size === 0) return;
-    const { logical } = this.view.projectServerSettings(projectId);
     const server = await PgServer.start(this.binariesFor(major), dir, await freePort(), {
-      ...BASE_SETTINGS,
-      ...(logical ? { wal_level: "logical" } : {}),
+      ...ADMIN_SERVER_SETTINGS,
       max_logical_replication_workers: "0",
     });
     try {
@@ -551,6 +570,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
             const name = pg().escapeIdentifier(subname);
             await client.query(`ALTER SUBSCRIPTION ${name} DISABLE`);
             await client.query(`ALTER SUBSCRIPTION ${name} SET (slot_name = NONE)`);
+            // DROP SUBSCRIPTION still reaches the publisher to drop the table synchronisation
+            // slots of tables not yet synchronised, which carry the same names as the source's
+            // (same subscription id and system): with a connection that fails at once and no
+            // slot, it drops the subscription alone.
+            await client.query(`ALTER SUBSCRIPTION ${name} CONNECTION ${pg().escapeLiteral(UNREACHABLE)}`);
             await client.query(`DROP SUBSCRIPTION ${name}`);
           },
           datname,
@@ -589,10 +613,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return this.withBranch(branchId, async () => {
       const started = running();
       if (started !== undefined) return this.withAdmin(started, work, database);
-      // A folder holding logical replication slots starts only with wal_level=logical.
-      const { logical } = this.view.projectServerSettings(projectId);
-      const settings = logical ? { ...BASE_SETTINGS, wal_level: "logical" } : BASE_SETTINGS;
-      const server = await PgServer.start(bin, dir, await freePort(), settings);
+      const server = await PgServer.start(bin, dir, await freePort(), ADMIN_SERVER_SETTINGS);
       try {
         await this.withAdmin(server.port, (client) =>
           reconcile(client, this.view.branchSpec(branchId), (db, w) => this.withAdmin(server.port, w, db)),

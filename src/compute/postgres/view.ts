@@ -23,6 +23,7 @@ export class ControlPlaneView {
         minCu: endpoints.minCu,
         settings: endpoints.settings,
         currentState: endpoints.currentState,
+        pendingState: endpoints.pendingState,
       })
       .from(endpoints)
       .where(eq(endpoints.id, id))
