@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { computeClient, fileFlags, takesTopMark } from "../helpers/compute.js";
@@ -663,6 +664,33 @@ describe("computes are real Postgres servers", () => {
     );
     expect(schema.status).toBe(200);
     expect(schema.body.sql).toContain("CREATE TABLE public.kept");
+    expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
+  });
+
+  it("a server setting the API refuses, stored by an older emulator, is left out when the compute starts", async () => {
+    const made = await createProject("stored-setting");
+    const file = new Database(path.join(dir, "db.sqlite"));
+    try {
+      file
+        .prepare(
+          `UPDATE endpoints SET settings = json_set(settings, '$.pg_settings.archive_mode', 'on',
+             '$.pg_settings.archive_command', 'touch /tmp/neon-emulator-owned', '$.pg_settings.work_mem', '7MB')
+           WHERE id = ?`,
+        )
+        .run(made.endpointId);
+    } finally {
+      file.close();
+    }
+    const restart = await api("POST", `/projects/${made.projectId}/endpoints/${made.endpointId}/restart`);
+    await allSettled(made.projectId, restart.body.operations);
+    const rows = await query(
+      made.endpointId,
+      made.role,
+      made.password,
+      "neondb",
+      "SELECT current_setting('archive_mode') AS archive, current_setting('work_mem') AS work_mem",
+    );
+    expect(rows).toEqual([{ archive: "off", work_mem: "7MB" }]);
     expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   });
 

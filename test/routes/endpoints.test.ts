@@ -279,6 +279,56 @@ describe("PATCH /projects/{p}/endpoints/{e}", () => {
     ]);
   });
 
+  it("refuses pg_settings that reach the host (commands, libraries, files, listening, logs) with 400 naming the setting", async () => {
+    const before = (await t.api("GET", `${eps()}/${mainEndpoint}`)).body.endpoint;
+    const cases: [Record<string, string>, string][] = [
+      [
+        { archive_command: "touch /tmp/owned" },
+        "archive_command cannot be set on a compute: it runs commands on the host",
+      ],
+      [{ ARCHIVE_MODE: "on" }, "ARCHIVE_MODE cannot be set on a compute: it runs commands on the host"],
+      [{ ssl_passphrase_command: "sh -c x" }, "runs commands on the host"],
+      [{ shared_preload_libraries: "/tmp/x.so" }, "settings.preload_libraries"],
+      [{ dynamic_library_path: "/tmp" }, "loads code on the host"],
+      [{ hba_file: "/etc/passwd" }, "names a file on the host"],
+      [{ ssl_key_file: "/root/key" }, "names a file on the host"],
+      [{ listen_addresses: "*" }, "changes where the server listens"],
+      [{ log_min_duration_statement: "0" }, "is a server log setting"],
+      [{ "work_mem; x": "1" }, '"work_mem; x" is not a Postgres setting name'],
+      [{ "a=b": "1" }, "is not a Postgres setting name"],
+    ];
+    for (const [pg_settings, message] of cases) {
+      const res = await t.api("PATCH", `${eps()}/${mainEndpoint}`, {
+        endpoint: { settings: { pg_settings } },
+      });
+      expectStatus(res, 400);
+      expect(res.body.message).toContain(message);
+    }
+    const defaults = await t.api("PATCH", `/api/v2/projects/${projectId}`, {
+      project: { default_endpoint_settings: { pg_settings: { restore_command: "cp x y" } } },
+    });
+    expectStatus(defaults, 400);
+    expect(defaults.body.message).toContain("restore_command cannot be set on a compute");
+    const created = await t.api("POST", eps(), {
+      endpoint: { branch_id: mainId, type: "read_only", settings: { pg_settings: { port: "5" } } },
+    });
+    expectStatus(created, 400);
+    expect(await endpointCount()).toBe(1);
+    expect((await t.api("GET", `${eps()}/${mainEndpoint}`)).body.endpoint).toEqual(before);
+    // Ordinary and custom settings are taken.
+    const ok = await t.api("PATCH", `${eps()}/${mainEndpoint}`, {
+      endpoint: {
+        settings: { pg_settings: { work_mem: "8MB", "app.tenant": "acme", wal_level: "logical" } },
+      },
+    });
+    expectStatus(ok, 200);
+    expect(ok.body.endpoint.settings.pg_settings).toEqual({
+      work_mem: "8MB",
+      "app.tenant": "acme",
+      wal_level: "logical",
+    });
+  });
+
   it("rejects invalid changes with 400 and leaves the endpoint untouched", async () => {
     const before = (await t.api("GET", `${eps()}/${mainEndpoint}`)).body.endpoint;
     for (const endpoint of [

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Logger } from "pino";
-import { maxConnections, SHARED_BUFFERS } from "../../control-plane/endpoints/rules.js";
+import { maxConnections, pgSettingProblem, SHARED_BUFFERS } from "../../control-plane/endpoints/rules.js";
 import type { ComputeEffect } from "../../control-plane/operations/rules.js";
 import { DEFAULT_DATABASE_NAME, DEFAULT_ROLE_NAME } from "../../control-plane/projects/rules.js";
 import type { Db } from "../../platform/db.js";
@@ -645,7 +645,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (major === undefined) throw new Error(`project ${endpoint.projectId} no longer exists`);
     const bin = this.binariesFor(major);
     const dir = await this.ensureBranchData(endpoint.projectId, endpoint.branchId);
-    const pgSettings = (endpoint.settings as { pg_settings?: Record<string, string> }).pg_settings ?? {};
+    // A setting the API no longer takes (stored before it was refused) is left out.
+    const pgSettings = Object.fromEntries(
+      Object.entries(
+        (endpoint.settings as { pg_settings?: Record<string, string> }).pg_settings ?? {},
+      ).filter(([name]) => pgSettingProblem(name) === null),
+    );
     const { preload, logical } = this.view.projectServerSettings(endpoint.projectId);
     const settings = {
       ...DEFAULT_SETTINGS,

@@ -6,6 +6,45 @@ import { badRequest, unprocessable } from "../../errors.js";
 import { FREE_PLAN_CU, PLANS, type PlanName } from "../../plans.js";
 import type { OperationAction } from "../operations/rules.js";
 
+// Server settings
+
+/**
+ * Server settings an endpoint's `pg_settings` may not set, each with why: they run commands or
+ * load code on the host, name its files, change where the server listens, or write statements
+ * (role passwords among them) to a log. (The settings the emulator manages itself, such as
+ * max_connections and shared_buffers, may be given and are overridden.)
+ */
+const HOST_SETTINGS: [RegExp, string][] = [
+  [
+    /^(archive_command|archive_library|archive_mode|restore_command|archive_cleanup_command|recovery_end_command|ssl_passphrase_command.*)$/,
+    "runs commands on the host",
+  ],
+  [
+    /^(shared_preload_libraries|local_preload_libraries|session_preload_libraries|dynamic_library_path|jit_provider)$/,
+    "loads code on the host (preload libraries are chosen in the project's settings.preload_libraries)",
+  ],
+  [
+    /^(data_directory|config_file|hba_file|ident_file|external_pid_file|ssl_.*_file|ssl_crl_dir|krb_server_keyfile|stats_temp_directory)$/,
+    "names a file on the host",
+  ],
+  [/^(listen_addresses|port|unix_socket_.*|bonjour.*)$/, "changes where the server listens"],
+  [
+    /^(log_.*|logging_collector|syslog_.*|event_source|debug_print_.*|debug_pretty_print)$/,
+    "is a server log setting (the emulator keeps statements and passwords out of the compute's log)",
+  ],
+];
+
+/** A setting name as Postgres takes it (a custom one has a dot: `myapp.tenant`). */
+const SETTING_NAME = /^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$/;
+
+/** Why `pg_settings` may not hold `name`, or null when it may. */
+export function pgSettingProblem(name: string): string | null {
+  if (!SETTING_NAME.test(name)) return `"${name}" is not a Postgres setting name`;
+  const lower = name.toLowerCase();
+  const found = HOST_SETTINGS.find(([pattern]) => pattern.test(lower));
+  return found ? `${name} cannot be set on a compute: it ${found[1]}` : null;
+}
+
 // Compute sizes
 
 export const COMPUTE_SIZES = [0.25, 0.5, 1, 2, 3, 4, 5, 6, 7] as const;

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { Operation } from "../operations/schema.js";
 import { BoundedStringMap, ResourceId, settingsWithinSize, Timestamp } from "../schema.js";
-import { COMPUTE_SIZES_TEXT, isComputeSize, SUSPEND_TIMEOUT_MAX } from "./rules.js";
+import { COMPUTE_SIZES_TEXT, isComputeSize, pgSettingProblem, SUSPEND_TIMEOUT_MAX } from "./rules.js";
 
 export const ComputeUnit = z
   .number()
@@ -15,10 +15,18 @@ export const SuspendTimeoutSeconds = z
   .max(SUSPEND_TIMEOUT_MAX, "must be at most 604800 seconds (7 days)")
   .openapi("SuspendTimeoutSeconds");
 
+/** An endpoint's (or a project's default) server settings: no setting that reaches the host. */
+export const PgSettings = BoundedStringMap.superRefine((map, ctx) => {
+  for (const name of Object.keys(map)) {
+    const problem = pgSettingProblem(name);
+    if (problem) ctx.addIssue({ code: "custom", path: [name], message: problem });
+  }
+});
+
 export const EndpointType = z.enum(["read_write", "read_only"]).openapi("EndpointType");
 export const EndpointState = z.enum(["init", "active", "idle"]).openapi("EndpointState");
 const EndpointSettings = z
-  .object({ pg_settings: BoundedStringMap.optional(), pgbouncer_settings: BoundedStringMap.optional() })
+  .object({ pg_settings: PgSettings.optional(), pgbouncer_settings: BoundedStringMap.optional() })
   .catchall(z.unknown())
   .superRefine(settingsWithinSize)
   .openapi("EndpointSettingsData");

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ComputeUnit, SuspendTimeoutSeconds } from "../endpoints/schema.js";
+import { ComputeUnit, PgSettings, SuspendTimeoutSeconds } from "../endpoints/schema.js";
 import {
   BoolQuery,
   BoundedStringMap,
@@ -20,7 +20,7 @@ export const PgVersion = z
 
 export const DefaultEndpointSettings = z
   .object({
-    pg_settings: BoundedStringMap.optional(),
+    pg_settings: PgSettings.optional(),
     pgbouncer_settings: BoundedStringMap.optional(),
     autoscaling_limit_min_cu: ComputeUnit.optional(),
     autoscaling_limit_max_cu: ComputeUnit.optional(),
