@@ -410,6 +410,15 @@ describe("computes are real Postgres servers", () => {
         pg_has_role(current_user, 'pg_create_subscription', 'usage') AS subscribe`,
     );
     expect(grants).toEqual([{ monitor: true, signal: true, subscribe: true }]);
+    // Every API role has all privileges on the API's databases (Neon grants them to neon_superuser):
+    // one that does not own neondb may create a schema in it.
+    await query(p.endpointId, reader.name, reader.password, "neondb", "CREATE SCHEMA reader_space");
+    const db = await api("POST", `/projects/${p.projectId}/branches/${p.branchId}/databases`, {
+      database: { name: "owners_db", owner_name: p.role },
+    });
+    expect(db.status).toBe(201);
+    await allSettled(p.projectId, db.body.operations);
+    await query(p.endpointId, reader.name, reader.password, "owners_db", "CREATE SCHEMA reader_space");
     const other = clientOf(p.endpointId, reader.name, reader.password, "neondb");
     other.on("error", () => {});
     await other.connect();
@@ -445,6 +454,7 @@ describe("computes are real Postgres servers", () => {
       await admin.query("ALTER ROLE neon_superuser NOREPLICATION NOBYPASSRLS");
       await admin.query("ALTER ROLE neondb_owner NOREPLICATION NOBYPASSRLS");
       await admin.query("REVOKE pg_monitor, pg_signal_backend, pg_create_subscription FROM neon_superuser");
+      await admin.query("REVOKE ALL ON DATABASE neondb FROM neon_superuser");
     } finally {
       await admin.end();
     }
@@ -471,9 +481,10 @@ describe("computes are real Postgres servers", () => {
       "neondb",
       `SELECT pg_has_role('neon_superuser', 'pg_monitor', 'member') AS monitor,
         pg_has_role('neon_superuser', 'pg_signal_backend', 'member') AS signal,
-        pg_has_role('neon_superuser', 'pg_create_subscription', 'member') AS subscribe`,
+        pg_has_role('neon_superuser', 'pg_create_subscription', 'member') AS subscribe,
+        has_database_privilege('neon_superuser', 'neondb', 'CREATE') AS create_schema`,
     );
-    expect(grants).toEqual([{ monitor: true, signal: true, subscribe: true }]);
+    expect(grants).toEqual([{ monitor: true, signal: true, subscribe: true, create_schema: true }]);
   });
 
   it("settings.enable_logical_replication: the running computes are suspended and start again with wal_level=logical", async () => {

@@ -26,6 +26,7 @@ import {
 import { freePort, handOver, initdb, PgServer } from "./process.js";
 import {
   API_ROLE_ATTRIBUTES,
+  databaseGrant,
   MANAGED,
   NEON_SUPERUSER,
   NEON_SUPERUSER_ATTRIBUTES,
@@ -357,6 +358,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         );
         await client.query(`COMMENT ON ROLE ${DEFAULT_ROLE_NAME} IS '${MANAGED}'`);
         await client.query(`CREATE DATABASE ${DEFAULT_DATABASE_NAME} OWNER ${DEFAULT_ROLE_NAME}`);
+        await client.query(databaseGrant(DEFAULT_DATABASE_NAME));
         await client.query(`COMMENT ON DATABASE ${DEFAULT_DATABASE_NAME} IS '${MANAGED}:0'`);
       });
     } finally {

@@ -28,6 +28,10 @@ export function neonSuperuserGrants(serverVersionNum: number): string[] {
   ];
 }
 
+/** What Neon's compute grants on every database the API makes: any API role may create schemas in it. */
+export const databaseGrant = (quotedName: string) =>
+  `GRANT ALL PRIVILEGES ON DATABASE ${quotedName} TO ${NEON_SUPERUSER}`;
+
 const versionNum = async (client: PgClient) =>
   Number((await client.query("SHOW server_version_num")).rows[0].server_version_num);
 
@@ -66,6 +70,11 @@ export async function reconcile(
     for (const grant of neonSuperuserGrants(await versionNum(client))) await client.query(grant);
     for (const r of roles.rows)
       if (r.managed) await client.query(`ALTER ROLE ${ident(r.rolname)} ${API_ROLE_ATTRIBUTES}`);
+    const made = await client.query<{ datname: string }>(
+      "SELECT datname FROM pg_database WHERE shobj_description(oid, 'pg_database') LIKE $1",
+      [`${MANAGED}:%`],
+    );
+    for (const d of made.rows) await client.query(databaseGrant(ident(d.datname)));
   }
   for (const role of spec.roles) {
     const login = role.noLogin ? "NOLOGIN" : "LOGIN";
@@ -106,6 +115,7 @@ export async function reconcile(
         await client.query(
           `CREATE DATABASE ${ident(db.name)} OWNER ${ident(db.ownerName)}${modern ? " STRATEGY = FILE_COPY" : ""}`,
         );
+        await client.query(databaseGrant(ident(db.name)));
         current = { datname: db.name, owner: db.ownerName, comment: null };
         byName.set(db.name, current);
       }
