@@ -604,14 +604,22 @@ describe("computes are real Postgres servers", () => {
     const conninfo = publisher.body.connection_uris[0].connection_uri;
     await onSubscriber(`CREATE SUBSCRIPTION shop_feed CONNECTION '${conninfo}' PUBLICATION shop`);
     await onPublisher("INSERT INTO orders VALUES (2, 'second')");
-    const replicated = async (run: (sql: string) => Promise<{ n: number }[]>, n: number) => {
-      for (let i = 0; i < 100; i++) {
-        if ((await run("SELECT count(*)::int AS n FROM orders"))[0]?.n === n) return true;
+    // Replication is asynchronous: polled for up to 15 s (a loaded machine's apply worker starts late).
+    const eventually = async (check: () => Promise<boolean>) => {
+      for (let i = 0; i < 300; i++) {
+        if (await check()) return true;
         await new Promise((r) => setTimeout(r, 50));
       }
       return false;
     };
+    const replicated = (run: (sql: string) => Promise<{ n: number }[]>, n: number) =>
+      eventually(async () => (await run("SELECT count(*)::int AS n FROM orders"))[0]?.n === n);
     expect(await replicated(onSubscriber, 2)).toBe(true);
+    // Once the table's initial copy is done its synchronisation slot is gone, leaving the subscription's own.
+    const synced = async () =>
+      (await onSubscriber("SELECT count(*)::int AS n FROM pg_subscription_rel WHERE srsubstate <> 'r'"))[0]
+        ?.n === 0;
+    expect(await eventually(synced)).toBe(true);
     expect(await onPublisher("SELECT slot_name, active FROM pg_replication_slots")).toEqual([
       { slot_name: "shop_feed", active: true },
     ]);
