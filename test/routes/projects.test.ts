@@ -179,6 +179,35 @@ describe("GET, PATCH, DELETE /projects/{id}", () => {
     expectStatus(foreign, 404);
   });
 
+  it("shows Neon's default settings until they are set; what is set shows over them, in the list too", async () => {
+    const { project } = await createProject({ settings: { allowed_ips: { ips: ["10.0.0.1"] } } });
+    expect(project.settings).toEqual({
+      allowed_ips: { ips: ["10.0.0.1"] },
+      enable_logical_replication: false,
+      maintenance_window: { weekdays: [5], start_time: "19:00", end_time: "20:00" },
+      block_public_connections: false,
+      block_vpc_connections: false,
+      hipaa: false,
+    });
+    const on = await t.api("PATCH", `/api/v2/projects/${project.id}`, {
+      project: { settings: { enable_logical_replication: true } },
+    });
+    expectStatus(on, 200);
+    // Its endpoint was still starting: turning logical replication on suspends it.
+    expect(on.body.operations.map((o: { action: string }) => o.action)).toEqual(["suspend_compute"]);
+    const listed = (await t.api("GET", "/api/v2/projects")).body.projects[0];
+    expect(listed.settings).toMatchObject({
+      enable_logical_replication: true,
+      allowed_ips: { ips: ["10.0.0.1"] },
+      hipaa: false,
+    });
+    const off = await t.api("PATCH", `/api/v2/projects/${project.id}`, {
+      project: { settings: { enable_logical_replication: false } },
+    });
+    expectStatus(off, 400);
+    expect(off.body.message).toBe("logical replication cannot be disabled once it has been enabled");
+  });
+
   it("renames without operations; a history retention change starts apply_storage_config", async () => {
     const { project } = await createProject();
     const renamed = await t.api("PATCH", `/api/v2/projects/${project.id}`, { project: { name: "renamed" } });

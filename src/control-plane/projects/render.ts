@@ -3,6 +3,7 @@ import { iso } from "../../platform/clock.js";
 import type { ProjectRow } from "../access.js";
 import type { AccountRow } from "../accounts/store.js";
 import { NO_USAGE, type Usage } from "../endpoints/store.js";
+import { DEFAULT_PROJECT_SETTINGS } from "./rules.js";
 
 const MIB = 1024 * 1024;
 
@@ -14,7 +15,7 @@ function common(row: ProjectRow) {
     name: row.name,
     provisioner: row.provisioner,
     default_endpoint_settings: row.defaultEndpointSettings,
-    settings: row.settings,
+    settings: { ...DEFAULT_PROJECT_SETTINGS, ...row.settings },
     pg_version: row.pgVersion,
     proxy_host: row.proxyHost,
     branch_logical_size_limit: row.branchLogicalSizeLimit,

@@ -16,6 +16,20 @@ export const DEFAULT_BRANCH_NAME = "main";
 export const DEFAULT_ROLE_NAME = "neondb_owner";
 export const DEFAULT_DATABASE_NAME = "neondb";
 
+/**
+ * What Neon shows in a project's settings until they are set (its responses carry them all): no IP
+ * allow list, logical replication off, a weekly maintenance window, public and VPC connections
+ * allowed, not HIPAA. Rendered under the stored settings, which keep only what was set.
+ */
+export const DEFAULT_PROJECT_SETTINGS = {
+  allowed_ips: { ips: [], protected_branches_only: false },
+  enable_logical_replication: false,
+  maintenance_window: { weekdays: [5], start_time: "19:00", end_time: "20:00" },
+  block_public_connections: false,
+  block_vpc_connections: false,
+  hipaa: false,
+};
+
 /** Whether a project's settings turn logical replication on (its computes run with wal_level=logical). */
 export function logicalReplication(settings: unknown): boolean {
   return (settings as { enable_logical_replication?: unknown } | null)?.enable_logical_replication === true;
