@@ -58,6 +58,23 @@ async function createProject(name: string): Promise<Created> {
   };
 }
 
+/** POST …/endpoints/{e}/<verb> (start, suspend, restart) and wait for its operations to finish. */
+async function changeState(target: { projectId: string; endpointId: string }, verb: string): Promise<void> {
+  const res = await api("POST", `/projects/${target.projectId}/endpoints/${target.endpointId}/${verb}`);
+  expect(res.status).toBe(200);
+  await allSettled(target.projectId, res.body.operations);
+}
+
+/** The branch's neondb schema (GET …/schema; a stopped branch is read through a server started for it). */
+async function branchSchema(target: { projectId: string; branchId: string }): Promise<string> {
+  const res = await api(
+    "GET",
+    `/projects/${target.projectId}/branches/${target.branchId}/schema?db_name=neondb`,
+  );
+  expect(res.status).toBe(200);
+  return res.body.sql;
+}
+
 describe("computes are real Postgres servers", () => {
   let p: Created;
   let dev: { branchId: string; endpointId: string };
@@ -206,16 +223,14 @@ describe("computes are real Postgres servers", () => {
     const ended = new Promise<{ code?: string }>((resolve) =>
       client.on("error", (err) => resolve(err as { code?: string })),
     );
-    const suspend = await api("POST", `/projects/${p.projectId}/endpoints/${p.endpointId}/suspend`);
-    await allSettled(p.projectId, suspend.body.operations);
+    await changeState(p, "suspend");
     expect((await ended).code).toBe("57P01");
     // Measured when the compute stopped: the 4 MB written above counts.
     const sizeAfter = (await api("GET", `/projects/${p.projectId}/branches/${p.branchId}`)).body.branch
       .logical_size;
     expect(sizeAfter).toBeGreaterThan(sizeBefore + 3_000_000);
     await client.end().catch(() => {});
-    const start = await api("POST", `/projects/${p.projectId}/endpoints/${p.endpointId}/start`);
-    await allSettled(p.projectId, start.body.operations);
+    await changeState(p, "start");
     expect(await query(port, p.role, p.password, "neondb", "SELECT count(*)::int AS n FROM items")).toEqual([
       { n: 1 },
     ]);
@@ -263,8 +278,7 @@ describe("computes are real Postgres servers", () => {
   });
 
   it("a read replica started while its primary is stopped streams from the primary once it starts", async () => {
-    const suspend = await api("POST", `/projects/${p.projectId}/endpoints/${p.endpointId}/suspend`);
-    await allSettled(p.projectId, suspend.body.operations);
+    await changeState(p, "suspend");
     const res = await api("POST", `/projects/${p.projectId}/endpoints`, {
       endpoint: { branch_id: p.branchId, type: "read_only" },
     });
@@ -274,8 +288,7 @@ describe("computes are real Postgres servers", () => {
       (await query(endpointId, p.role, p.password, "neondb", "SELECT count(*)::int AS n FROM items"))[0]
         .n as number;
     const before = await count(replica);
-    const start = await api("POST", `/projects/${p.projectId}/endpoints/${p.endpointId}/start`);
-    await allSettled(p.projectId, start.body.operations);
+    await changeState(p, "start");
     await query(p.endpointId, p.role, p.password, "neondb", "INSERT INTO items VALUES (11, 'late primary')");
     let seen = before;
     for (let i = 0; i < 200 && seen === before; i++) {
@@ -458,9 +471,7 @@ describe("computes are real Postgres servers", () => {
     } finally {
       await admin.end();
     }
-    const restarted = await api("POST", `/projects/${p.projectId}/endpoints/${p.endpointId}/restart`);
-    expect(restarted.status).toBe(200);
-    await allSettled(p.projectId, restarted.body.operations);
+    await changeState(p, "restart");
     const rows = await query(
       p.endpointId,
       p.role,
@@ -573,14 +584,8 @@ describe("computes are real Postgres servers", () => {
     expect(await run("SELECT slot_name FROM pg_replication_slots")).toEqual([{ slot_name: "cdc" }]);
 
     // Suspended with its slot, the branch's folder still starts (a logical slot needs wal_level=logical).
-    const suspend = await api("POST", `/projects/${made.projectId}/endpoints/${made.endpointId}/suspend`);
-    await allSettled(made.projectId, suspend.body.operations);
-    const schema = await api(
-      "GET",
-      `/projects/${made.projectId}/branches/${made.branchId}/schema?db_name=neondb`,
-    );
-    expect(schema.status).toBe(200);
-    expect(schema.body.sql).toContain("CREATE TABLE public.events");
+    await changeState(made, "suspend");
+    expect(await branchSchema(made)).toContain("CREATE TABLE public.events");
     expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   });
 
@@ -670,19 +675,12 @@ describe("computes are real Postgres servers", () => {
     });
     expect(patched.status).toBe(200);
     await allSettled(made.projectId, patched.body.operations);
-    const restart = await api("POST", `/projects/${made.projectId}/endpoints/${made.endpointId}/restart`);
-    await allSettled(made.projectId, restart.body.operations);
+    await changeState(made, "restart");
     const run = (sql: string) => query(made.endpointId, made.role, made.password, "neondb", sql);
     await run("CREATE TABLE kept (id int)");
     await run("SELECT pg_create_logical_replication_slot('by_settings', 'pgoutput')");
-    const suspend = await api("POST", `/projects/${made.projectId}/endpoints/${made.endpointId}/suspend`);
-    await allSettled(made.projectId, suspend.body.operations);
-    const schema = await api(
-      "GET",
-      `/projects/${made.projectId}/branches/${made.branchId}/schema?db_name=neondb`,
-    );
-    expect(schema.status).toBe(200);
-    expect(schema.body.sql).toContain("CREATE TABLE public.kept");
+    await changeState(made, "suspend");
+    expect(await branchSchema(made)).toContain("CREATE TABLE public.kept");
     expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   });
 
@@ -700,8 +698,7 @@ describe("computes are real Postgres servers", () => {
     } finally {
       file.close();
     }
-    const restart = await api("POST", `/projects/${made.projectId}/endpoints/${made.endpointId}/restart`);
-    await allSettled(made.projectId, restart.body.operations);
+    await changeState(made, "restart");
     const rows = await query(
       made.endpointId,
       made.role,

@@ -447,8 +447,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       try {
         const lsn = await this.copyBranch(sourceId, sourceDir, work);
         await this.dropSubscriptions(major, work);
-        wereRunning = [...this.servers].filter(([, r]) => r.branchId === branchId).map(([id]) => id);
-        await this.stopBranch(branchId);
+        wereRunning = await this.stopBranch(branchId);
         fs.rmSync(dir, { recursive: true, force: true });
         fs.renameSync(work, dir);
         return lsn;
@@ -804,10 +803,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     );
   }
 
-  /** Stops every server on a branch (its primary and its read replicas). */
-  private async stopBranch(branchId: string): Promise<void> {
+  /** Stops every server on a branch (its primary and its read replicas); returns their endpoints. */
+  private async stopBranch(branchId: string): Promise<string[]> {
     const ids = [...this.servers].filter(([, r]) => r.branchId === branchId).map(([id]) => id);
     await Promise.all(ids.map((id) => this.stop(id)));
+    return ids;
   }
 }
 
