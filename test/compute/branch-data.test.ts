@@ -207,18 +207,27 @@ describe("snapshots", () => {
 describe("files on disk", () => {
   it("are their owner's alone: the database and every data folder and file (folders above a branch only passable, 0711)", () => {
     const offending: string[] = [];
-    const check = (p: string) => {
+    const check = (p: string, others: number) => {
       const mode = fs.statSync(p).mode & 0o777;
-      if (mode & 0o066) offending.push(`${p}: ${mode.toString(8)}`);
+      if (mode & others) offending.push(`${p}: ${mode.toString(8)}`);
     };
-    for (const f of fs.readdirSync(dir).filter((n) => n.startsWith("db.sqlite"))) check(path.join(dir, f));
+    for (const f of fs.readdirSync(dir).filter((n) => n.startsWith("db.sqlite")))
+      check(path.join(dir, f), 0o066);
     const data = path.join(dir, "db-data");
-    check(data);
+    check(data, 0o066);
+    const engines = path.join(data, "engines");
     for (const entry of fs.readdirSync(data, { recursive: true, withFileTypes: true })) {
       const p = path.join(entry.parentPath, entry.name);
-      if (!entry.isSymbolicLink() && fs.existsSync(p)) check(p);
+      if (entry.isSymbolicLink() || !fs.existsSync(p)) continue;
+      // The installation servers run from holds the package's programs and shared files (hard links
+      // of node_modules' own, readable as those are) and no data: nobody else may change it.
+      if (p.startsWith(`${engines}${path.sep}`)) check(p, 0o022);
+      else check(p, 0o066);
     }
     expect(offending).toEqual([]);
+    for (const engine of fs.readdirSync(engines)) {
+      expect(fs.readdirSync(path.join(engines, engine)).sort()).toEqual(["bin", "lib", "share"]);
+    }
     expect(fs.statSync(path.join(dir, "db.sqlite")).mode & 0o777).toBe(0o600);
   });
 

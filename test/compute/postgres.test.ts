@@ -341,27 +341,112 @@ describe("computes are real Postgres servers", () => {
     expect((await api("DELETE", `/projects/${res.body.project.id}`)).status).toBe(200);
   });
 
-  it("a project's settings.preload_libraries are loaded by its computes", async () => {
+  it("computes preload pg_stat_statements, as Neon's do; settings.preload_libraries adds libraries or drops the default", async () => {
+    // A module's settings exist only when its library is loaded at server start.
+    const loaded =
+      "SELECT name FROM pg_settings WHERE name IN ('pg_stat_statements.max', 'pg_prewarm.autoprewarm') ORDER BY name";
+    expect(await query(p.endpointId, p.role, p.password, "neondb", loaded)).toEqual([
+      { name: "pg_stat_statements.max" },
+    ]);
     const res = await api("POST", "/projects", {
       project: {
         name: "preload",
-        settings: { preload_libraries: { enabled_libraries: ["pg_stat_statements"] } },
+        settings: { preload_libraries: { use_defaults: false, enabled_libraries: ["pg_prewarm"] } },
       },
     });
     expect(res.status).toBe(201);
     await allSettled(res.body.project.id, res.body.operations);
-    const rows = await query(
-      res.body.endpoints[0].id,
-      res.body.roles[0].name,
-      res.body.roles[0].password,
-      "neondb",
-      // The module's settings exist only when the library is loaded at server start.
-      "SELECT count(*)::int AS n FROM pg_settings WHERE name = 'pg_stat_statements.max'",
-    );
-    expect(rows).toEqual([{ n: 1 }]);
-    const plain = "SELECT count(*)::int AS n FROM pg_settings WHERE name = 'pg_stat_statements.max'";
-    expect(await query(p.endpointId, p.role, p.password, "neondb", plain)).toEqual([{ n: 0 }]);
+    const own = res.body.roles[0];
+    expect(await query(res.body.endpoints[0].id, own.name, own.password, "neondb", loaded)).toEqual([
+      { name: "pg_prewarm.autoprewarm" },
+    ]);
     expect((await api("DELETE", `/projects/${res.body.project.id}`)).status).toBe(200);
+  });
+
+  it("an API role creates the contrib extensions Neon marks trusted, and uses what Neon grants neon_superuser of them", async () => {
+    const client = clientOf(p.endpointId, p.role, p.password, "neondb");
+    await client.connect();
+    try {
+      const trusted = [
+        "autoinc",
+        "bloom",
+        "dblink",
+        "earthdistance",
+        "insert_username",
+        "intagg",
+        "moddatetime",
+        "pg_stat_statements",
+        "pgrowlocks",
+        "pgstattuple",
+        "postgres_fdw",
+        "refint",
+      ];
+      for (const name of trusted) await client.query(`CREATE EXTENSION ${name} CASCADE`);
+      const made = await client.query(
+        "SELECT extname FROM pg_extension WHERE extname = ANY($1) ORDER BY extname",
+        [trusted],
+      );
+      expect(made.rows.map((r) => r.extname)).toEqual([...trusted].sort());
+      // What Neon does not mark stays a superuser's: file_fdw reads the server's files.
+      await expect(client.query("CREATE EXTENSION file_fdw")).rejects.toThrow(
+        'permission denied to create extension "file_fdw"',
+      );
+
+      // pg_stat_statements records the role's statements; the role may reset them (Neon's grant).
+      await client.query("CREATE TABLE pgss_probe (id int)");
+      await client.query("INSERT INTO pgss_probe SELECT generate_series(1, 3)");
+      await client.query("SELECT count(*) FROM pgss_probe");
+      const probe = "SELECT count(*)::int AS n FROM pg_stat_statements WHERE query LIKE '%FROM pgss_probe%'";
+      expect((await client.query(probe)).rows).toEqual([{ n: 1 }]);
+      await client.query("SELECT pg_stat_statements_reset()");
+      expect((await client.query(probe)).rows).toEqual([{ n: 0 }]);
+
+      // It keeps none of the emulator's own statements: a password reset while the compute runs
+      // (ALTER ROLE … PASSWORD, by the emulator's superuser) leaves no trace the role can read.
+      const base = `/projects/${p.projectId}/branches/${p.branchId}`;
+      const made2 = await api("POST", `${base}/roles`, { role: { name: "pgss_watch" } });
+      await allSettled(p.projectId, made2.body.operations);
+      const reset = await api("POST", `${base}/roles/pgss_watch/reset_password`);
+      await allSettled(p.projectId, reset.body.operations);
+      const secret = reset.body.role.password as string;
+      const traces = await client.query(
+        `SELECT count(*)::int AS n FROM pg_stat_statements s LEFT JOIN pg_roles r ON r.oid = s.userid
+          WHERE r.rolname = 'cloud_admin' OR s.query LIKE '%' || $1 || '%' OR s.query ILIKE '%pgss_watch%'`,
+        [secret],
+      );
+      expect(traces.rows).toEqual([{ n: 0 }]);
+
+      // postgres_fdw (neon_superuser may use the wrapper) and dblink reach a database by password.
+      const port = (await client.query("SHOW port")).rows[0].port as string;
+      const base2 = `/projects/${p.projectId}/branches/${p.branchId}`;
+      const other = await api("POST", `${base2}/databases`, {
+        database: { name: "fdw_source", owner_name: p.role },
+      });
+      await allSettled(p.projectId, other.body.operations);
+      const source = clientOf(p.endpointId, p.role, p.password, "fdw_source");
+      await source.connect();
+      await source.query("CREATE TABLE items AS SELECT g AS id FROM generate_series(1, 4) g");
+      await source.end();
+      const password = pg.escapeLiteral(p.password);
+      await client.query(
+        `CREATE SERVER fdw_loop FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port '${port}', dbname 'fdw_source')`,
+      );
+      await client.query(
+        `CREATE USER MAPPING FOR CURRENT_USER SERVER fdw_loop OPTIONS (user '${p.role}', password ${password})`,
+      );
+      await client.query(
+        "CREATE FOREIGN TABLE remote_items (id int) SERVER fdw_loop OPTIONS (table_name 'items')",
+      );
+      expect((await client.query("SELECT sum(id)::int AS s FROM remote_items")).rows).toEqual([{ s: 10 }]);
+      const conninfo = `host=127.0.0.1 port=${port} dbname=fdw_source user=${p.role} password=${p.password}`;
+      const linked = await client.query(
+        "SELECT n FROM dblink($1, 'SELECT count(*)::int FROM items') AS t(n int)",
+        [conninfo],
+      );
+      expect(linked.rows).toEqual([{ n: 4 }]);
+    } finally {
+      await client.end();
+    }
   });
 
   it("roles have Neon's attributes: members of neon_superuser that may replicate and bypass row-level security", async () => {

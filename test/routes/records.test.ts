@@ -176,7 +176,7 @@ describe("preload libraries", () => {
     expect(res.body.libraries[0]).toEqual({
       library_name: "pg_stat_statements",
       description: expect.any(String),
-      is_default: false,
+      is_default: true,
       is_experimental: false,
       version: "1.11",
     });

@@ -23,6 +23,7 @@ import {
   parseLsn,
   segmentName,
 } from "./copy.js";
+import { neonEngine } from "./engine.js";
 import { freePort, handOver, initdb, PgServer } from "./process.js";
 import {
   API_ROLE_ATTRIBUTES,
@@ -99,6 +100,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private readonly view: ControlPlaneView;
   private readonly servers = new Map<string, Running>();
   private readonly templates = new Map<number, Promise<string>>();
+  private readonly engines = new Map<number, Promise<PgBinaries>>();
   /** Work on one branch's folder (making it, copying it, starting on it) runs one at a time. */
   private readonly branchLocks = new Map<string, Promise<unknown>>();
   private adminPasswordCache: string | undefined;
@@ -269,6 +271,30 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return bin;
   }
 
+  /**
+   * The installation a major's servers run from: Neon's trusted contrib extensions (engine.ts), made
+   * once per process; the package's own when it cannot be made (the servers then keep stock
+   * Postgres' rules for those extensions, and the reason is logged).
+   */
+  private serverBinaries(major: number): Promise<PgBinaries> {
+    const bin = this.binariesFor(major);
+    let engine = this.engines.get(major);
+    if (!engine) {
+      engine = neonEngine(bin, path.join(this.dataDir, "engines")).then(
+        (made) => made ?? bin,
+        (err: Error) => {
+          this.logger?.warn(
+            { major, error: err.message },
+            "servers run from the Postgres package as it is: Neon's trusted extensions are not available",
+          );
+          return bin;
+        },
+      );
+      this.engines.set(major, engine);
+    }
+    return engine;
+  }
+
   /** Runs `work` after every earlier piece of work on the branch's folder. */
   private withBranch<T>(branchId: string, work: () => Promise<T>): Promise<T> {
     const before = this.branchLocks.get(branchId) ?? Promise.resolve();
@@ -379,6 +405,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       user: ADMIN_USER,
       password: this.adminPassword(),
       database,
+      // pg_stat_statements (preloaded, readable by neon_superuser's members through pg_read_all_stats)
+      // would keep the emulator's statements, role passwords among them: it keeps none of this session's.
+      options: "-c pg_stat_statements.track=none",
     });
     await client.connect();
     try {
@@ -553,7 +582,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private async dropSubscriptions(major: number, dir: string): Promise<void> {
     const catalog = path.join(dir, "global", PG_SUBSCRIPTION_FILE);
     if (fs.existsSync(catalog) && fs.statSync(catalog).size === 0) return;
-    const server = await PgServer.start(this.binariesFor(major), dir, await freePort(), {
+    const server = await PgServer.start(await this.serverBinaries(major), dir, await freePort(), {
       ...ADMIN_SERVER_SETTINGS,
       max_logical_replication_workers: "0",
     });
@@ -609,7 +638,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (port !== undefined) return this.withAdmin(port, work, database);
     const major = this.view.pgVersion(projectId);
     if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
-    const bin = this.binariesFor(major);
+    const bin = await this.serverBinaries(major);
     const dir = await this.ensureBranchData(projectId, branchId);
     return this.withBranch(branchId, async () => {
       const started = running();
@@ -644,7 +673,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (!endpoint) throw new Error(`endpoint ${endpointId} no longer exists`);
     const major = this.view.pgVersion(endpoint.projectId);
     if (major === undefined) throw new Error(`project ${endpoint.projectId} no longer exists`);
-    const bin = this.binariesFor(major);
+    const bin = await this.serverBinaries(major);
     const dir = await this.ensureBranchData(endpoint.projectId, endpoint.branchId);
     // A setting the API no longer takes (stored before it was refused) is left out.
     const pgSettings = Object.fromEntries(
