@@ -77,6 +77,23 @@ describe("POST /projects/{p}/branches", () => {
     const list = await t.api("GET", base());
     expect(list.body.branches).toHaveLength(2);
   });
+
+  it("refuses a parent's point in time (no history is kept) rather than copying its head, and both at once", async () => {
+    // What `neon branches create --parent <lsn|timestamp>` sends: the default branch's past.
+    for (const at of [{ parent_lsn: "0/1A2B3C4" }, { parent_timestamp: "2025-01-01T00:00:00Z" }]) {
+      const res = await t.api("POST", base(), { branch: { name: "past", ...at } });
+      expectStatus(res, 422);
+      expect(res.body.message).toContain("no history");
+      expect(res.body.message).toContain(Object.keys(at)[0]);
+    }
+    const both = await t.api("POST", base(), {
+      branch: { parent_id: mainId, parent_lsn: "0/1A2B3C4", parent_timestamp: "2025-01-01T00:00:00Z" },
+    });
+    expectStatus(both, 400);
+    expect(both.body.message).toContain("cannot be specified at the same time");
+    const list = await t.api("GET", base());
+    expect(list.body.branches.map((b: { name: string }) => b.name)).not.toContain("past");
+  });
 });
 
 describe("GET /projects/{p}/branches", () => {

@@ -1,8 +1,9 @@
 import type { Ctx } from "../../context.js";
-import { badRequest, unprocessable } from "../../errors.js";
+import { badRequest } from "../../errors.js";
 import { operationsStarted } from "../../platform/events.js";
 import { type BranchRow, requireSettledBranch, requireWritableProject } from "../access.js";
 import { toBranchJson } from "../branches/render.js";
+import { requireHead } from "../branches/rules.js";
 import { addBranch } from "../branches/service.js";
 import { findChild, moveChildren, updateBranchRow } from "../branches/store.js";
 import { toOperationJson } from "../operations/render.js";
@@ -28,15 +29,17 @@ export function restoreBranch(
   const { body, ops } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
     const branch = requireSettledBranch(tx, accountId, projectId, branchId);
-    const pointInTime = input.source_lsn !== undefined || input.source_timestamp !== undefined;
-    if (input.source_lsn !== undefined && input.source_timestamp !== undefined)
-      throw badRequest("source_lsn and source_timestamp cannot be specified at the same time");
-    if (input.source_branch_id === branchId && !pointInTime)
+    if (
+      input.source_branch_id === branchId &&
+      input.source_lsn === undefined &&
+      input.source_timestamp === undefined
+    )
       throw badRequest("restoring a branch from its own history needs source_lsn or source_timestamp");
-    if (pointInTime)
-      throw unprocessable(
-        "the emulator keeps no history of a branch's data: a branch is restored from the head of source_branch_id (omit source_lsn and source_timestamp)",
-      );
+    requireHead(
+      { lsn: input.source_lsn, timestamp: input.source_timestamp },
+      { lsn: "source_lsn", timestamp: "source_timestamp" },
+      "a branch is restored from the head of source_branch_id",
+    );
     const source = requireSettledBranch(tx, accountId, projectId, input.source_branch_id);
     if (findChild(tx, branchId) !== undefined && input.preserve_under_name === undefined)
       throw badRequest(

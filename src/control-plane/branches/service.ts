@@ -23,7 +23,15 @@ import type { OperationRow } from "../operations/store.js";
 import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
 import { copyDatabases, copyRoles } from "../roles-databases/store.js";
 import { toAnnotationJson, toBranchJson } from "./render.js";
-import { checkDeletable, decodeCursor, encodeCursor, expiryOf, newBranchRow, sortValue } from "./rules.js";
+import {
+  checkDeletable,
+  decodeCursor,
+  encodeCursor,
+  expiryOf,
+  newBranchRow,
+  requireHead,
+  sortValue,
+} from "./rules.js";
 import type { BranchCreateInput, BranchListInput, BranchUpdateInput } from "./schema.js";
 import {
   countBranchRows,
@@ -89,6 +97,11 @@ export function listBranches(ctx: Ctx, accountId: string, projectId: string, q: 
 export function createBranch(ctx: Ctx, accountId: string, projectId: string, input: BranchCreateInput) {
   const { body, ops } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
+    requireHead(
+      { lsn: input.branch?.parent_lsn, timestamp: input.branch?.parent_timestamp },
+      { lsn: "parent_lsn", timestamp: "parent_timestamp" },
+      "a branch starts as a copy of its parent's head",
+    );
     const plan = getAccount(tx, accountId).plan;
     const parent = input.branch?.parent_id
       ? requireBranch(tx, accountId, projectId, input.branch.parent_id)

@@ -1,5 +1,5 @@
 import type { Ctx } from "../../context.js";
-import { badRequest, notFound, unprocessable } from "../../errors.js";
+import { badRequest, notFound } from "../../errors.js";
 import { iso } from "../../platform/clock.js";
 import type { Tx } from "../../platform/db.js";
 import { type DomainEvent, operationsStarted } from "../../platform/events.js";
@@ -12,6 +12,7 @@ import {
   requireWritableProject,
 } from "../access.js";
 import { toBranchJson } from "../branches/render.js";
+import { requireHead } from "../branches/rules.js";
 import { addBranch } from "../branches/service.js";
 import { setDefault, updateBranchRow } from "../branches/store.js";
 import { moveBranchEndpoints } from "../endpoints/service.js";
@@ -42,9 +43,6 @@ import {
  * expired; restoring one makes a new branch from it, which can then replace the branch it was
  * restored for (finalize_restore). Backup schedules are stored per branch.
  */
-
-const NO_HISTORY =
-  "the emulator keeps no history of a branch's data: a snapshot is taken of the branch's head (omit lsn and timestamp)";
 
 export const snapshotNotFound = (projectId: string, snapshotId: string) =>
   notFound(`snapshot ${snapshotId} not found in project ${projectId}`);
@@ -89,9 +87,7 @@ export async function createSnapshot(
   branchId: string,
   query: SnapshotCreateInput,
 ) {
-  if (query.lsn !== undefined && query.timestamp !== undefined)
-    throw badRequest("lsn and timestamp cannot be specified at the same time");
-  if (query.lsn !== undefined || query.timestamp !== undefined) throw unprocessable(NO_HISTORY);
+  requireHead(query, { lsn: "lsn", timestamp: "timestamp" }, "a snapshot is taken of the branch's head");
   const now = ctx.clock.now(accountId);
   const expiresAt = query.expires_at === undefined ? null : futureTime(query.expires_at, now, "expires_at");
   const row = ctx.db.transaction((tx) => {
