@@ -204,6 +204,95 @@ describe("snapshots", () => {
   });
 });
 
+describe("a schema-only branch", () => {
+  it("is a root branch with the source's roles, databases and definitions, and none of its rows", async () => {
+    const res = await api("POST", "/projects", { project: { name: "sensitive" } });
+    expect(res.status).toBe(201);
+    await allSettled(res.body.project.id, res.body.operations);
+    const p = res.body.project.id;
+    const source = {
+      endpoint: res.body.endpoints[0].id,
+      role: res.body.roles[0].name,
+      pw: res.body.roles[0].password,
+    };
+    const made = await api("POST", `/projects/${p}/branches/${res.body.branch.id}/databases`, {
+      database: { name: "ledger", owner_name: source.role },
+    });
+    await allSettled(p, made.body.operations);
+    const onSource = (db: string, sql: string) => query(source.endpoint, source.role, source.pw, db, sql);
+    await onSource(
+      "neondb",
+      `CREATE TABLE patients (id serial PRIMARY KEY, name text NOT NULL);
+       CREATE TABLE visits (id int GENERATED ALWAYS AS IDENTITY, patient int REFERENCES patients);
+       CREATE TABLE audit (what text);
+       CREATE FUNCTION note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO audit VALUES (TG_OP); RETURN NULL; END $$;
+       CREATE TRIGGER noted AFTER TRUNCATE ON patients FOR EACH STATEMENT EXECUTE FUNCTION note();
+       INSERT INTO patients (name) SELECT 'patient ' || g FROM generate_series(1, 50) g;
+       INSERT INTO visits (patient) SELECT id FROM patients;
+       CREATE MATERIALIZED VIEW names AS SELECT name FROM patients;
+       CREATE INDEX patients_name ON patients (name);
+       SELECT lo_from_bytea(0, 'scan of a passport');
+       ANALYZE patients;`,
+    );
+    await onSource("ledger", "CREATE TABLE entries AS SELECT g AS amount FROM generate_series(1, 10) g");
+
+    // What `neon branches create --schema-only` sends.
+    const branch = await api("POST", `/projects/${p}/branches`, {
+      branch: { name: "masked", init_source: "schema-only" },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(branch.status).toBe(201);
+    expect(branch.body.branch).toMatchObject({ name: "masked", init_source: "schema-only" });
+    expect(branch.body.branch.parent_id).toBeUndefined();
+    expect(branch.body.roles.map((r: { name: string }) => r.name)).toEqual([source.role]);
+    expect(branch.body.databases.map((d: { name: string }) => d.name).sort()).toEqual(["ledger", "neondb"]);
+    await allSettled(p, branch.body.operations);
+    const ready = await api("GET", `/projects/${p}/branches/${branch.body.branch.id}`);
+    expect(ready.body.branch).toMatchObject({ current_state: "ready", init_source: "schema-only" });
+    expect(ready.body.branch.parent_id).toBeUndefined();
+    expect(ready.body.branch.parent_lsn).toBeUndefined();
+
+    const uri = branch.body.connection_uris[0].connection_parameters;
+    const onMasked = (db: string, sql: string) =>
+      query(branch.body.endpoints[0].id, uri.role, uri.password, db, sql);
+    // Every definition is there: the schema reads the same as the source's.
+    const schemaOf = async (b: string) =>
+      (await api("GET", `/projects/${p}/branches/${b}/schema?db_name=neondb`)).body.sql;
+    expect(await schemaOf(branch.body.branch.id)).toBe(await schemaOf(res.body.branch.id));
+    expect(
+      await onMasked(
+        "neondb",
+        `SELECT (SELECT count(*)::int FROM patients) AS patients, (SELECT count(*)::int FROM visits) AS visits,
+                (SELECT count(*)::int FROM audit) AS audit,
+                (SELECT count(*)::int FROM pg_largeobject_metadata) AS large_objects,
+                (SELECT count(*)::int FROM pg_stats WHERE tablename = 'patients') AS stats,
+                (SELECT relispopulated FROM pg_class WHERE relname = 'names') AS populated`,
+      ),
+    ).toEqual([{ patients: 0, visits: 0, audit: 0, large_objects: 0, stats: 0, populated: false }]);
+    // Sequences and identities start again; the other database is empty too.
+    expect(await onMasked("neondb", "INSERT INTO patients (name) VALUES ('test') RETURNING id")).toEqual([
+      { id: 1 },
+    ]);
+    expect(await onMasked("neondb", "INSERT INTO visits (patient) VALUES (1) RETURNING id")).toEqual([
+      { id: 1 },
+    ]);
+    expect(await onMasked("ledger", "SELECT count(*)::int AS n FROM entries")).toEqual([{ n: 0 }]);
+    // No file of the branch's folder holds the rows' bytes (tables, catalogs, WAL, saved statistics).
+    const folder = path.join(dir, "db-data", "projects", p, "branches", branch.body.branch.id);
+    const holding: string[] = [];
+    for (const entry of fs.readdirSync(folder, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      const file = path.join(entry.parentPath, entry.name);
+      const bytes = fs.readFileSync(file);
+      if (bytes.includes("patient 17") || bytes.includes("scan of a passport")) holding.push(file);
+    }
+    expect(holding).toEqual([]);
+    // The source keeps its rows.
+    expect(await onSource("neondb", "SELECT count(*)::int AS n FROM patients")).toEqual([{ n: 50 }]);
+    expect((await api("DELETE", `/projects/${p}`)).status).toBe(200);
+  });
+});
+
 describe("files on disk", () => {
   it("are their owner's alone: the database and every data folder and file (folders above a branch only passable, 0711)", () => {
     const offending: string[] = [];

@@ -158,6 +158,33 @@ describe("neon 6 on branch data (real computes)", { timeout: 120_000 }, () => {
     expect(JSON.stringify(schedule)).toContain('"daily"');
   });
 
+  it("branches create --schema-only: a root branch with main's tables and none of its rows", async () => {
+    await runJson("branches create --schema-only", [
+      "branches",
+      "create",
+      "--name",
+      "masked",
+      "--schema-only",
+      "--compute",
+    ]);
+    const masked = await branchNamed("masked");
+    expect(masked.init_source).toBe("schema-only");
+    expect(masked.parent_id).toBeUndefined();
+    e2e.step("neon6 data: connection_uri of masked");
+    const res = await fetch(
+      `${e2e.apiBase}/projects/${projectId}/connection_uri?branch_id=${masked.id}&database_name=neondb&role_name=neondb_owner`,
+      { headers: { authorization: `Bearer ${e2e.key}` } },
+    );
+    const maskedUri = ((await res.json()) as Json).uri.replace(/[?&]sslmode=[^&]*/, "");
+    const count = "SELECT count(*)::int AS n FROM notes";
+    await waitFor(
+      "the masked compute",
+      async () => (await sql(count, maskedUri).catch(() => undefined))?.[0],
+    );
+    expect(await sql(count, maskedUri)).toEqual([{ n: 0 }]);
+    expect((await sql(count))[0].n).toBeGreaterThan(0);
+  });
+
   it("projects update --enable-logical-replication: the compute comes back with wal_level=logical", async () => {
     e2e.step("neon6 data: projects update --enable-logical-replication");
     const updated = await e2e.neonJson<Json>([

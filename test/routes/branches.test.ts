@@ -78,6 +78,40 @@ describe("POST /projects/{p}/branches", () => {
     expect(list.body.branches).toHaveLength(2);
   });
 
+  it("init_source schema-only makes a root branch with the source's roles and databases; the source waits until it is made", async () => {
+    const dev = await t.api("POST", base(), { branch: { name: "dev" } });
+    const devId = dev.body.branch.id;
+    t.advance(1);
+    expectStatus(await t.api("POST", `${base()}/${devId}/roles`, { role: { name: "analyst" } }), 201);
+    t.advance(1);
+    const res = await t.api("POST", base(), {
+      branch: { name: "masked", parent_id: devId, init_source: "schema-only" },
+    });
+    expectStatus(res, 201);
+    expect(res.body.branch).toMatchObject({
+      name: "masked",
+      init_source: "schema-only",
+      current_state: "init",
+    });
+    for (const field of ["parent_id", "parent_lsn", "parent_timestamp"])
+      expect(res.body.branch[field]).toBeUndefined();
+    expect(res.body.roles.map((r: { name: string }) => r.name).sort()).toEqual(["analyst", "neondb_owner"]);
+    expect(res.body.operations.map((o: { action: string }) => o.action)).toEqual(["create_branch"]);
+    // Its data is made from dev's: dev cannot go before that is done.
+    expectStatus(await t.api("DELETE", `${base()}/${devId}`), 423);
+    t.advance(1);
+    const ready = await t.api("GET", `${base()}/${res.body.branch.id}`);
+    expect(ready.body.branch).toMatchObject({ current_state: "ready", init_source: "schema-only" });
+    expect(ready.body.branch.parent_id).toBeUndefined();
+    // Not a child of dev: dev may go now.
+    expectStatus(await t.api("DELETE", `${base()}/${devId}`), 200);
+    const other = await t.api("POST", base(), { branch: { init_source: "parent-data" } });
+    expect(other.body.branch).toMatchObject({ init_source: "parent-data", parent_id: mainId });
+    const bad = await t.api("POST", base(), { branch: { init_source: "data-only" } });
+    expectStatus(bad, 400);
+    expect(bad.body.message).toContain("init_source");
+  });
+
   it("refuses a parent's point in time (no history is kept) rather than copying its head, and both at once", async () => {
     // What `neon branches create --parent <lsn|timestamp>` sends: the default branch's past.
     for (const at of [{ parent_lsn: "0/1A2B3C4" }, { parent_timestamp: "2025-01-01T00:00:00Z" }]) {

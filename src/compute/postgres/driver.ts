@@ -53,6 +53,40 @@ const PG_SUBSCRIPTION_FILE = "6100";
 /** A connection string no server answers (port 1 refuses at once); it names a password, as a subscription owned by a non-superuser must. */
 const UNREACHABLE = "host=127.0.0.1 port=1 connect_timeout=1 password=unused";
 
+/**
+ * Empties one database of a schema-only copy (see keepSchemaOnly), as one transaction. Triggers
+ * do not fire (session_replication_role); objects an extension made are left to it.
+ */
+const SCHEMA_ONLY_SQL = `
+SET session_replication_role = replica;
+DO $$
+DECLARE
+  own CONSTANT text := $q$
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+      AND n.nspname NOT LIKE 'pg_temp%'
+      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass
+                        AND d.objid = c.oid AND d.deptype = 'e')$q$;
+  tables text;
+  name text;
+BEGIN
+  EXECUTE 'SELECT string_agg(format(''%I.%I'', n.nspname, c.relname), '', '') ' || own
+    || $q$ AND c.relkind IN ('r', 'p')$q$ INTO tables;
+  IF tables IS NOT NULL THEN
+    EXECUTE 'TRUNCATE ' || tables || ' RESTART IDENTITY CASCADE';
+  END IF;
+  FOR name IN EXECUTE 'SELECT format(''%I.%I'', n.nspname, c.relname) ' || own || $q$ AND c.relkind = 'S'$q$ LOOP
+    EXECUTE 'ALTER SEQUENCE ' || name || ' RESTART';
+  END LOOP;
+  FOR name IN EXECUTE 'SELECT format(''%I.%I'', n.nspname, c.relname) ' || own || $q$ AND c.relkind = 'm'$q$ LOOP
+    EXECUTE 'REFRESH MATERIALIZED VIEW ' || name || ' WITH NO DATA';
+  END LOOP;
+  PERFORM lo_unlink(oid) FROM pg_largeobject_metadata;
+  DELETE FROM pg_statistic;
+  DELETE FROM pg_statistic_ext_data;
+END $$;
+`;
+
 /** The cluster superuser the emulator administers branches as (Neon's name for it); clients never log in as it. */
 export const ADMIN_USER = "cloud_admin";
 
@@ -150,11 +184,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
         const copiedAt = this.copiedAt.get(effect.branchId);
         this.copiedAt.delete(effect.branchId);
+        // A schema-only branch is a root branch: no parent, no parent_lsn.
+        const hasParent = this.view.branch(effect.branchId)?.initSource !== "schema-only";
         return {
           branch: {
             id: effect.branchId,
             logicalSize: dataSize(dir),
-            ...(effect.kind === "create_branch" ? { parentLsn: copiedAt ?? checkpointLsn(dir) } : {}),
+            ...(effect.kind === "create_branch" && hasParent
+              ? { parentLsn: copiedAt ?? checkpointLsn(dir) }
+              : {}),
           },
         };
       }
@@ -447,6 +485,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           await copyStopped(await this.template(major), work);
         }
         if (from) await this.dropSubscriptions(major, work);
+        if (branch.initSource === "schema-only") await this.keepSchemaOnly(major, work);
         fs.renameSync(work, dir);
       } catch (err) {
         fs.rmSync(work, { recursive: true, force: true });
@@ -609,6 +648,53 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           },
           datname,
         );
+    } finally {
+      await server.stop();
+    }
+  }
+
+  /**
+   * A schema-only branch's copy loses its rows before any compute runs on it, in every database:
+   * its tables are emptied (their sequences and identities restarted, no trigger fired), its
+   * materialized views left unpopulated (as `pg_dump --schema-only` restores them), its large
+   * objects removed, and the planner's statistics, which hold sample values of the columns,
+   * dropped with the cumulative statistics and pg_stat_statements' saved queries; the catalogs
+   * that held them are rewritten and the WAL that held the rows removed, so no file keeps their
+   * bytes. What extensions made (their member tables) stays. Roles, databases, schemas,
+   * functions, indexes and every other definition stay as the source has them.
+   */
+  private async keepSchemaOnly(major: number, dir: string): Promise<void> {
+    const stats = path.join(dir, "pg_stat");
+    for (const file of readdir(stats)) fs.rmSync(path.join(stats, file), { force: true });
+    const server = await PgServer.start(await this.serverBinaries(major), dir, await freePort(), {
+      ...ADMIN_SERVER_SETTINGS,
+      max_logical_replication_workers: "0",
+      wal_recycle: "off",
+    });
+    try {
+      const databases = await this.withAdmin(server.port, async (client) => {
+        const found = await client.query<{ datname: string }>(
+          "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname",
+        );
+        return found.rows.map((r) => r.datname);
+      });
+      for (const database of databases)
+        await this.withAdmin(
+          server.port,
+          async (client) => {
+            await client.query(SCHEMA_ONLY_SQL);
+            // Deleted rows stay in a table's pages until it is rewritten.
+            await client.query(
+              "VACUUM FULL pg_statistic, pg_statistic_ext_data, pg_largeobject, pg_largeobject_metadata",
+            );
+          },
+          database,
+        );
+      // The WAL that held the rows is removed, not kept for reuse (wal_recycle=off).
+      await this.withAdmin(server.port, async (client) => {
+        await client.query("SELECT pg_switch_wal()");
+        await client.query("CHECKPOINT");
+      });
     } finally {
       await server.stop();
     }

@@ -37,6 +37,7 @@ export class ControlPlaneView {
         projectId: branches.projectId,
         parentId: branches.parentId,
         dataSource: branches.dataSource,
+        initSource: branches.initSource,
         restoreSource: branches.restoreSource,
       })
       .from(branches)

@@ -27,7 +27,7 @@ export function toBranchJson(row: BranchRow, usage: Usage = NO_USAGE) {
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
     ...(row.expiresAt !== null ? { expires_at: iso(row.expiresAt) } : {}),
-    init_source: "parent-data",
+    init_source: row.initSource,
     ...(row.restoreStatus ? { restore_status: row.restoreStatus } : {}),
     ...(row.restoredFrom ? { restored_from: row.restoredFrom } : {}),
     ...(row.restoreStatus === "finalized" && row.restoreTarget ? { restored_as: row.restoreTarget } : {}),

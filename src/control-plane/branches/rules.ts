@@ -38,6 +38,8 @@ export function newBranchRow(args: {
   expiresAt?: number | null | undefined;
   /** The branch whose data this one starts from, when not its parent's (a restore's preserved state). */
   dataSource?: string | undefined;
+  /** `schema-only`: the schema of dataSource's databases, without their rows. */
+  initSource?: "parent-data" | "schema-only" | undefined;
 }): BranchRow {
   const { id, now } = args;
   return {
@@ -58,6 +60,7 @@ export function newBranchRow(args: {
     expiresAt: args.expiresAt ?? null,
     annotations: args.annotations && Object.keys(args.annotations).length ? args.annotations : null,
     dataSource: args.dataSource ?? null,
+    initSource: args.initSource ?? "parent-data",
     restoreSource: null,
     restoreStatus: null,
     restoredFrom: null,

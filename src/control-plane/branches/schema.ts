@@ -49,7 +49,7 @@ export const BranchCreateRequest = z
         parent_lsn: z.string().optional(),
         parent_timestamp: z.iso.datetime().optional(),
         protected: z.boolean().optional(),
-        init_source: z.string().optional(),
+        init_source: z.enum(["parent-data", "schema-only"]).optional(),
         expires_at: z.iso.datetime({ offset: true }).optional(),
       })
       .optional(),

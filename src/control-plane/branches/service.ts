@@ -4,6 +4,7 @@ import type { Tx } from "../../platform/db.js";
 import { operationsStarted } from "../../platform/events.js";
 import {
   type BranchRow,
+  conflictingOperations,
   type ProjectRow,
   readBranch,
   requireBranch,
@@ -37,6 +38,7 @@ import {
   countBranchRows,
   deleteBranchRow,
   findChild,
+  findDataDependent,
   findDefaultBranch,
   insertBranch,
   listBranchRows,
@@ -108,12 +110,15 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
       : findDefaultBranch(tx, projectId);
     if (!parent) throw notFound(`project ${projectId} has no default branch to branch from`);
     const expiresAt = expiryOf(input.branch?.expires_at, ctx.clock.now(accountId));
+    // A schema-only branch is a root branch: the parent only gives it its schema, roles and databases.
+    const schemaOnly = input.branch?.init_source === "schema-only";
     const branch = addBranch(ctx, tx, project, {
       name: input.branch?.name,
-      parentId: parent.id,
+      parentId: schemaOnly ? null : parent.id,
       protected: input.branch?.protected,
       annotations: input.annotation_value,
       expiresAt,
+      ...(schemaOnly ? { dataSource: parent.id, initSource: "schema-only" } : {}),
     });
     // A new branch starts as a copy of its parent's roles and databases.
     const now = ctx.clock.now(accountId);
@@ -181,6 +186,8 @@ export function deleteBranch(ctx: Ctx, accountId: string, projectId: string, bra
     requireWritableProject(tx, accountId, projectId);
     const branch = requireSettledBranch(tx, accountId, projectId, branchId);
     checkDeletable(branch, findChild(tx, branchId));
+    // Another branch's data is still being made from this one's (its create_branch under way).
+    if (findDataDependent(tx, projectId, branchId) !== undefined) throw conflictingOperations();
     deleteBranchRow(tx, branchId);
     closeActivity(tx, { branchId }, ctx.clock.now(accountId));
     return branch;

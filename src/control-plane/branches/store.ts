@@ -39,6 +39,16 @@ export function findChild(tx: Tx, branchId: string): string | undefined {
     ?.id;
 }
 
+/** A branch of the project whose data is still to be made from `branchId`'s (a schema-only branch, a restore's preserved state). */
+export function findDataDependent(tx: Tx, projectId: string, branchId: string): string | undefined {
+  return tx
+    .select({ id: branches.id })
+    .from(branches)
+    .where(and(eq(branches.projectId, projectId), eq(branches.dataSource, branchId)))
+    .limit(1)
+    .get()?.id;
+}
+
 /** Makes `branchId` the project's only default branch. */
 export function setDefault(tx: Tx, projectId: string, branchId: string, now: number): void {
   tx.update(branches)

@@ -31,6 +31,11 @@ export const branches = sqliteTable(
      * restored from a snapshot). Cleared once its folder is made.
      */
     dataSource: text("data_source"),
+    /**
+     * `parent-data`, or `schema-only`: a root branch made from the schema of `data_source`'s
+     * databases without their rows (Neon's init_source).
+     */
+    initSource: text("init_source").notNull().default("parent-data"),
     /** A restore under way (POST …/restore): the branch whose data replaces this branch's. Cleared once done. */
     restoreSource: text("restore_source"),
     /** A branch restored from a snapshot: `restored`, then `finalized` once it replaced its target. */

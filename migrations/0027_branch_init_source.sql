@@ -1,0 +1,1 @@
+ALTER TABLE `branches` ADD `init_source` text DEFAULT 'parent-data' NOT NULL;
