@@ -215,26 +215,48 @@ describe("a schema-only branch", () => {
       role: res.body.roles[0].name,
       pw: res.body.roles[0].password,
     };
-    const made = await api("POST", `/projects/${p}/branches/${res.body.branch.id}/databases`, {
-      database: { name: "ledger", owner_name: source.role },
-    });
-    await allSettled(p, made.body.operations);
+    for (const name of ["ledger", "vault"]) {
+      const made = await api("POST", `/projects/${p}/branches/${res.body.branch.id}/databases`, {
+        database: { name, owner_name: source.role },
+      });
+      await allSettled(p, made.body.operations);
+    }
     const onSource = (db: string, sql: string) => query(source.endpoint, source.role, source.pw, db, sql);
+    const port = (await onSource("neondb", "SHOW port"))[0].port;
+    await onSource("ledger", "CREATE TABLE entries AS SELECT g AS amount FROM generate_series(1, 10) g");
+    await onSource("ledger", "CREATE TABLE old_events AS SELECT 1 AS id, date '2020-05-01' AS at");
+    await onSource(
+      "vault",
+      "CREATE TABLE keys AS SELECT 'vault secret ' || g AS k FROM generate_series(1, 5) g",
+    );
+    // A database its owner closed to connections is emptied too.
+    await onSource("neondb", "ALTER DATABASE vault ALLOW_CONNECTIONS false");
     await onSource(
       "neondb",
       `CREATE TABLE patients (id serial PRIMARY KEY, name text NOT NULL);
        CREATE TABLE visits (id int GENERATED ALWAYS AS IDENTITY, patient int REFERENCES patients);
-       CREATE TABLE audit (what text);
-       CREATE FUNCTION note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO audit VALUES (TG_OP); RETURN NULL; END $$;
+       CREATE TABLE audit (who text);
+       CREATE FUNCTION note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO public.audit VALUES (current_user); RETURN NULL; END $$;
+       -- A trigger its owner made fire always (even under replication): it must not run as the administrator.
        CREATE TRIGGER noted AFTER TRUNCATE ON patients FOR EACH STATEMENT EXECUTE FUNCTION note();
+       ALTER TABLE patients ENABLE ALWAYS TRIGGER noted;
        INSERT INTO patients (name) SELECT 'patient ' || g FROM generate_series(1, 50) g;
        INSERT INTO visits (patient) SELECT id FROM patients;
        CREATE MATERIALIZED VIEW names AS SELECT name FROM patients;
        CREATE INDEX patients_name ON patients (name);
        SELECT lo_from_bytea(0, 'scan of a passport');
-       ANALYZE patients;`,
+       ANALYZE patients;
+       -- A partitioned table with a foreign partition: its rows live in the source's ledger.
+       CREATE EXTENSION postgres_fdw;
+       CREATE SERVER archive FOREIGN DATA WRAPPER postgres_fdw
+         OPTIONS (host '127.0.0.1', port '${port}', dbname 'ledger');
+       CREATE USER MAPPING FOR PUBLIC SERVER archive OPTIONS (user '${source.role}', password '${source.pw}');
+       CREATE TABLE events (id int, at date) PARTITION BY RANGE (at);
+       CREATE TABLE events_new PARTITION OF events FOR VALUES FROM ('2025-01-01') TO ('2030-01-01');
+       CREATE FOREIGN TABLE events_old PARTITION OF events FOR VALUES FROM ('2000-01-01') TO ('2025-01-01')
+         SERVER archive OPTIONS (table_name 'old_events');
+       INSERT INTO events_new VALUES (2, '2025-06-01');`,
     );
-    await onSource("ledger", "CREATE TABLE entries AS SELECT g AS amount FROM generate_series(1, 10) g");
 
     // What `neon branches create --schema-only` sends.
     const branch = await api("POST", `/projects/${p}/branches`, {
@@ -245,7 +267,11 @@ describe("a schema-only branch", () => {
     expect(branch.body.branch).toMatchObject({ name: "masked", init_source: "schema-only" });
     expect(branch.body.branch.parent_id).toBeUndefined();
     expect(branch.body.roles.map((r: { name: string }) => r.name)).toEqual([source.role]);
-    expect(branch.body.databases.map((d: { name: string }) => d.name).sort()).toEqual(["ledger", "neondb"]);
+    expect(branch.body.databases.map((d: { name: string }) => d.name).sort()).toEqual([
+      "ledger",
+      "neondb",
+      "vault",
+    ]);
     await allSettled(p, branch.body.operations);
     const ready = await api("GET", `/projects/${p}/branches/${branch.body.branch.id}`);
     expect(ready.body.branch).toMatchObject({ current_state: "ready", init_source: "schema-only" });
@@ -266,9 +292,24 @@ describe("a schema-only branch", () => {
                 (SELECT count(*)::int FROM audit) AS audit,
                 (SELECT count(*)::int FROM pg_largeobject_metadata) AS large_objects,
                 (SELECT count(*)::int FROM pg_stats WHERE tablename = 'patients') AS stats,
-                (SELECT relispopulated FROM pg_class WHERE relname = 'names') AS populated`,
+                (SELECT relispopulated FROM pg_class WHERE relname = 'names') AS populated,
+                (SELECT tgenabled FROM pg_trigger WHERE tgname = 'noted') AS trigger,
+                (SELECT count(*)::int FROM events_new) AS events,
+                (SELECT datallowconn FROM pg_database WHERE datname = 'vault') AS vault_open`,
       ),
-    ).toEqual([{ patients: 0, visits: 0, audit: 0, large_objects: 0, stats: 0, populated: false }]);
+    ).toEqual([
+      {
+        patients: 0,
+        visits: 0,
+        audit: 0,
+        large_objects: 0,
+        stats: 0,
+        populated: false,
+        trigger: "A",
+        events: 0,
+        vault_open: false,
+      },
+    ]);
     // Sequences and identities start again; the other database is empty too.
     expect(await onMasked("neondb", "INSERT INTO patients (name) VALUES ('test') RETURNING id")).toEqual([
       { id: 1 },
@@ -284,11 +325,13 @@ describe("a schema-only branch", () => {
       if (!entry.isFile()) continue;
       const file = path.join(entry.parentPath, entry.name);
       const bytes = fs.readFileSync(file);
-      if (bytes.includes("patient 17") || bytes.includes("scan of a passport")) holding.push(file);
+      if (["patient 17", "scan of a passport", "vault secret"].some((marker) => bytes.includes(marker)))
+        holding.push(file);
     }
     expect(holding).toEqual([]);
-    // The source keeps its rows.
+    // The source keeps its rows, the foreign partition's among them (the copy never reached them).
     expect(await onSource("neondb", "SELECT count(*)::int AS n FROM patients")).toEqual([{ n: 50 }]);
+    expect(await onSource("ledger", "SELECT count(*)::int AS n FROM old_events")).toEqual([{ n: 1 }]);
     expect((await api("DELETE", `/projects/${p}`)).status).toBe(200);
   });
 });

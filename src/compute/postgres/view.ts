@@ -69,16 +69,19 @@ export class ControlPlaneView {
   }
 
   /**
-   * What the project's settings ask of its servers: the shared preload libraries they enable, and
-   * whether logical replication is on (wal_level=logical).
+   * What the project's settings ask of its servers: the shared preload libraries they load (the
+   * defaults among them only when `installed`), and whether logical replication is on (wal_level=logical).
    */
-  projectServerSettings(projectId: string): { preload: string[]; logical: boolean } {
+  projectServerSettings(
+    projectId: string,
+    installed: (library: string) => boolean,
+  ): { preload: string[]; logical: boolean } {
     const row = this.db
       .select({ s: projects.settings })
       .from(projects)
       .where(eq(projects.id, projectId))
       .get();
-    return { preload: enabledPreloadLibraries(row?.s), logical: logicalReplication(row?.s) };
+    return { preload: enabledPreloadLibraries(row?.s, installed), logical: logicalReplication(row?.s) };
   }
 
   /** The branch's read_write endpoint, if any. */

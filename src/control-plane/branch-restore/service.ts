@@ -63,6 +63,8 @@ export function restoreBranch(
       ...branch,
       parentId: source.id,
       restoreSource: source.id,
+      // It takes the source's data, rows and all.
+      initSource: "parent-data",
       parentTimestamp: now,
       parentLsn: branch.parentLsn ?? "0/1F2E3D4",
       currentState: "init",

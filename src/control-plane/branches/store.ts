@@ -3,6 +3,7 @@ import type { Tx } from "../../platform/db.js";
 import { contains, uniqueOrConflict } from "../../platform/sql.js";
 import { statement } from "../../platform/statements.js";
 import type { BranchRow } from "../access.js";
+import { UNFINISHED_OPERATION_SQL } from "../operations/rules.js";
 import { nameTaken, type SortBy } from "./rules.js";
 import { branches } from "./table.js";
 
@@ -39,14 +40,18 @@ export function findChild(tx: Tx, branchId: string): string | undefined {
     ?.id;
 }
 
-/** A branch of the project whose data is still to be made from `branchId`'s (a schema-only branch, a restore's preserved state). */
+/**
+ * A branch of the project whose data is being made from `branchId`'s (a schema-only branch, a
+ * restore's preserved state): its create_branch unfinished. (One that failed waits for no one.)
+ */
 export function findDataDependent(tx: Tx, projectId: string, branchId: string): string | undefined {
-  return tx
-    .select({ id: branches.id })
-    .from(branches)
-    .where(and(eq(branches.projectId, projectId), eq(branches.dataSource, branchId)))
-    .limit(1)
-    .get()?.id;
+  return statement<{ id: string }>(
+    tx,
+    `SELECT b.id FROM branches b WHERE b.project_id = @projectId AND b.data_source = @branchId
+       AND EXISTS (SELECT 1 FROM operations o WHERE o.branch_id = b.id AND o.action = 'create_branch'
+                     AND o.${UNFINISHED_OPERATION_SQL})
+     LIMIT 1`,
+  ).get({ projectId, branchId })?.id;
 }
 
 /** Makes `branchId` the project's only default branch. */

@@ -49,17 +49,20 @@ export function availablePreloadLibraries(pgVersion: number) {
 }
 
 /**
- * The libraries a project's computes load: the default ones (unless `use_defaults` is false), then
- * the known ones its settings enable, in the order given, each once.
+ * The libraries a project's computes load: the default ones (unless `use_defaults` is false) that
+ * are `installed`, then the known ones its settings enable, in the order given, each once.
  */
-export function enabledPreloadLibraries(settings: unknown): string[] {
+export function enabledPreloadLibraries(
+  settings: unknown,
+  installed: (library: string) => boolean = () => true,
+): string[] {
   const asked = (
     settings as { preload_libraries?: { enabled_libraries?: unknown; use_defaults?: unknown } } | null
   )?.preload_libraries;
   const defaults =
     asked?.use_defaults === false
       ? []
-      : PRELOAD_LIBRARIES.filter((l) => l.isDefault).map((l) => l.library_name);
+      : PRELOAD_LIBRARIES.filter((l) => l.isDefault && installed(l.library_name)).map((l) => l.library_name);
   const wanted = Array.isArray(asked?.enabled_libraries) ? asked.enabled_libraries : [];
   const known = new Set<string>(PRELOAD_LIBRARIES.map((l) => l.library_name));
   return [
