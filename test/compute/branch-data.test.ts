@@ -229,8 +229,11 @@ describe("a schema-only branch", () => {
       "vault",
       "CREATE TABLE keys AS SELECT 'vault secret ' || g AS k FROM generate_series(1, 5) g",
     );
-    // A database its owner closed to connections is emptied too.
+    // A database its owner closed to connections is emptied too, and so is one whose owner made
+    // its sessions read-only and put a role of theirs in them.
     await onSource("neondb", "ALTER DATABASE vault ALLOW_CONNECTIONS false");
+    await onSource("neondb", "ALTER DATABASE ledger SET default_transaction_read_only = on");
+    await onSource("neondb", `ALTER DATABASE ledger SET role = ${source.role}`);
     await onSource(
       "neondb",
       `CREATE TABLE patients (id serial PRIMARY KEY, name text NOT NULL);

@@ -110,6 +110,26 @@ BEGIN
 END $$;
 `;
 
+/**
+ * Settings of every session of the administrator, given as the client's options, which come before
+ * those a database's owner attaches to it (ALTER DATABASE … SET): the administrator works in
+ * users' databases. pg_stat_statements (readable by neon_superuser's members) keeps none of its
+ * statements, role passwords among them; built-in names resolve to the catalog's alone (a
+ * database's search_path could put a user's function before a built-in one); the session stays
+ * the administrator's (role); no read-only default or timeout stops its work.
+ */
+const ADMIN_SESSION_OPTIONS = [
+  "pg_stat_statements.track=none",
+  "search_path=pg_catalog,pg_temp",
+  "role=none",
+  "default_transaction_read_only=off",
+  "statement_timeout=0",
+  "lock_timeout=0",
+  "idle_in_transaction_session_timeout=0",
+]
+  .map((setting) => `-c ${setting}`)
+  .join(" ");
+
 /** The cluster superuser the emulator administers branches as (Neon's name for it); clients never log in as it. */
 export const ADMIN_USER = "cloud_admin";
 
@@ -466,11 +486,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       user: ADMIN_USER,
       password: this.adminPassword(),
       database,
-      // pg_stat_statements (preloaded, readable by neon_superuser's members through pg_read_all_stats)
-      // would keep the emulator's statements, role passwords among them: it keeps none of this session's.
-      // Built-in names resolve to the catalog's alone: the administrator runs in users' databases,
-      // where a database's own search_path could put a user's function before a built-in one.
-      options: "-c pg_stat_statements.track=none -c search_path=pg_catalog,pg_temp",
+      options: ADMIN_SESSION_OPTIONS,
     });
     await client.connect();
     try {
@@ -696,15 +712,23 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       ...ADMIN_SERVER_SETTINGS,
       max_logical_replication_workers: "0",
       wal_recycle: "off",
-      // One transaction locks every table, its TOAST table and its indexes (thousands of partitions).
+      // One transaction locks every table, its TOAST table and its indexes (thousands of
+      // partitions): ~18,000 locks in the shared lock table, which a few connections leave small.
+      max_connections: "20",
       max_locks_per_transaction: "512",
     });
     try {
-      // Every database but template0 (nothing can change it) and one left invalid by a DROP cut short.
+      // Every database but template0 (nothing can change it); one left invalid by a DROP cut
+      // short, which no one can use and whose files may hold rows, goes.
       const databases = await this.withAdmin(server.port, async (client) => {
+        const invalid = await client.query<{ datname: string }>(
+          "SELECT datname FROM pg_catalog.pg_database WHERE datconnlimit = -2",
+        );
+        for (const { datname } of invalid.rows)
+          await client.query(`DROP DATABASE ${pg().escapeIdentifier(datname)}`);
         const found = await client.query<{ datname: string; datallowconn: boolean }>(
           `SELECT datname, datallowconn FROM pg_catalog.pg_database
-            WHERE datname <> 'template0' AND datconnlimit <> -2 ORDER BY datname`,
+            WHERE datname <> 'template0' ORDER BY datname`,
         );
         // One its owner closed to connections is opened for this alone.
         for (const db of found.rows)

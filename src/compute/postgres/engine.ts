@@ -33,6 +33,9 @@ export const NEON_TRUSTED_EXTENSIONS = [
   "xml2",
 ] as const;
 
+/** A build folder this old was left by a build cut short. */
+const LEFTOVER_MS = 10 * 60_000;
+
 /** Changes to what the engine holds bump this, so folders made by an older emulator are made again. */
 const FORMAT = 1;
 
@@ -113,10 +116,15 @@ export async function neonEngine(bin: PgBinaries, enginesDir: string): Promise<P
   // Folders above a data folder let the servers' user through (0711); the engine is theirs to read.
   const fsp = fs.promises;
   await fsp.mkdir(enginesDir, { recursive: true, mode: 0o711 });
-  // Builds cut short (a crash) leave their folders: gone before this one starts.
-  for (const left of await fsp.readdir(enginesDir))
-    if (left.startsWith(`.${name}.tmp-`))
-      await fsp.rm(path.join(enginesDir, left), { recursive: true, force: true });
+  // Builds cut short (a crash) leave their folders: gone once old enough that no build can still
+  // be under way in them.
+  for (const left of await fsp.readdir(enginesDir)) {
+    if (!left.startsWith(`.${name}.tmp-`)) continue;
+    const folder = path.join(enginesDir, left);
+    const made = (await fsp.stat(folder).catch(() => undefined))?.mtimeMs ?? Date.now();
+    if (Date.now() - made > LEFTOVER_MS)
+      await fsp.rm(folder, { recursive: true, force: true }).catch(() => {});
+  }
   const work = await fsp.mkdtemp(path.join(enginesDir, `.${name}.tmp-`));
   await fsp.chmod(work, 0o755);
   await fsp.mkdir(path.join(work, "bin"), { mode: 0o755 });

@@ -48,8 +48,8 @@ export function findDataDependent(tx: Tx, projectId: string, branchId: string): 
   return statement<{ id: string }>(
     tx,
     `SELECT b.id FROM branches b WHERE b.project_id = @projectId AND b.data_source = @branchId
-       AND EXISTS (SELECT 1 FROM operations o WHERE o.branch_id = b.id AND o.action = 'create_branch'
-                     AND o.${UNFINISHED_OPERATION_SQL})
+       AND EXISTS (SELECT 1 FROM operations WHERE branch_id = b.id AND action = 'create_branch'
+                     AND ${UNFINISHED_OPERATION_SQL})
      LIMIT 1`,
   ).get({ projectId, branchId })?.id;
 }

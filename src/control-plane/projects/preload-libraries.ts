@@ -49,8 +49,9 @@ export function availablePreloadLibraries(pgVersion: number) {
 }
 
 /**
- * The libraries a project's computes load: the default ones (unless `use_defaults` is false) that
- * are `installed`, then the known ones its settings enable, in the order given, each once.
+ * The libraries a project's computes load: the default ones (unless `use_defaults` is false),
+ * then the known ones its settings enable, in the order given, each once; of those, the ones the
+ * binaries hold (`installed`: a server asked to preload a module it lacks does not start).
  */
 export function enabledPreloadLibraries(
   settings: unknown,
@@ -62,7 +63,7 @@ export function enabledPreloadLibraries(
   const defaults =
     asked?.use_defaults === false
       ? []
-      : PRELOAD_LIBRARIES.filter((l) => l.isDefault && installed(l.library_name)).map((l) => l.library_name);
+      : PRELOAD_LIBRARIES.filter((l) => l.isDefault).map((l) => l.library_name);
   const wanted = Array.isArray(asked?.enabled_libraries) ? asked.enabled_libraries : [];
   const known = new Set<string>(PRELOAD_LIBRARIES.map((l) => l.library_name));
   return [
@@ -70,5 +71,5 @@ export function enabledPreloadLibraries(
       ...defaults,
       ...wanted.filter((name): name is string => typeof name === "string" && known.has(name)),
     ]),
-  ];
+  ].filter(installed);
 }
