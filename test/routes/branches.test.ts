@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ComputeDriver } from "../../src/compute/driver.js";
+import { noneDriver } from "../../src/compute/none.js";
 import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;
@@ -110,6 +112,43 @@ describe("POST /projects/{p}/branches", () => {
     const bad = await t.api("POST", base(), { branch: { init_source: "data-only" } });
     expectStatus(bad, 400);
     expect(bad.body.message).toContain("init_source");
+  });
+
+  it("a schema-only branch whose copy failed keeps no one from deleting its source", async () => {
+    // A driver whose copy of one branch's data fails, as a real copy can (a full disk).
+    let failing = "";
+    const driver: ComputeDriver = {
+      ...noneDriver,
+      inline: false,
+      perform: async (effect) => {
+        if (effect.kind === "create_branch" && effect.branchId === failing)
+          throw new Error("no space left on device");
+        return undefined;
+      },
+    };
+    const f = createTestApp({ driver });
+    try {
+      const project = await f.api("POST", "/api/v2/projects", { project: { name: "q" } });
+      const branches = `/api/v2/projects/${project.body.project.id}/branches`;
+      const dev = await f.api("POST", branches, { branch: { name: "dev" } });
+      f.advance(1);
+      await f.worker.drain();
+      const masked = await f.api("POST", branches, {
+        branch: { name: "masked", parent_id: dev.body.branch.id, init_source: "schema-only" },
+      });
+      failing = masked.body.branch.id;
+      expectStatus(await f.api("DELETE", `${branches}/${dev.body.branch.id}`), 423);
+      f.advance(1);
+      await f.worker.drain();
+      const op = await f.api(
+        "GET",
+        `/api/v2/projects/${project.body.project.id}/operations/${masked.body.operations[0].id}`,
+      );
+      expect(op.body.operation).toMatchObject({ status: "failed", error: "no space left on device" });
+      expectStatus(await f.api("DELETE", `${branches}/${dev.body.branch.id}`), 200);
+    } finally {
+      f.close();
+    }
   });
 
   it("refuses a parent's point in time (no history is kept) rather than copying its head, and both at once", async () => {
