@@ -12,8 +12,9 @@ import { NEON_SUPERUSER } from "./reconcile.js";
  * Postgres reads control files from the share folder beside its executable, so servers run from an
  * installation of their own made from the package's: `<data>/engines/pg<major>-<key>/`, its
  * executables hard links (or copies) of the package's, `lib` a link to the package's libraries and
- * extension modules, `share` a copy with those control and script files changed as Neon changes
- * them. Made once per package version (the key); nothing in node_modules is changed.
+ * extension modules, `share` the package's folders with hard links of its files, but for those
+ * control and script files, new files changed as Neon changes them. Made once per package version
+ * (the key); nothing in node_modules is changed.
  */
 
 /** The contrib extensions Neon's build marks trusted (creatable by any role with CREATE on the database). */
@@ -123,7 +124,7 @@ export async function neonEngine(bin: PgBinaries, enginesDir: string): Promise<P
     const folder = path.join(enginesDir, left);
     const made = (await fsp.stat(folder).catch(() => undefined))?.mtimeMs ?? Date.now();
     if (Date.now() - made > LEFTOVER_MS)
-      await fsp.rm(folder, { recursive: true, force: true }).catch(() => {});
+      await fsp.rm(folder, { recursive: true, force: true }).catch(() => undefined);
   }
   const work = await fsp.mkdtemp(path.join(enginesDir, `.${name}.tmp-`));
   await fsp.chmod(work, 0o755);
