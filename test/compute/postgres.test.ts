@@ -43,10 +43,13 @@ interface Created {
   endpointId: string;
   role: string;
   password: string;
+  /** The connection URI the API hands out for it. */
+  uri: string;
 }
 
-async function createProject(name: string): Promise<Created> {
-  const res = await api("POST", "/projects", { project: { name } });
+/** POST /projects (with `settings`, if given), waiting for its operations to finish. */
+async function createProject(name: string, settings?: Record<string, unknown>): Promise<Created> {
+  const res = await api("POST", "/projects", { project: { name, ...(settings ? { settings } : {}) } });
   expect(res.status).toBe(201);
   await allSettled(res.body.project.id, res.body.operations);
   return {
@@ -55,6 +58,7 @@ async function createProject(name: string): Promise<Created> {
     endpointId: res.body.endpoints[0].id,
     role: res.body.roles[0].name,
     password: res.body.roles[0].password,
+    uri: res.body.connection_uris[0].connection_uri,
   };
 }
 
@@ -348,19 +352,13 @@ describe("computes are real Postgres servers", () => {
     expect(await query(p.endpointId, p.role, p.password, "neondb", loaded)).toEqual([
       { name: "pg_stat_statements.max" },
     ]);
-    const res = await api("POST", "/projects", {
-      project: {
-        name: "preload",
-        settings: { preload_libraries: { use_defaults: false, enabled_libraries: ["pg_prewarm"] } },
-      },
+    const made = await createProject("preload", {
+      preload_libraries: { use_defaults: false, enabled_libraries: ["pg_prewarm"] },
     });
-    expect(res.status).toBe(201);
-    await allSettled(res.body.project.id, res.body.operations);
-    const own = res.body.roles[0];
-    expect(await query(res.body.endpoints[0].id, own.name, own.password, "neondb", loaded)).toEqual([
+    expect(await query(made.endpointId, made.role, made.password, "neondb", loaded)).toEqual([
       { name: "pg_prewarm.autoprewarm" },
     ]);
-    expect((await api("DELETE", `/projects/${res.body.project.id}`)).status).toBe(200);
+    expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   });
 
   it("an API role creates the contrib extensions Neon marks trusted, and uses what Neon grants neon_superuser of them", async () => {
@@ -681,15 +679,10 @@ describe("computes are real Postgres servers", () => {
   });
 
   it("a subscription to another project's publication replicates through the front door; a branch of the subscriber starts without it", async () => {
-    const publisher = await api("POST", "/projects", {
-      project: { name: "publisher", settings: { enable_logical_replication: true } },
-    });
-    expect(publisher.status).toBe(201);
-    await allSettled(publisher.body.project.id, publisher.body.operations);
+    const publisher = await createProject("publisher", { enable_logical_replication: true });
     const subscriber = await createProject("subscriber");
-    const pub = publisher.body.roles[0];
     const onPublisher = (sql: string) =>
-      query(publisher.body.endpoints[0].id, pub.name, pub.password, "neondb", sql);
+      query(publisher.endpointId, publisher.role, publisher.password, "neondb", sql);
     const onSubscriber = (sql: string) =>
       query(subscriber.endpointId, subscriber.role, subscriber.password, "neondb", sql);
     await onPublisher("CREATE TABLE orders (id int PRIMARY KEY, item text)");
@@ -697,7 +690,7 @@ describe("computes are real Postgres servers", () => {
     await onPublisher("INSERT INTO orders VALUES (1, 'first')");
     await onSubscriber("CREATE TABLE orders (id int PRIMARY KEY, item text)");
     // The connection string the API hands out for the publisher, as the subscriber's server uses it.
-    const conninfo = publisher.body.connection_uris[0].connection_uri;
+    const conninfo = publisher.uri;
     await onSubscriber(`CREATE SUBSCRIPTION shop_feed CONNECTION '${conninfo}' PUBLICATION shop`);
     await onPublisher("INSERT INTO orders VALUES (2, 'second')");
     // Replication is asynchronous: polled for up to 15 s (a loaded machine's apply worker starts late).
@@ -756,7 +749,7 @@ describe("computes are real Postgres servers", () => {
 
     await onSubscriber("DROP SUBSCRIPTION shop_feed");
     expect((await api("DELETE", `/projects/${subscriber.projectId}`)).status).toBe(200);
-    expect((await api("DELETE", `/projects/${publisher.body.project.id}`)).status).toBe(200);
+    expect((await api("DELETE", `/projects/${publisher.projectId}`)).status).toBe(200);
   });
 
   it("a stopped branch whose folder holds a logical slot (wal_level from the endpoint's pg_settings) is still read", async () => {
@@ -802,20 +795,16 @@ describe("computes are real Postgres servers", () => {
   });
 
   it("a project created with logical replication on runs its computes with wal_level=logical", async () => {
-    const res = await api("POST", "/projects", {
-      project: { name: "logical-from-start", settings: { enable_logical_replication: true } },
-    });
-    expect(res.status).toBe(201);
-    await allSettled(res.body.project.id, res.body.operations);
+    const made = await createProject("logical-from-start", { enable_logical_replication: true });
     const rows = await query(
-      res.body.endpoints[0].id,
-      res.body.roles[0].name,
-      res.body.roles[0].password,
+      made.endpointId,
+      made.role,
+      made.password,
       "neondb",
       "SELECT current_setting('wal_level') AS wal_level",
     );
     expect(rows).toEqual([{ wal_level: "logical" }]);
-    expect((await api("DELETE", `/projects/${res.body.project.id}`)).status).toBe(200);
+    expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   });
 
   it("refuses a Postgres major that is not installed, naming the command that installs it", async () => {

@@ -659,15 +659,33 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * subscriptions still use them), and it stops. A folder that never held a subscription (its
    * pg_subscription file is empty) is left as it is.
    */
+  /**
+   * Runs `work` on a server started on `dir` for the emulator's own work alone (no compute, no
+   * client), with ADMIN_SERVER_SETTINGS and `settings`, and stops it after.
+   */
+  private async onFolder<T>(
+    major: number,
+    dir: string,
+    settings: Record<string, string>,
+    work: (port: number) => Promise<T>,
+  ): Promise<T> {
+    const bin = await this.serverBinaries(major);
+    const server = await PgServer.start(bin, dir, await freePort(), {
+      ...ADMIN_SERVER_SETTINGS,
+      ...settings,
+    });
+    try {
+      return await work(server.port);
+    } finally {
+      await server.stop();
+    }
+  }
+
   private async dropSubscriptions(major: number, dir: string): Promise<void> {
     const catalog = path.join(dir, "global", PG_SUBSCRIPTION_FILE);
     if (fs.existsSync(catalog) && fs.statSync(catalog).size === 0) return;
-    const server = await PgServer.start(await this.serverBinaries(major), dir, await freePort(), {
-      ...ADMIN_SERVER_SETTINGS,
-      max_logical_replication_workers: "0",
-    });
-    try {
-      const subscriptions = await this.withAdmin(server.port, async (client) => {
+    await this.onFolder(major, dir, { max_logical_replication_workers: "0" }, async (port) => {
+      const subscriptions = await this.withAdmin(port, async (client) => {
         const found = await client.query<{ subname: string; datname: string }>(
           "SELECT s.subname, d.datname FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid",
         );
@@ -675,7 +693,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       });
       for (const { subname, datname } of subscriptions)
         await this.withAdmin(
-          server.port,
+          port,
           async (client) => {
             const name = pg().escapeIdentifier(subname);
             await client.query(`ALTER SUBSCRIPTION ${name} DISABLE`);
@@ -689,9 +707,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           },
           datname,
         );
-    } finally {
-      await server.stop();
-    }
+    });
   }
 
   /**
@@ -708,19 +724,18 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     for (const folder of ["pg_stat", "pg_stat_tmp"])
       for (const file of readdir(path.join(dir, folder)))
         fs.rmSync(path.join(dir, folder, file), { force: true });
-    const server = await PgServer.start(await this.serverBinaries(major), dir, await freePort(), {
-      ...ADMIN_SERVER_SETTINGS,
+    const settings = {
       max_logical_replication_workers: "0",
       wal_recycle: "off",
       // One transaction locks every table, its TOAST table and its indexes (thousands of
       // partitions): ~18,000 locks in the shared lock table, which a few connections leave small.
       max_connections: "20",
       max_locks_per_transaction: "512",
-    });
-    try {
+    };
+    await this.onFolder(major, dir, settings, async (port) => {
       // Every database but template0 (nothing can change it); one left invalid by a DROP cut
       // short, which no one can use and whose files may hold rows, goes.
-      const databases = await this.withAdmin(server.port, async (client) => {
+      const databases = await this.withAdmin(port, async (client) => {
         const invalid = await client.query<{ datname: string }>(
           "SELECT datname FROM pg_catalog.pg_database WHERE datconnlimit = -2",
         );
@@ -738,7 +753,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       });
       for (const { datname } of databases)
         await this.withAdmin(
-          server.port,
+          port,
           async (client) => {
             await client.query(SCHEMA_ONLY_SQL);
             // Large objects go a batch per transaction (each one unlinked takes a lock).
@@ -756,7 +771,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           },
           datname,
         );
-      await this.withAdmin(server.port, async (client) => {
+      await this.withAdmin(port, async (client) => {
         for (const db of databases)
           if (!db.datallowconn)
             await client.query(`ALTER DATABASE ${pg().escapeIdentifier(db.datname)} ALLOW_CONNECTIONS false`);
@@ -764,9 +779,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         await client.query("SELECT pg_catalog.pg_switch_wal()");
         await client.query("CHECKPOINT");
       });
-    } finally {
-      await server.stop();
-    }
+    });
     // Segments made ahead of need (recycled by the source's server before the copy) hold old WAL.
     const { checkpoint, tli } = controlInfo(dir);
     const current = segmentName(tli, checkpoint);
@@ -799,20 +812,16 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (port !== undefined) return this.withAdmin(port, work, database);
     const major = this.view.pgVersion(projectId);
     if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
-    const bin = await this.serverBinaries(major);
     const dir = await this.ensureBranchData(projectId, branchId);
     return this.withBranch(branchId, async () => {
       const started = running();
       if (started !== undefined) return this.withAdmin(started, work, database);
-      const server = await PgServer.start(bin, dir, await freePort(), ADMIN_SERVER_SETTINGS);
-      try {
-        await this.withAdmin(server.port, (client) =>
-          reconcile(client, this.view.branchSpec(branchId), (db, w) => this.withAdmin(server.port, w, db)),
+      return this.onFolder(major, dir, {}, async (port) => {
+        await this.withAdmin(port, (client) =>
+          reconcile(client, this.view.branchSpec(branchId), (db, w) => this.withAdmin(port, w, db)),
         );
-        return await this.withAdmin(server.port, work, database);
-      } finally {
-        await server.stop();
-      }
+        return this.withAdmin(port, work, database);
+      });
     });
   }
 
