@@ -71,7 +71,11 @@ export interface SqlHandler {
   serveNode(incoming: IncomingMessage, outgoing: ServerResponse): Promise<void>;
   handle(request: Request): Promise<Response>;
   /** One statement for the console's SQL editor (SqlOverHttp.statement). */
-  statement(connectionString: string, query: string): Promise<{ status: number; body: unknown }>;
+  statement(
+    connectionString: string,
+    query: string,
+    peer?: string,
+  ): Promise<{ status: number; body: unknown }>;
 }
 
 /** createApp(ctx, options): the Hono app over the services; one middleware chain, one onError, /openapi.json. */

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
 import type { LoginTarget } from "../control-plane/endpoints/service.js";
 import { sameText } from "../platform/ids.js";
+import { plainAddress } from "../platform/peer.js";
 import { ClientGone, Inbox } from "./inbox.js";
 import { MAX_CLIENT_CONN, type Pooler } from "./pooler.js";
 import { ComputeRefused, cancelKeyOf, type Login, relay, sendCancel } from "./relay.js";
@@ -65,6 +66,9 @@ export const TEXTS = {
     "The requested endpoint could not be found, or you don't have access to it. Please check the provided ID and try again.",
   disabled: "The endpoint has been disabled. Enable it using the API and retry.",
   couldNotConnect: "Couldn't connect to compute node",
+  ipNotAllowed: (ip: string) =>
+    `This IP address ${ip} is not allowed to connect to this endpoint. Please add it to the allowed list in the Neon console. Make sure to check for IPv4 or IPv6 addresses.`,
+  blockedNetwork: "This connection is trying to access this endpoint from a blocked network.",
   wrongPassword: (user: string) => `password authentication failed for user '${user}'`,
 };
 
@@ -106,6 +110,8 @@ export interface Transport {
   websocket: boolean;
   /** The host name the client asked for (a WebSocket's Host or `address`), read as a TLS server name. */
   serverName?: string;
+  /** The client's address, when the stream is not the client's own socket (a WebSocket's). */
+  peer?: string;
 }
 
 const TCP: Transport = { websocket: false };
@@ -182,13 +188,14 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
     const serverName =
       transport.serverName ??
       (client instanceof tls().TLSSocket ? client.servername || undefined : undefined);
+    const peer = transport.peer ?? (socket instanceof net.Socket ? socket.remoteAddress : undefined);
     const routed = routeOf(params, serverName, ctx.services.domain);
     if (routed?.pooled && ctx.pooler) checkPooled(ctx.pooler, routed.endpointId, params);
     const login = !routed
-      ? await passwordLogin(inbox, client, user, ctx)
+      ? await passwordLogin(inbox, client, user, ctx, peer)
       : transport.websocket
-        ? await cleartextLogin(inbox, client, routed, user, ctx)
-        : await scramLogin(inbox, client, routed, user, ctx);
+        ? await cleartextLogin(inbox, client, routed, user, ctx, peer)
+        : await scramLogin(inbox, client, routed, user, ctx, peer);
     authenticated();
     // Nothing more is read from the client until the relay starts (its bytes wait in the kernel).
     client.pause();
@@ -249,11 +256,36 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
   }
 }
 
-/** The endpoint must exist before a client is asked for a password (the proxy's order). */
-function lookUp(target: Target, user: string, ctx: SessionContext): Extract<LoginTarget, { found: true }> {
+/**
+ * The endpoint must exist, and let the client's address in, before the client is asked for a
+ * password (the proxy's order).
+ */
+function lookUp(
+  target: Target,
+  user: string,
+  ctx: SessionContext,
+  peer: string | undefined,
+): Extract<LoginTarget, { found: true }> {
   const found = ctx.services.login(target.endpointId, user);
   if (!found.found) throw proxyError(TEXTS.notFound);
+  const refusal = networkRefusal(found, peer);
+  if (refusal) throw proxyError(refusal);
   return found;
+}
+
+/**
+ * What the proxy says to a client the project's network settings keep out: an address its IP
+ * allow list does not hold, then any client while `block_public_connections` is set (every client
+ * of the emulator comes from the public network: it has no private networking). Undefined when
+ * the client may go on; a client with no address (in-process requests) meets the second rule only.
+ */
+export function networkRefusal(
+  found: Extract<LoginTarget, { found: true }>,
+  peer: string | undefined,
+): string | undefined {
+  if (peer && !found.allows(peer)) return TEXTS.ipNotAllowed(plainAddress(peer));
+  if (found.publicBlocked) return TEXTS.blockedNetwork;
+  return undefined;
 }
 
 function afterLogin(found: Extract<LoginTarget, { found: true }>): void {
@@ -267,8 +299,9 @@ async function scramLogin(
   target: Target,
   user: string,
   ctx: SessionContext,
+  peer: string | undefined,
 ): Promise<Login> {
-  const found = lookUp(target, user, ctx);
+  const found = lookUp(target, user, ctx, peer);
   // A role that does not exist goes through the same exchange (with a verifier nothing matches)
   // and fails at the end, as in Postgres.
   const scram = new ScramServer(
@@ -301,11 +334,12 @@ async function passwordLogin(
   client: Duplex,
   user: string,
   ctx: SessionContext,
+  peer: string | undefined,
 ): Promise<Login> {
   client.write(authenticationCleartextPassword());
   const [given] = cstring(await inbox.password(), 0);
   const { target, password } = fromPassword(given);
-  return checkPassword(lookUp(target, user, ctx), target, user, password);
+  return checkPassword(lookUp(target, user, ctx, peer), target, user, password);
 }
 
 /**
@@ -318,8 +352,9 @@ async function cleartextLogin(
   target: Target,
   user: string,
   ctx: SessionContext,
+  peer: string | undefined,
 ): Promise<Login> {
-  const found = lookUp(target, user, ctx);
+  const found = lookUp(target, user, ctx, peer);
   client.write(authenticationCleartextPassword());
   const [given] = cstring(await inbox.password(), 0);
   return checkPassword(found, target, user, given);

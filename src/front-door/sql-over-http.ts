@@ -10,7 +10,7 @@ import { sameText } from "../platform/ids.js";
 import { pg } from "../platform/pg.js";
 import { sendCancel } from "./relay.js";
 import { fromHostName, fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
-import { DoorError, type DoorServices, TEXTS } from "./session.js";
+import { DoorError, type DoorServices, networkRefusal, TEXTS } from "./session.js";
 
 /**
  * Neon's SQL over HTTP (`POST /sql`, what `neon()` of @neondatabase/serverless and Drizzle's
@@ -99,6 +99,8 @@ interface SqlRequest {
   onGone?(then: () => void): void;
   /** The console's editor: a single query is a script (QueryData.script). */
   script?: boolean;
+  /** The client's address (none for in-process requests). */
+  peer?: string;
 }
 
 interface SqlReply {
@@ -137,6 +139,7 @@ export class SqlOverHttp {
         return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
       },
       body: () => readNodeBody(incoming),
+      ...(incoming.socket.remoteAddress ? { peer: incoming.socket.remoteAddress } : {}),
       onGone: (then) => {
         const gone = () => {
           if (!outgoing.writableFinished) then();
@@ -162,8 +165,13 @@ export class SqlOverHttp {
   /**
    * One statement for the console's SQL editor, on the same path as a `/sql` request (wake,
    * login, limits, Postgres errors): the answer `/sql` would give in array mode, and its status.
+   * `peer` is the browser's address (the project's IP allow list applies to it).
    */
-  async statement(connectionString: string, query: string): Promise<{ status: number; body: unknown }> {
+  async statement(
+    connectionString: string,
+    query: string,
+    peer?: string,
+  ): Promise<{ status: number; body: unknown }> {
     const headers: Record<string, string> = {
       "neon-connection-string": connectionString,
       "neon-array-mode": "true",
@@ -173,6 +181,7 @@ export class SqlOverHttp {
       header: (name) => headers[name.toLowerCase()] ?? null,
       body: async () => JSON.stringify({ query, params: [] }),
       script: true,
+      ...(peer ? { peer } : {}),
     });
     return { status: reply.status, body: reply.body === null ? null : JSON.parse(reply.body) };
   }
@@ -231,7 +240,10 @@ export class SqlOverHttp {
     const format = { raw: header("Neon-Raw-Text-Output"), arrayMode: header("Neon-Array-Mode") };
 
     const found = this.services.login(connection.target.endpointId, connection.user);
-    if (!found.found || found.password === null || !sameText(found.password, connection.password))
+    if (!found.found) throw bad(TEXTS.wrongPassword(connection.user));
+    const refusal = networkRefusal(found, request.peer);
+    if (refusal) throw bad(refusal);
+    if (found.password === null || !sameText(found.password, connection.password))
       throw bad(TEXTS.wrongPassword(connection.user));
     if (found.disabled) throw bad(TEXTS.disabled);
     const endpointId = connection.target.endpointId;

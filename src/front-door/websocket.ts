@@ -38,7 +38,12 @@ export class WebSocketGate {
     socket.on("error", () => {});
     this.server.handleUpgrade(request, socket, head, (client) => {
       const serverName = requestedHost(request);
-      this.serve(new Tunnel(client), { websocket: true, ...(serverName ? { serverName } : {}) });
+      const peer = request.socket.remoteAddress;
+      this.serve(new Tunnel(client), {
+        websocket: true,
+        ...(serverName ? { serverName } : {}),
+        ...(peer ? { peer } : {}),
+      });
     });
   }
 }

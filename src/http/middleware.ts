@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { Ctx } from "../context.js";
 import { authenticate } from "../control-plane/api-keys/service.js";
 import type { EventSink } from "../platform/events.js";
+import { plainAddress } from "../platform/peer.js";
 import { errorResponse } from "./errors.js";
 import type { AppEnv } from "./router.js";
 
@@ -11,8 +12,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 /** The peer address of the connection (IPv4-mapped IPv6 shown as plain IPv4). */
 export function clientAddress(c: Context): string {
   const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
-  const addr = incoming?.socket?.remoteAddress ?? "";
-  return addr.startsWith("::ffff:") ? addr.slice(7) : addr;
+  return plainAddress(incoming?.socket?.remoteAddress ?? "");
 }
 
 /**

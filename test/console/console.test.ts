@@ -196,6 +196,20 @@ describe("the web console in Chromium", () => {
     const error = await page.getByRole("alert").innerText();
     expect(error).toContain("42P01");
     expect(error).toContain('relation "no_such_table" does not exist');
+    // The project's IP allow list applies to the editor, by the browser's address.
+    const projectId = new URL(projectUrl).pathname.split("/")[3];
+    const allow = (ips: string[]) =>
+      api(server.url, startKey, "PATCH", `/api/v2/projects/${projectId}`, {
+        project: { settings: { allowed_ips: { ips } } },
+      });
+    expect((await allow(["10.0.0.1"])).status).toBe(200);
+    await runSql("SELECT name FROM fruit");
+    expect(await page.getByRole("alert").innerText()).toContain(
+      "This IP address 127.0.0.1 is not allowed to connect to this endpoint.",
+    );
+    expect((await allow([])).status).toBe(200);
+    await runSql("SELECT count(*) AS n FROM fruit");
+    expect(await page.locator("[data-result] td").allInnerTexts()).toEqual(["2"]);
   });
 
   it("roles and databases: a new role's revealed password connects; databases made and deleted", async () => {

@@ -207,6 +207,26 @@ describe("neon 6 on branch data (real computes)", { timeout: 120_000 }, () => {
     ]);
   });
 
+  it("ip-allow add / remove / reset: the front door lets in only the addresses the list holds", async () => {
+    const refused = /This IP address 127\.0\.0\.1 is not allowed to connect to this endpoint/;
+    const added = await runJson("ip-allow add", [
+      "ip-allow",
+      "add",
+      "10.0.0.0/8",
+      "192.168.1.20-192.168.1.50",
+    ]);
+    expect(added.IP_addresses).toEqual(["10.0.0.0/8", "192.168.1.20-192.168.1.50"]);
+    await expect(sql("SELECT 1")).rejects.toThrow(refused);
+    const withLocal = await runJson("ip-allow add", ["ip-allow", "add", "127.0.0.1"]);
+    expect(withLocal.IP_addresses).toContain("127.0.0.1");
+    expect(await sql("SELECT 1 AS ok")).toEqual([{ ok: 1 }]);
+    await runJson("ip-allow remove", ["ip-allow", "remove", "127.0.0.1"]);
+    await expect(sql("SELECT 1")).rejects.toThrow(refused);
+    const reset = await runJson("ip-allow reset", ["ip-allow", "reset"]);
+    expect(reset.IP_addresses).toEqual([]);
+    expect(await sql("SELECT 1 AS ok")).toEqual([{ ok: 1 }]);
+  });
+
   it("every response the CLI received matches the public OpenAPI contract", () => {
     expect(publicContract().checkAll(e2e.traffic)).toEqual([]);
   });

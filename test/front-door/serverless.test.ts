@@ -631,3 +631,142 @@ describe("the pooler (transaction mode)", () => {
     await next.end();
   });
 });
+
+describe("a project's network settings (IP allow list, block_public_connections)", () => {
+  const IP_REFUSED =
+    "This IP address 127.0.0.1 is not allowed to connect to this endpoint. Please add it to the allowed list in the Neon console. Make sure to check for IPv4 or IPv6 addresses.";
+  const BLOCKED = "This connection is trying to access this endpoint from a blocked network.";
+  let q: { id: string; branchId: string; uri: string; pooledUri: string; wrongUri: string };
+
+  /** "ok", or the message a client got, for each way in: TCP direct and pooled, WebSocket, HTTP. */
+  async function attempts(uri = q.uri): Promise<Record<string, string>> {
+    const outcome = (work: Promise<unknown>) =>
+      work.then(
+        () => "ok",
+        (err: { message: string }) => err.message,
+      );
+    const tcp = async (connectionString: string) => {
+      const c = new pg.Client({ connectionString });
+      try {
+        await c.connect();
+        await c.query("SELECT 1");
+      } finally {
+        await c.end().catch(() => {});
+      }
+    };
+    const websocket = async () => {
+      const pool = new NeonPool({ connectionString: uri });
+      try {
+        await pool.query("SELECT 1");
+      } finally {
+        await pool.end();
+      }
+    };
+    return {
+      tcp: await outcome(tcp(uri)),
+      pooled: await outcome(tcp(uri === q.uri ? q.pooledUri : uri)),
+      websocket: await outcome(websocket()),
+      http: await outcome(neon(uri)`SELECT 1`),
+    };
+  }
+  const all = (text: string) => ({ tcp: text, pooled: text, websocket: text, http: text });
+  const settings = async (value: Record<string, unknown>) => {
+    const res = await api("PATCH", `/projects/${q.id}`, { project: { settings: value } });
+    expect(res.status).toBe(200);
+    return res.body.project.settings;
+  };
+
+  beforeAll(async () => {
+    const res = await api("POST", "/projects", { project: { name: "network" } });
+    expect(res.status).toBe(201);
+    const uri: string = res.body.connection_uris[0].connection_uri;
+    const role: string = res.body.roles[0].name;
+    const pooled = await api(
+      "GET",
+      `/projects/${res.body.project.id}/connection_uri?role_name=${role}&database_name=neondb&pooled=true`,
+    );
+    q = {
+      id: res.body.project.id,
+      branchId: res.body.branch.id,
+      uri,
+      pooledUri: pooled.body.uri,
+      wrongUri: uri.replace(`:${res.body.roles[0].password}@`, ":nope@"),
+    };
+  });
+
+  it("an address the list does not hold is refused on every way in, before its password is checked, with the proxy's text", async () => {
+    expect(await attempts()).toEqual(all("ok"));
+    expect(await settings({ allowed_ips: { ips: ["10.0.0.1", "::1", "192.168.0.0/16"] } })).toMatchObject({
+      allowed_ips: { ips: ["10.0.0.1", "::1", "192.168.0.0/16"] },
+    });
+    expect(await attempts()).toEqual(all(IP_REFUSED));
+    // The address is checked before the password: a wrong one gets the same answer.
+    expect(await attempts(q.wrongUri)).toEqual(all(IP_REFUSED));
+    // The password form (no endpoint until the password is read) is refused too.
+    const plain = new URL(q.uri);
+    const c = new pg.Client({
+      host: plain.hostname,
+      port: Number(plain.port),
+      user: plain.username,
+      database: "neondb",
+      password: `endpoint=${new URLSearchParams(plain.search).get("options")?.slice("endpoint=".length)};${decodeURIComponent(plain.password)}`,
+    });
+    await expect(c.connect()).rejects.toThrow(IP_REFUSED);
+    await c.end().catch(() => {});
+  });
+
+  it("a single address, a range or a subnet holding the client lets it in; an empty list lets everyone in", async () => {
+    for (const ips of [["10.0.0.1", "127.0.0.1"], ["127.0.0.1-127.0.0.9"], ["127.0.0.0/8"]]) {
+      await settings({ allowed_ips: { ips } });
+      expect(await attempts(), ips.join(",")).toEqual(all("ok"));
+    }
+    await settings({ allowed_ips: { ips: ["127.0.0.2-127.0.0.9"] } });
+    expect((await attempts()).http).toBe(IP_REFUSED);
+    await settings({ allowed_ips: { ips: [] } });
+    expect(await attempts()).toEqual(all("ok"));
+  });
+
+  it("protected_branches_only applies the list to protected branches alone", async () => {
+    await settings({ allowed_ips: { ips: ["10.0.0.1"], protected_branches_only: true } });
+    expect(await attempts()).toEqual(all("ok"));
+    const protect = (value: boolean) =>
+      api("PATCH", `/projects/${q.id}/branches/${q.branchId}`, { branch: { protected: value } });
+    expect((await protect(true)).status).toBe(200);
+    expect(await attempts()).toEqual(all(IP_REFUSED));
+    expect((await protect(false)).status).toBe(200);
+    expect(await attempts()).toEqual(all("ok"));
+    await settings({ allowed_ips: { ips: [], protected_branches_only: false } });
+  });
+
+  it("block_public_connections refuses every client (the emulator has no private network) until it is unset", async () => {
+    await settings({ block_public_connections: true });
+    expect(await attempts()).toEqual(all(BLOCKED));
+    await settings({ block_public_connections: false });
+    expect(await attempts()).toEqual(all("ok"));
+  });
+
+  it("entries that are not an address, a range or a subnet, and non-boolean flags, are a 400 and change nothing", async () => {
+    for (const [value, field] of [
+      [{ allowed_ips: { ips: ["10.0.0.1", "not-an-ip"] } }, "allowed_ips.ips.1"],
+      [{ allowed_ips: { ips: ["10.0.0.0/33"] } }, "allowed_ips.ips.0"],
+      [{ allowed_ips: { ips: ["10.0.0.9-10.0.0.1"] } }, "allowed_ips.ips.0"],
+      [{ allowed_ips: { ips: ["10.0.0.1-::1"] } }, "allowed_ips.ips.0"],
+      [{ allowed_ips: { ips: "10.0.0.1" } }, "allowed_ips.ips"],
+      [{ allowed_ips: { protected_branches_only: "yes" } }, "allowed_ips.protected_branches_only"],
+      [{ block_public_connections: "yes" }, "block_public_connections"],
+    ] as const) {
+      const res = await api("PATCH", `/projects/${q.id}`, { project: { settings: value } });
+      expect(res.status, JSON.stringify(value)).toBe(400);
+      expect(res.body.message, JSON.stringify(value)).toContain(field);
+    }
+    const created = await api("POST", "/projects", {
+      project: { name: "bad-ips", settings: { allowed_ips: { ips: ["300.1.1.1"] } } },
+    });
+    expect(created.status).toBe(400);
+    expect(created.body.message).toContain('"300.1.1.1" is not an IP address');
+    const { project } = (await api("GET", `/projects/${q.id}`)).body;
+    expect(project.settings.allowed_ips).toEqual({ ips: [], protected_branches_only: false });
+    expect(project.settings.block_public_connections).toBe(false);
+    expect(await attempts()).toEqual(all("ok"));
+  });
+});

@@ -2,13 +2,18 @@ import { ConnectionUriQuery } from "../../control-plane/connection/schema.js";
 import { getConnectionUri } from "../../control-plane/connection/service.js";
 import { getProject } from "../../control-plane/projects/service.js";
 import { badRequest } from "../../errors.js";
+import { clientAddress } from "../../http/middleware.js";
 import { Csrf, Layout } from "../views/layout.js";
 import { accountOf, type ConsoleContext, createConsoleRouter, formOf, pageOf, parse } from "./support.js";
 import { BranchField, DatabaseRoleFields, targetOf } from "./target.js";
 
 /** What the SQL editor needs of SQL over HTTP (front-door/sql-over-http.ts). */
 export interface ConsoleSql {
-  statement(connectionString: string, query: string): Promise<{ status: number; body: unknown }>;
+  statement(
+    connectionString: string,
+    query: string,
+    peer?: string,
+  ): Promise<{ status: number; body: unknown }>;
 }
 
 /** The most rows the editor shows of one result. */
@@ -87,7 +92,7 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
         role_name: form.role_name ?? "",
       }),
     ).uri;
-    const answer = await sql.statement(uri, query);
+    const answer = await sql.statement(uri, query, clientAddress(c) || undefined);
     return render(c, query, answer.body as Result, form);
   });
 

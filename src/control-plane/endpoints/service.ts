@@ -1,3 +1,4 @@
+import type { BlockList } from "node:net";
 import type { Ctx } from "../../context.js";
 import { badRequest, conflict } from "../../errors.js";
 import { FREE_PLAN_CU, type PlanName } from "../../plans.js";
@@ -26,6 +27,7 @@ import { toOperationJson } from "../operations/render.js";
 import type { OperationAction } from "../operations/rules.js";
 import { startOperation } from "../operations/service.js";
 import type { OperationRow } from "../operations/store.js";
+import { allowList, allows } from "../projects/ip-allow.js";
 import type { DefaultEndpointSettingsInput } from "../projects/schema.js";
 import { stampComputeActive } from "../projects/store.js";
 import { endpointHost, proxyHost } from "../regions/rules.js";
@@ -399,12 +401,38 @@ export type LoginTarget =
       password: string | null;
       /** The compute's max_connections (from its minimum size). */
       maxConnections: number;
+      /** Whether the project's IP allow list lets a client at this address in (true when none applies). */
+      allows(peer: string): boolean;
+      /** `block_public_connections`: no client may come from the public network (here, every client does). */
+      publicBlocked: boolean;
     };
+
+/** Allow lists by their JSON text: a login reads the text, and lists change seldom. */
+const allowLists = new Map<string, BlockList | null>();
+const ALLOW_LISTS_KEPT = 256;
+
+function allowListOf(json: string | null): BlockList | null {
+  if (json === null) return null;
+  let list = allowLists.get(json);
+  if (list !== undefined) return list;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    parsed = undefined; // not a list (stored before settings were checked): none applies
+  }
+  const entries = Array.isArray(parsed) ? parsed.filter((ip): ip is string => typeof ip === "string") : [];
+  list = Array.isArray(parsed) && parsed.length > 0 ? allowList(entries) : null;
+  if (allowLists.size >= ALLOW_LISTS_KEPT) allowLists.clear();
+  allowLists.set(json, list);
+  return list;
+}
 
 /** The endpoint a client connects to (by id alone) and the password of the role it logs in as. */
 export function findLoginTarget(ctx: Ctx, endpointId: string, roleName: string): LoginTarget {
   const row = loginRow(ctx.db, endpointId, roleName);
   if (!row) return { found: false };
+  const list = allowListOf(row.allowedIps);
   return {
     found: true,
     projectId: row.projectId,
@@ -412,6 +440,8 @@ export function findLoginTarget(ctx: Ctx, endpointId: string, roleName: string):
     disabled: row.disabled !== 0,
     password: row.password !== null && !row.noLogin ? row.password : null,
     maxConnections: maxConnections(row.minCu),
+    allows: (peer) => allows(list, peer),
+    publicBlocked: row.blockPublic === 1,
   };
 }
 

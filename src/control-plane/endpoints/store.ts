@@ -327,6 +327,10 @@ interface LoginRow {
   minCu: number;
   password: string | null;
   noLogin: number | null;
+  /** The project's allow list (JSON), null when it does not apply to this branch or is unset. */
+  allowedIps: string | null;
+  /** settings.block_public_connections (1 when set). */
+  blockPublic: number | null;
 }
 
 /**
@@ -338,8 +342,12 @@ export function loginRow(tx: Tx, endpointId: string, roleName: string): LoginRow
   return statement<LoginRow>(
     tx,
     `SELECT e.project_id AS projectId, e.branch_id AS branchId, e.disabled AS disabled,
-            e.autoscaling_limit_min_cu AS minCu, r.password AS password, r.no_login AS noLogin
-       FROM endpoints e LEFT JOIN roles r ON r.branch_id = e.branch_id AND r.name = @role
+            e.autoscaling_limit_min_cu AS minCu, r.password AS password, r.no_login AS noLogin,
+            CASE WHEN json_extract(p.settings, '$.allowed_ips.protected_branches_only') = 1 AND b.protected = 0
+                 THEN NULL ELSE json_extract(p.settings, '$.allowed_ips.ips') END AS allowedIps,
+            json_extract(p.settings, '$.block_public_connections') AS blockPublic
+       FROM endpoints e JOIN projects p ON p.id = e.project_id JOIN branches b ON b.id = e.branch_id
+            LEFT JOIN roles r ON r.branch_id = e.branch_id AND r.name = @role
       WHERE e.id = @id`,
   ).get({ id: endpointId, role: roleName });
 }

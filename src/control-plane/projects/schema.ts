@@ -9,6 +9,7 @@ import {
   settingsWithinSize,
   Timestamp,
 } from "../schema.js";
+import { ipPatternProblem } from "./ip-allow.js";
 import { PRELOAD_LIBRARIES } from "./preload-libraries.js";
 
 export const PgVersion = z
@@ -40,6 +41,22 @@ const PreloadLibraries = z.object({
     .max(20)
     .optional(),
 });
+/** The IP allow list: entries as Neon's proxy reads them (ip-allow.ts). */
+const AllowedIps = z.object({
+  ips: z
+    .array(
+      z
+        .string()
+        .max(100)
+        .superRefine((ip, ctx) => {
+          const problem = ipPatternProblem(ip);
+          if (problem) ctx.addIssue({ code: "custom", message: problem });
+        }),
+    )
+    .max(1000)
+    .optional(),
+  protected_branches_only: z.boolean().optional(),
+});
 const ProjectSettings = z
   .record(z.string(), z.unknown())
   .superRefine((settings, ctx) => {
@@ -47,6 +64,14 @@ const ProjectSettings = z
     const logical = settings.enable_logical_replication;
     if (logical !== undefined && typeof logical !== "boolean")
       ctx.addIssue({ code: "custom", path: ["enable_logical_replication"], message: "must be a boolean" });
+    for (const name of ["block_public_connections", "block_vpc_connections"])
+      if (settings[name] !== undefined && typeof settings[name] !== "boolean")
+        ctx.addIssue({ code: "custom", path: [name], message: "must be a boolean" });
+    if (settings.allowed_ips !== undefined) {
+      const parsed = AllowedIps.safeParse(settings.allowed_ips);
+      for (const issue of parsed.error?.issues ?? [])
+        ctx.addIssue({ code: "custom", path: ["allowed_ips", ...issue.path], message: issue.message });
+    }
     if (settings.preload_libraries === undefined) return;
     const parsed = PreloadLibraries.safeParse(settings.preload_libraries);
     for (const issue of parsed.error?.issues ?? [])
