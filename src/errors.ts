@@ -23,6 +23,8 @@ export const ERROR_CODES = [
   "PROJECTS_LIMIT_EXCEEDED", // the account has as many projects as its plan allows (Neon's code)
   "BRANCHES_LIMIT_EXCEEDED", // the project has as many branches as the plan allows
   "ENDPOINTS_LIMIT_EXCEEDED", // the project has as many computes as the plan allows
+  "ACTIVE_TIME_QUOTA_EXCEEDED", // a start while the project's active_time_seconds quota is used (Neon's reason)
+  "COMPUTE_TIME_QUOTA_EXCEEDED", // likewise for compute_time_seconds
   "LOCKED", // a change to a locked project
   "TOO_MANY_REQUESTS", // beyond the account's request rate (NEON_EMULATOR_RATE_LIMIT=neon)
   "INTERNAL_ERROR",

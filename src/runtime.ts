@@ -188,6 +188,8 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
         return Promise.reject(new DoorError({ code: "XX000", message: TEXTS.notFound }));
       if (body.state === "disabled")
         return Promise.reject(new DoorError({ code: "XX000", message: TEXTS.disabled }));
+      if (body.state === "quota")
+        return Promise.reject(new DoorError({ code: "XX000", message: TEXTS.unavailable }));
       const address = postgres.addressOf(endpointId);
       if (body.state === "active" && address !== undefined) return Promise.resolve(address);
       if (events.length) worker.notify();

@@ -3,6 +3,10 @@ import { EmulatorError } from "../errors.js";
 import { type Plan, type PlanName, planWithLimits } from "../plans.js";
 import type { Tx } from "../platform/db.js";
 import { statement } from "../platform/statements.js";
+import { quotaUsage } from "./endpoints/store.js";
+import { quotaExceeded, quotaOf, reachedQuota } from "./projects/quota.js";
+import { monthEndOf, monthStartOf } from "./projects/render.js";
+import { projectQuotaJson } from "./projects/store.js";
 
 /**
  * The plan's (or NEON_EMULATOR_LIMITS') bounds on how many projects an account, and branches and
@@ -55,3 +59,21 @@ export const requireBranchRoom = (ctx: Ctx, tx: Tx, projectId: string, plan: Pla
   requireRoom(ctx, tx, "branches", projectId, plan);
 export const requireComputeRoom = (ctx: Ctx, tx: Tx, projectId: string, plan: PlanName) =>
   requireRoom(ctx, tx, "computes", projectId, plan);
+
+/**
+ * Why no compute of the project may start: its quota (settings.quota) is used up in the current
+ * consumption period (the 422 to answer, with the quota's reason; projects/quota.ts). Null when
+ * one may.
+ */
+export function quotaUsedUp(tx: Tx, projectId: string, now: number): EmulatorError | null {
+  const quota = quotaOf(projectQuotaJson(tx, projectId));
+  if (!quota) return null;
+  const which = reachedQuota(quota, quotaUsage(tx, projectId, now, monthStartOf(now)));
+  return which ? quotaExceeded(projectId, which, quota, monthEndOf(now)) : null;
+}
+
+/** A compute of the project may start (quotaUsedUp), or 422. */
+export function requireQuotaLeft(tx: Tx, projectId: string, now: number): void {
+  const refusal = quotaUsedUp(tx, projectId, now);
+  if (refusal) throw refusal;
+}

@@ -65,6 +65,9 @@ export const TEXTS = {
   notFound:
     "The requested endpoint could not be found, or you don't have access to it. Please check the provided ID and try again.",
   disabled: "The endpoint has been disabled. Enable it using the API and retry.",
+  /** What the proxy says when the control plane refuses a start for the project's quota (423/422). */
+  unavailable:
+    "Control plane request failed: endpoint is temporarily unavailable. Check your quotas and/or contact our support.",
   couldNotConnect: "Couldn't connect to compute node",
   ipNotAllowed: (ip: string) =>
     `This IP address ${ip} is not allowed to connect to this endpoint. Please add it to the allowed list in the Neon console. Make sure to check for IPv4 or IPv6 addresses.`,

@@ -20,6 +20,7 @@ import {
   type Scope,
 } from "./finish-operations.js";
 import { pruneMonitoring, pruneOperations } from "./prune-operations.js";
+import { nextQuotaAt, quotaSuspend } from "./quota-suspend.js";
 
 /** An endpoint has a few operations queued at most (a suspend, a start): rounds to perform them all. */
 const EXPEDITE_ROUNDS = 8;
@@ -111,6 +112,7 @@ export class Worker {
         const moved =
           finished.moved +
           promoteScheduled(this.ctx, tx, now, scope) +
+          quotaSuspend(this.ctx, tx, now, scope) +
           autoSuspend(this.ctx, tx, now, scope) +
           scheduleChecks(this.ctx, tx, now, scope) +
           pruneOperations(this.ctx, tx, now, scope) +
@@ -207,6 +209,7 @@ export class Worker {
       nextOperationDueAt(db, scope),
       nextSuspendAt(db, scope),
       nextCheckAt(this.ctx, db, scope),
+      nextQuotaAt(db, this.clock.now(scope), scope),
     ].filter((t): t is number => t !== null);
     // Waiting (scheduling) operations move only when another completes, a time already counted.
     return times.length ? Math.min(...times) : null;

@@ -245,6 +245,44 @@ describe("Neon's errors", () => {
   });
 });
 
+describe("project quotas", () => {
+  it("a used-up quota suspends the compute under its clients and refuses the next with the proxy's text, over TCP and HTTP", async () => {
+    const q = await createProject("quota");
+    const login = { user: q.role, password: q.password, options: `endpoint=${q.endpointId}` };
+    const c = client(login);
+    await c.connect();
+    const ended = new Promise<{ code?: string }>((resolve) =>
+      c.on("error", (err) => resolve(err as { code?: string })),
+    );
+    await advance(30);
+    const setQuota = (active_time_seconds: number) =>
+      api("PATCH", `/projects/${q.id}`, { project: { settings: { quota: { active_time_seconds } } } });
+    const patched = await setQuota(10);
+    expect(patched.status).toBe(200);
+    expect(patched.body.operations.map((o: { action: string }) => o.action)).toEqual(["suspend_compute"]);
+    await advance(5);
+    expect((await ended).code).toBe("57P01");
+    await c.end().catch(() => {});
+    for (let i = 0; i < 400 && (await endpoint(q)).current_state !== "idle"; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect((await endpoint(q)).current_state).toBe("idle");
+    const unavailable =
+      "Control plane request failed: endpoint is temporarily unavailable. Check your quotas and/or contact our support.";
+    expect(await refusal(login)).toMatchObject({ code: "XX000", message: unavailable });
+    const sql = await fetch(`${server.url}/sql`, {
+      method: "POST",
+      headers: { "Neon-Connection-String": q.uri },
+      body: JSON.stringify({ query: "SELECT 1", params: [] }),
+    });
+    expect(sql.status).toBe(400);
+    expect(((await sql.json()) as { message: string }).message).toBe(unavailable);
+    expect((await operations(q.id)).filter((o) => o.action === "start_compute")).toHaveLength(1);
+    // Unlimited again: the next client wakes it.
+    expect((await setQuota(0)).status).toBe(200);
+    expect((await one(login)).u).toBe(q.role);
+  }, 60_000);
+});
+
 describe("lifecycle and activity", () => {
   it("suspend ends open connections with 57P01; the next connects share one wake, recorded as start_compute", async () => {
     const c = client({ user: p.role, password: p.password, options: `endpoint=${p.endpointId}` });

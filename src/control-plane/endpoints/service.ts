@@ -21,7 +21,7 @@ import {
 } from "../access.js";
 import { getAccount } from "../accounts/store.js";
 import { branchDataPending } from "../branches/store.js";
-import { requireComputeRoom } from "../limits.js";
+import { quotaUsedUp, requireComputeRoom, requireQuotaLeft } from "../limits.js";
 import { recordSample } from "../monitoring/store.js";
 import { toOperationJson } from "../operations/render.js";
 import type { OperationAction } from "../operations/rules.js";
@@ -112,6 +112,7 @@ export function addEndpoint(
   if (!settings.pg_settings && defaults.pg_settings) settings.pg_settings = defaults.pg_settings;
   if (!settings.pg_settings) settings.pg_settings = {};
   const start = initialState(disabled);
+  if (start.actions.includes("start_compute")) requireQuotaLeft(tx, project.id, now);
   const row: EndpointRow = {
     id,
     accountId: project.accountId,
@@ -262,18 +263,15 @@ export function updateEndpoint(
       settings: input.settings ? { ...row.settings, ...input.settings } : row.settings,
       updatedAt: ctx.clock.now(accountId),
     };
+    const actions = updateActions({
+      branchChanged,
+      disabledNow: next.disabled && !row.disabled,
+      limitsChanged,
+      running: heading(row) !== "idle",
+    });
+    if (actions.includes("start_compute")) requireQuotaLeft(tx, projectId, next.updatedAt);
     updateEndpointRow(tx, next);
-    const ops = startEndpointOps(
-      ctx,
-      tx,
-      next,
-      updateActions({
-        branchChanged,
-        disabledNow: next.disabled && !row.disabled,
-        limitsChanged,
-        running: heading(row) !== "idle",
-      }),
-    );
+    const ops = startEndpointOps(ctx, tx, next, actions);
     return { endpoint: refreshPendingState(tx, next), ops };
   });
   return changed(endpoint, ops);
@@ -350,6 +348,8 @@ export function changeEndpointState(
       throw conflict(
         `endpoint ${endpointId} is disabled; enable it (PATCH disabled: false) before you ${verb} it`,
       );
+    if (VERB_ACTIONS[verb].includes("start_compute"))
+      requireQuotaLeft(tx, projectId, ctx.clock.now(accountId));
     const ops = startEndpointOps(ctx, tx, row, VERB_ACTIONS[verb]);
     return { endpoint: refreshPendingState(tx, row), ops };
   });
@@ -377,6 +377,7 @@ export function connectEndpoint(ctx: Ctx, accountId: string, projectId: string, 
  */
 function clientArrives(ctx: Ctx, tx: Tx, row: EndpointRow): { endpoint: EndpointRow; ops: OperationRow[] } {
   if (heading(row) === "idle") {
+    requireQuotaLeft(tx, row.projectId, ctx.clock.now(row.accountId));
     const ops = startEndpointOps(ctx, tx, row, ["start_compute"]);
     return { endpoint: refreshPendingState(tx, row), ops };
   }
@@ -446,7 +447,7 @@ export function findLoginTarget(ctx: Ctx, endpointId: string, roleName: string):
 }
 
 /** Where an endpoint stands for a client connecting to it. */
-export type ConnectState = "gone" | "disabled" | "active" | "waking";
+export type ConnectState = "gone" | "disabled" | "quota" | "active" | "waking";
 
 /**
  * A client connects to an endpoint: one heading for idle is woken with a start_compute operation
@@ -464,6 +465,9 @@ export function wakeForConnection(ctx: Ctx, endpointId: string): Outcome<{ state
     const row = findEndpointById(tx, endpointId);
     if (!row) return { state: "gone" as const, ops: none };
     if (row.disabled) return { state: "disabled" as const, ops: none };
+    // An idle compute of a project whose quota is used up is not started (an active one still serves).
+    if (heading(row) === "idle" && quotaUsedUp(tx, row.projectId, ctx.clock.now(row.accountId)))
+      return { state: "quota" as const, ops: none };
     const { endpoint, ops } = clientArrives(ctx, tx, row);
     // A branch whose data is being replaced (a restore) is not served until its compute runs on the new data.
     const settled =

@@ -5,6 +5,7 @@ import { insertRow, uniqueOrConflict } from "../../platform/sql.js";
 import { prepared, statement } from "../../platform/statements.js";
 import type { EndpointRow } from "../access.js";
 import { unfinishedActions } from "../operations/store.js";
+import type { QuotaUsage } from "../projects/quota.js";
 import {
   type EndpointState,
   pendingStateOf,
@@ -251,6 +252,22 @@ export function usageOf(
        FROM compute_activity WHERE ${column} = @id AND started_at < @now`,
   ).get({ id, now, since });
   return { activeSeconds: Math.floor(row?.active ?? 0), computeSeconds: Math.floor(row?.compute ?? 0) };
+}
+
+/**
+ * What a project's computes used between `since` and `now` (milliseconds, not rounded), and how
+ * many of them run now with their sizes (one that started at `now` included): what its quota is
+ * judged by (projects/quota.ts).
+ */
+export function quotaUsage(tx: Tx, projectId: string, now: number, since: number): QuotaUsage {
+  const row = statement<QuotaUsage>(
+    tx,
+    `SELECT coalesce(sum(${OVERLAP}), 0) AS activeMs, coalesce(sum(${OVERLAP} * cu), 0) AS computeMs,
+            coalesce(sum(ended_at IS NULL), 0) AS open,
+            coalesce(sum(CASE WHEN ended_at IS NULL THEN cu ELSE 0 END), 0) AS openCu
+       FROM compute_activity WHERE project_id = @id AND started_at <= @now`,
+  ).get({ id: projectId, now, since });
+  return row ?? { activeMs: 0, computeMs: 0, open: 0, openCu: 0 };
 }
 
 /** Usage of each branch of a project up to `now`, in one query (a branch list). */

@@ -43,14 +43,16 @@ export function toProjectListItem(row: ProjectRow, account: AccountRow, usage: U
   };
 }
 
-function monthStart(ms: number): number {
+/** The start of the consumption period (the calendar month, UTC) that holds `ms`. */
+export function monthStartOf(ms: number): number {
   const d = new Date(ms);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
 }
 
-/** The start of the consumption period (the calendar month, UTC) that holds `ms`. */
-export function monthStartOf(ms: number): number {
-  return monthStart(ms);
+/** The end of the consumption period that holds `ms` (the next month's start). */
+export function monthEndOf(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
 }
 
 /**
@@ -63,9 +65,8 @@ export function toProjectJson(
   now: number,
   usage: { lifetime: Usage; period: Usage } = { lifetime: NO_USAGE, period: NO_USAGE },
 ) {
-  const start = monthStart(now);
-  const end = new Date(start);
-  end.setUTCMonth(end.getUTCMonth() + 1);
+  const start = monthStartOf(now);
+  const end = monthEndOf(now);
   return {
     ...common(row),
     cpu_used_sec: usage.lifetime.computeSeconds,
@@ -75,7 +76,7 @@ export function toProjectJson(
     compute_time_seconds: usage.period.computeSeconds,
     active_time_seconds: usage.period.activeSeconds,
     consumption_period_start: iso(start),
-    consumption_period_end: iso(end.getTime()),
+    consumption_period_end: iso(end),
     owner: {
       email: account.email,
       name: account.name,

@@ -11,6 +11,7 @@ import {
 } from "../schema.js";
 import { ipPatternProblem } from "./ip-allow.js";
 import { PRELOAD_LIBRARIES } from "./preload-libraries.js";
+import { QUOTA_NAMES } from "./quota.js";
 
 export const PgVersion = z
   .number()
@@ -57,6 +58,12 @@ const AllowedIps = z.object({
     .optional(),
   protected_branches_only: z.boolean().optional(),
 });
+/** ProjectQuota: each a non-negative int64 (0 is unlimited). */
+const ProjectQuota = z.object(
+  Object.fromEntries(
+    QUOTA_NAMES.map((name) => [name, z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional()]),
+  ),
+);
 const ProjectSettings = z
   .record(z.string(), z.unknown())
   .superRefine((settings, ctx) => {
@@ -67,6 +74,11 @@ const ProjectSettings = z
     for (const name of ["block_public_connections", "block_vpc_connections"])
       if (settings[name] !== undefined && typeof settings[name] !== "boolean")
         ctx.addIssue({ code: "custom", path: [name], message: "must be a boolean" });
+    if (settings.quota !== undefined) {
+      const parsed = ProjectQuota.safeParse(settings.quota);
+      for (const issue of parsed.error?.issues ?? [])
+        ctx.addIssue({ code: "custom", path: ["quota", ...issue.path], message: issue.message });
+    }
     if (settings.allowed_ips !== undefined) {
       const parsed = AllowedIps.safeParse(settings.allowed_ips);
       for (const issue of parsed.error?.issues ?? [])

@@ -20,7 +20,7 @@ import { connectionDetails } from "../connection/render.js";
 import { toEndpointJson } from "../endpoints/render.js";
 import { addEndpoint, suspendProjectEndpoints } from "../endpoints/service.js";
 import { closeActivity, usageByProject, usageOf } from "../endpoints/store.js";
-import { requireProjectRoom, withPlan } from "../limits.js";
+import { quotaUsedUp, requireProjectRoom, withPlan } from "../limits.js";
 import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
 import { deleteProjectOperations, dropPendingDeletion, type OperationRow } from "../operations/store.js";
@@ -225,6 +225,10 @@ export function updateProject(ctx: Ctx, accountId: string, projectId: string, in
     // Turning logical replication on suspends the running computes (the API's description says
     // so); each starts again with wal_level=logical.
     if (logicalReplication(next.settings) && !logicalReplication(project.settings))
+      ops.push(...suspendProjectEndpoints(ctx, tx, projectId));
+    // A quota set below what the period has used suspends the computes now, as the worker does
+    // when usage reaches it.
+    if (input.settings?.quota !== undefined && quotaUsedUp(tx, projectId, now))
       ops.push(...suspendProjectEndpoints(ctx, tx, projectId));
     return {
       body: {

@@ -3,6 +3,7 @@ import type { Tx } from "../../platform/db.js";
 import { contains } from "../../platform/sql.js";
 import { statement } from "../../platform/statements.js";
 import type { ProjectRow } from "../access.js";
+import { QUOTA_SET_SQL } from "./quota.js";
 import { projects } from "./table.js";
 
 export function insertProject(tx: Tx, row: ProjectRow): void {
@@ -106,4 +107,33 @@ export function countAccountProjects(tx: Tx, accountId: string): number {
       accountId,
     })?.n ?? 0
   );
+}
+
+/** A project's `settings.quota` as JSON text (null when unset or no such project). */
+export function projectQuotaJson(tx: Tx, projectId: string): string | null {
+  return (
+    statement<{ quota: string | null }>(
+      tx,
+      "SELECT json_extract(settings, '$.quota') AS quota FROM projects WHERE id = @id",
+    ).get({ id: projectId })?.quota ?? null
+  );
+}
+
+/**
+ * Projects with a quota set and a compute heading for active (one account's, or every account's):
+ * those whose quota may need their computes suspended. Read through the partial index of projects
+ * with a quota, so projects without one cost nothing.
+ */
+export function quotaProjects(
+  tx: Tx,
+  accountId: string | null,
+): { id: string; accountId: string; quota: string }[] {
+  return statement<{ id: string; accountId: string; quota: string }>(
+    tx,
+    `SELECT p.id AS id, p.account_id AS accountId, json_extract(p.settings, '$.quota') AS quota
+       FROM projects p INDEXED BY projects_quota_idx
+      WHERE ${QUOTA_SET_SQL} ${accountId === null ? "" : "AND p.account_id = @accountId"}
+        AND EXISTS (SELECT 1 FROM endpoints e
+                     WHERE e.project_id = p.id AND coalesce(e.pending_state, e.current_state) = 'active')`,
+  ).all({ accountId });
 }

@@ -1,5 +1,7 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts } from "../accounts/table.js";
+import { QUOTA_SET_SQL } from "./quota.js";
 
 export const projects = sqliteTable(
   "projects",
@@ -30,7 +32,11 @@ export const projects = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [index("projects_account_order_idx").on(t.accountId, t.createdAt, t.id)],
+  (t) => [
+    index("projects_account_order_idx").on(t.accountId, t.createdAt, t.id),
+    // The projects with a quota, which the worker checks on every pass (most have none).
+    index("projects_quota_idx").on(t.accountId).where(sql.raw(QUOTA_SET_SQL)),
+  ],
 );
 
 /**

@@ -1,0 +1,1 @@
+CREATE INDEX `projects_quota_idx` ON `projects` (`account_id`) WHERE json_extract(settings, '$.quota') IS NOT NULL;
