@@ -21,8 +21,9 @@ import { MANUAL_CLOCK_KEY, readAccountClocks, readState, writeState } from "./em
 import { type Env, EnvError } from "./env.js";
 import { loadTlsIdentity } from "./front-door/certificates.js";
 import { FrontDoor } from "./front-door/server.js";
-import { DoorError, type DoorServices, TEXTS } from "./front-door/session.js";
+import { type DoorServices, TEXTS } from "./front-door/session.js";
 import { SqlOverHttp } from "./front-door/sql-over-http.js";
+import { DoorError } from "./front-door/wire.js";
 import { type Clock, ManualClock, RealClock, wallNow } from "./platform/clock.js";
 import { openStorage, type Storage } from "./platform/db.js";
 import { hashKey, IdGenerator } from "./platform/ids.js";

@@ -4,12 +4,21 @@ import type { Duplex } from "node:stream";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
 import { wallNow } from "../platform/clock.js";
 import { Inbox } from "./inbox.js";
-import { ComputeRefused, cancelKeyOf, type Login, logIn, type MessageSource, sendCancel } from "./relay.js";
+import {
+  type CancelTarget,
+  ComputeRefused,
+  cancelKeyOf,
+  type Login,
+  logIn,
+  type MessageSource,
+  sendCancel,
+} from "./relay.js";
 import {
   authenticationOk,
   authenticationSaslFinal,
   backendKeyData,
   cstring,
+  DoorError,
   errorFields,
   errorResponse,
   message,
@@ -404,7 +413,11 @@ class Pool {
       const message =
         err instanceof ComputeRefused
           ? err.raw
-          : errorResponse({ code: "XX000", message: "Couldn't connect to compute node" });
+          : errorResponse(
+              err instanceof DoorError
+                ? err.fields
+                : { code: "XX000", message: "Couldn't connect to compute node" },
+            );
       if (this.servers.size + this.opening === 0)
         for (const client of this.waiting.splice(0)) client.close(message);
       throw err;
@@ -722,7 +735,7 @@ export class Pooler {
     inbox: MessageSource,
     params: Record<string, string>,
     login: Login,
-    cancelTargets: Map<string, () => void>,
+    cancelTargets: Map<string, CancelTarget>,
   ): Promise<void> {
     const endpointId = login.target.endpointId;
     const database = params.database ?? params.user ?? "";
@@ -764,9 +777,12 @@ export class Pooler {
     const keyData = randomBytes(8);
     keyData[0] = (keyData[0] as number) & 0x7f;
     const cancelKey = cancelKeyOf(keyData);
-    cancelTargets.set(cancelKey, () => {
-      const server = pooled.server;
-      if (server?.keyData && server.owed > 0) sendCancel(server.address, server.keyData);
+    cancelTargets.set(cancelKey, {
+      endpointId,
+      cancel: () => {
+        const server = pooled.server;
+        if (server?.keyData && server.owed > 0) sendCancel(server.address, server.keyData);
+      },
     });
     const toClient: Buffer[] = [];
     if (login.serverFinal) toClient.push(authenticationSaslFinal(login.serverFinal));

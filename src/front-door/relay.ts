@@ -45,6 +45,12 @@ export class ComputeRefused extends Error {
   }
 }
 
+/** What a CancelRequest carrying a key given to a client does, and the endpoint it is for. */
+export interface CancelTarget {
+  endpointId: string;
+  cancel(): void;
+}
+
 export interface RelayHooks {
   /** A live relay's backend key data (`live`), or its end: a CancelRequest carrying it goes to its server. */
   cancelKey(key: string, live: boolean): void;

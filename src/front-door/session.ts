@@ -8,7 +8,7 @@ import { sameText } from "../platform/ids.js";
 import { plainAddress } from "../platform/peer.js";
 import { ClientGone, Inbox } from "./inbox.js";
 import { MAX_CLIENT_CONN, type Pooler } from "./pooler.js";
-import { ComputeRefused, cancelKeyOf, type Login, relay, sendCancel } from "./relay.js";
+import { type CancelTarget, ComputeRefused, cancelKeyOf, type Login, relay, sendCancel } from "./relay.js";
 import { fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
 import { ScramError, ScramServer, WrongPassword } from "./scram.js";
 import { tls } from "./tls.js";
@@ -18,6 +18,7 @@ import {
   authenticationSaslContinue,
   CANCEL_REQUEST,
   cstring,
+  DoorError,
   errorResponse,
   GSSENC_REQUEST,
   type PgErrorFields,
@@ -47,7 +48,7 @@ export interface SessionContext {
   /** The server certificate's channel-binding data (tls-server-end-point). */
   channelBinding: Buffer;
   /** Backend key data a client was given -> what a CancelRequest carrying it does. */
-  cancelTargets: Map<string, () => void>;
+  cancelTargets: Map<string, CancelTarget>;
   /** How long a client may take over each start-up message. */
   handshakeTimeoutMs: number;
   /**
@@ -77,13 +78,6 @@ export const TEXTS = {
 
 /** How long a client told of a failure may take to close its side before it is dropped. */
 const CLOSE_AFTER_ERROR_MS = 2000;
-
-/** A failure answered to the client as an ErrorResponse, after which the connection closes. */
-export class DoorError extends Error {
-  constructor(readonly fields: PgErrorFields) {
-    super(fields.message);
-  }
-}
 
 const proxyError = (message: string) => new DoorError({ code: "XX000", message });
 
@@ -127,6 +121,7 @@ const TCP: Transport = { websocket: false };
 export async function serveClient(socket: Duplex, ctx: SessionContext, transport = TCP): Promise<void> {
   if (socket instanceof net.Socket) socket.setNoDelay(true);
   socket.on("error", () => {}); // a vanished client ends through 'close'
+  const peer = transport.peer ?? (socket instanceof net.Socket ? socket.remoteAddress : undefined);
   if (ctx.unauthenticated.count >= ctx.unauthenticated.max) {
     socket.end(
       errorResponse({ severity: "FATAL", code: "53300", message: "sorry, too many clients already" }),
@@ -173,7 +168,10 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
         gssenc = true;
         client.write("N");
       } else if (code === CANCEL_REQUEST) {
-        if (body.length >= 12) ctx.cancelTargets.get(cancelKeyOf(body.subarray(4)))?.();
+        const target = body.length >= 12 ? ctx.cancelTargets.get(cancelKeyOf(body.subarray(4))) : undefined;
+        // The project's network settings hold for cancels too (the proxy checks them first).
+        const found = target && ctx.services.login(target.endpointId, "");
+        if (target && found?.found && !networkRefusal(found, peer)) target.cancel();
         client.destroy();
         return;
       } else if (code >> 16 === 3) {
@@ -191,7 +189,6 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
     const serverName =
       transport.serverName ??
       (client instanceof tls().TLSSocket ? client.servername || undefined : undefined);
-    const peer = transport.peer ?? (socket instanceof net.Socket ? socket.remoteAddress : undefined);
     const routed = routeOf(params, serverName, ctx.services.domain);
     if (routed?.pooled && ctx.pooler) checkPooled(ctx.pooler, routed.endpointId, params);
     const login = !routed
@@ -223,7 +220,10 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
     await relay(client, inbox, backend, new Inbox(backend, ctx.handshakeTimeoutMs), params, login, {
       cancelKey: (key, live) =>
         live
-          ? ctx.cancelTargets.set(key, () => sendCancel(address, Buffer.from(key, "hex")))
+          ? ctx.cancelTargets.set(key, {
+              endpointId,
+              cancel: () => sendCancel(address, Buffer.from(key, "hex")),
+            })
           : ctx.cancelTargets.delete(key),
       connected: (delta) => {
         try {

@@ -10,7 +10,8 @@ import { sameText } from "../platform/ids.js";
 import { pg } from "../platform/pg.js";
 import { sendCancel } from "./relay.js";
 import { fromHostName, fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
-import { DoorError, type DoorServices, networkRefusal, TEXTS } from "./session.js";
+import { type DoorServices, networkRefusal, TEXTS } from "./session.js";
+import { DoorError } from "./wire.js";
 
 /**
  * Neon's SQL over HTTP (`POST /sql`, what `neon()` of @neondatabase/serverless and Drizzle's

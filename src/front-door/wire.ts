@@ -58,6 +58,13 @@ export class Frames {
 /** A client broke the protocol: answered with 08P01 and the connection closes. */
 export class ProtocolError extends Error {}
 
+/** A failure answered to the client as an ErrorResponse, after which the connection closes. */
+export class DoorError extends Error {
+  constructor(readonly fields: PgErrorFields) {
+    super(fields.message);
+  }
+}
+
 /** The parameters of a StartupMessage body (after the protocol version). */
 export function startupParameters(body: Buffer): Record<string, string> {
   const params: Record<string, string> = {};

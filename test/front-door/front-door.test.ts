@@ -279,6 +279,25 @@ describe("project quotas", () => {
     expect((await operations(q.id)).filter((o) => o.action === "start_compute")).toHaveLength(1);
     // Unlimited again: the next client wakes it.
     expect((await setQuota(0)).status).toBe(200);
+    const again = client(login);
+    await again.connect();
+    const endedAgain = new Promise<{ code?: string }>((resolve) =>
+      again.on("error", (err) => resolve(err as { code?: string })),
+    );
+    // A quota 20 s above what the month has used: the worker suspends the compute when an
+    // advance reaches it, with its client still connected.
+    const used = (await api("GET", `/projects/${q.id}`)).body.project.active_time_seconds as number;
+    const raised = await setQuota(used + 20);
+    expect(raised.body.operations).toEqual([]);
+    await advance(10);
+    expect((await again.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+    await advance(15);
+    expect((await endedAgain).code).toBe("57P01");
+    await again.end().catch(() => {});
+    for (let i = 0; i < 400 && (await endpoint(q)).current_state !== "idle"; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(await refusal(login)).toMatchObject({ code: "XX000", message: unavailable });
+    expect((await setQuota(0)).status).toBe(200);
     expect((await one(login)).u).toBe(q.role);
   }, 60_000);
 });

@@ -636,10 +636,17 @@ describe("a project's network settings (IP allow list, block_public_connections)
   const IP_REFUSED =
     "This IP address 127.0.0.1 is not allowed to connect to this endpoint. Please add it to the allowed list in the Neon console. Make sure to check for IPv4 or IPv6 addresses.";
   const BLOCKED = "This connection is trying to access this endpoint from a blocked network.";
-  let q: { id: string; branchId: string; uri: string; pooledUri: string; wrongUri: string };
+  let q: {
+    id: string;
+    branchId: string;
+    uri: string;
+    pooledUri: string;
+    wrongUri: string;
+    wrongPooledUri: string;
+  };
 
   /** "ok", or the message a client got, for each way in: TCP direct and pooled, WebSocket, HTTP. */
-  async function attempts(uri = q.uri): Promise<Record<string, string>> {
+  async function attempts(uri = q.uri, pooledUri = q.pooledUri): Promise<Record<string, string>> {
     const outcome = (work: Promise<unknown>) =>
       work.then(
         () => "ok",
@@ -664,7 +671,7 @@ describe("a project's network settings (IP allow list, block_public_connections)
     };
     return {
       tcp: await outcome(tcp(uri)),
-      pooled: await outcome(tcp(uri === q.uri ? q.pooledUri : uri)),
+      pooled: await outcome(tcp(pooledUri)),
       websocket: await outcome(websocket()),
       http: await outcome(neon(uri)`SELECT 1`),
     };
@@ -685,23 +692,25 @@ describe("a project's network settings (IP allow list, block_public_connections)
       "GET",
       `/projects/${res.body.project.id}/connection_uri?role_name=${role}&database_name=neondb&pooled=true`,
     );
+    const wrong = (u: string) => u.replace(`:${res.body.roles[0].password}@`, ":nope@");
     q = {
       id: res.body.project.id,
       branchId: res.body.branch.id,
       uri,
       pooledUri: pooled.body.uri,
-      wrongUri: uri.replace(`:${res.body.roles[0].password}@`, ":nope@"),
+      wrongUri: wrong(uri),
+      wrongPooledUri: wrong(pooled.body.uri),
     };
   });
 
   it("an address the list does not hold is refused on every way in, before its password is checked, with the proxy's text", async () => {
     expect(await attempts()).toEqual(all("ok"));
-    expect(await settings({ allowed_ips: { ips: ["10.0.0.1", "::1", "192.168.0.0/16"] } })).toMatchObject({
-      allowed_ips: { ips: ["10.0.0.1", "::1", "192.168.0.0/16"] },
-    });
+    // IPv6 entries never admit an IPv4 client, not even ::/0 or the client's IPv4-mapped form.
+    const ips = ["10.0.0.1", "::1", "::/0", "::ffff:127.0.0.1", "192.168.0.0/16"];
+    expect(await settings({ allowed_ips: { ips } })).toMatchObject({ allowed_ips: { ips } });
     expect(await attempts()).toEqual(all(IP_REFUSED));
     // The address is checked before the password: a wrong one gets the same answer.
-    expect(await attempts(q.wrongUri)).toEqual(all(IP_REFUSED));
+    expect(await attempts(q.wrongUri, q.wrongPooledUri)).toEqual(all(IP_REFUSED));
     // The password form (no endpoint until the password is read) is refused too.
     const plain = new URL(q.uri);
     const c = new pg.Client({
@@ -738,6 +747,39 @@ describe("a project's network settings (IP allow list, block_public_connections)
     await settings({ allowed_ips: { ips: [], protected_branches_only: false } });
   });
 
+  it("a CancelRequest from an address the list does not hold is dropped; one from an allowed address cancels", async () => {
+    const c = new pg.Client({ connectionString: q.uri });
+    await c.connect();
+    const { processID, secretKey } = c as unknown as { processID: number; secretKey: number };
+    const cancelRequest = () =>
+      new Promise<void>((resolve) => {
+        const socket = net.connect(server.pgPort as number, "127.0.0.1", () => {
+          const packet = Buffer.alloc(16);
+          packet.writeInt32BE(16, 0);
+          packet.writeInt32BE(80877102, 4);
+          packet.writeInt32BE(processID, 8);
+          packet.writeInt32BE(secretKey, 12);
+          socket.end(packet);
+        });
+        socket.on("close", () => resolve());
+        socket.on("error", () => resolve());
+      });
+    const sleepThenCancel = async (seconds: number) => {
+      const running = c.query(`SELECT pg_sleep(${seconds}), 1 AS done`);
+      await new Promise((r) => setTimeout(r, 300));
+      await cancelRequest();
+      return running;
+    };
+    try {
+      await settings({ allowed_ips: { ips: ["10.0.0.1"] } });
+      expect((await sleepThenCancel(1.5)).rows[0].done).toBe(1);
+      await settings({ allowed_ips: { ips: [] } });
+      await expect(sleepThenCancel(10)).rejects.toMatchObject({ code: "57014" });
+    } finally {
+      await c.end();
+    }
+  });
+
   it("block_public_connections refuses every client (the emulator has no private network) until it is unset", async () => {
     await settings({ block_public_connections: true });
     expect(await attempts()).toEqual(all(BLOCKED));
@@ -746,11 +788,13 @@ describe("a project's network settings (IP allow list, block_public_connections)
   });
 
   it("entries that are not an address, a range or a subnet, and non-boolean flags, are a 400 and change nothing", async () => {
+    const before = (await api("GET", `/projects/${q.id}`)).body.project.settings;
     for (const [value, field] of [
       [{ allowed_ips: { ips: ["10.0.0.1", "not-an-ip"] } }, "allowed_ips.ips.1"],
       [{ allowed_ips: { ips: ["10.0.0.0/33"] } }, "allowed_ips.ips.0"],
       [{ allowed_ips: { ips: ["10.0.0.9-10.0.0.1"] } }, "allowed_ips.ips.0"],
       [{ allowed_ips: { ips: ["10.0.0.1-::1"] } }, "allowed_ips.ips.0"],
+      [{ allowed_ips: { ips: ["fe80::1%eth0"] } }, "allowed_ips.ips.0"],
       [{ allowed_ips: { ips: "10.0.0.1" } }, "allowed_ips.ips"],
       [{ allowed_ips: { protected_branches_only: "yes" } }, "allowed_ips.protected_branches_only"],
       [{ block_public_connections: "yes" }, "block_public_connections"],
@@ -764,9 +808,7 @@ describe("a project's network settings (IP allow list, block_public_connections)
     });
     expect(created.status).toBe(400);
     expect(created.body.message).toContain('"300.1.1.1" is not an IP address');
-    const { project } = (await api("GET", `/projects/${q.id}`)).body;
-    expect(project.settings.allowed_ips).toEqual({ ips: [], protected_branches_only: false });
-    expect(project.settings.block_public_connections).toBe(false);
+    expect((await api("GET", `/projects/${q.id}`)).body.project.settings).toEqual(before);
     expect(await attempts()).toEqual(all("ok"));
   });
 });

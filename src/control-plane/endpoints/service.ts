@@ -1,4 +1,3 @@
-import type { BlockList } from "node:net";
 import type { Ctx } from "../../context.js";
 import { badRequest, conflict } from "../../errors.js";
 import { FREE_PLAN_CU, type PlanName } from "../../plans.js";
@@ -27,7 +26,7 @@ import { toOperationJson } from "../operations/render.js";
 import type { OperationAction } from "../operations/rules.js";
 import { startOperation } from "../operations/service.js";
 import type { OperationRow } from "../operations/store.js";
-import { allowList, allows } from "../projects/ip-allow.js";
+import { type AllowList, allowList, allows } from "../projects/ip-allow.js";
 import type { DefaultEndpointSettingsInput } from "../projects/schema.js";
 import { stampComputeActive } from "../projects/store.js";
 import { endpointHost, proxyHost } from "../regions/rules.js";
@@ -409,10 +408,10 @@ export type LoginTarget =
     };
 
 /** Allow lists by their JSON text: a login reads the text, and lists change seldom. */
-const allowLists = new Map<string, BlockList | null>();
+const allowLists = new Map<string, AllowList | null>();
 const ALLOW_LISTS_KEPT = 256;
 
-function allowListOf(json: string | null): BlockList | null {
+function allowListOf(json: string | null): AllowList | null {
   if (json === null) return null;
   let list = allowLists.get(json);
   if (list !== undefined) return list;

@@ -260,12 +260,18 @@ export function usageOf(
  * judged by (projects/quota.ts).
  */
 export function quotaUsage(tx: Tx, projectId: string, now: number, since: number): QuotaUsage {
+  // Only periods open or ended after `since` count: two ranges of one index (a planner without
+  // statistics would walk the project's whole history through compute_activity_project_idx).
   const row = statement<QuotaUsage>(
     tx,
     `SELECT coalesce(sum(${OVERLAP}), 0) AS activeMs, coalesce(sum(${OVERLAP} * cu), 0) AS computeMs,
             coalesce(sum(ended_at IS NULL), 0) AS open,
             coalesce(sum(CASE WHEN ended_at IS NULL THEN cu ELSE 0 END), 0) AS openCu
-       FROM compute_activity WHERE project_id = @id AND started_at <= @now`,
+       FROM (SELECT started_at, ended_at, cu FROM compute_activity INDEXED BY compute_activity_project_end_idx
+              WHERE project_id = @id AND ended_at IS NULL AND started_at <= @now
+             UNION ALL
+             SELECT started_at, ended_at, cu FROM compute_activity INDEXED BY compute_activity_project_end_idx
+              WHERE project_id = @id AND ended_at > @since AND started_at <= @now)`,
   ).get({ id: projectId, now, since });
   return row ?? { activeMs: 0, computeMs: 0, open: 0, openCu: 0 };
 }

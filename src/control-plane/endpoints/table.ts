@@ -89,5 +89,8 @@ export const computeActivity = sqliteTable(
     index("compute_activity_project_idx").on(t.projectId, t.startedAt),
     index("compute_activity_branch_idx").on(t.branchId),
     index("compute_activity_open_idx").on(t.endpointId).where(sql`${t.endedAt} IS NULL`),
+    // A project's periods still open or ended since a moment: what its quota is judged by, on
+    // every pass of the worker, without reading its whole history.
+    index("compute_activity_project_end_idx").on(t.projectId, t.endedAt),
   ],
 );

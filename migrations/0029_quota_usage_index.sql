@@ -1,0 +1,1 @@
+CREATE INDEX `compute_activity_project_end_idx` ON `compute_activity` (`project_id`,`ended_at`);
