@@ -44,13 +44,13 @@ export function ipPatternProblem(pattern: string): string | undefined {
   return family(pattern) ? undefined : `"${pattern}" is not an IP address, an address range or a subnet`;
 }
 
-/**
- * The addresses a list allows: one node BlockList per family (node's own matches IPv4 clients
- * against IPv4-mapped IPv6 rules, which the proxy does not). An entry that does not read (stored
- * before entries were checked) allows nothing, as the proxy's `IpPattern::None`.
- */
+/** A list's rules, one node BlockList per family (one BlockList matches IPv4 clients against IPv4-mapped IPv6 rules, which the proxy does not). */
 export type AllowList = Record<Family, net.BlockList>;
 
+/**
+ * The addresses a list allows. An entry that does not read (stored before entries were checked)
+ * allows nothing, as the proxy's `IpPattern::None`.
+ */
 export function allowList(patterns: readonly string[]): AllowList {
   const list: AllowList = { ipv4: new net.BlockList(), ipv6: new net.BlockList() };
   for (const pattern of patterns) {
