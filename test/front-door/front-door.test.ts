@@ -5,6 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sendCancelRequest } from "../helpers/compute.js";
 import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
 
 /**
@@ -392,13 +393,7 @@ describe("lifecycle and activity", () => {
       );
       await new Promise((r) => setTimeout(r, 200));
       // A CancelRequest carries the backend key data the client was given, on a new connection.
-      const keys = running as unknown as { processID: number; secretKey: number };
-      const packet = Buffer.alloc(16);
-      packet.writeInt32BE(16, 0);
-      packet.writeInt32BE(80877102, 4);
-      packet.writeInt32BE(keys.processID, 8);
-      packet.writeInt32BE(keys.secretKey, 12);
-      await rawExchange(packet, 2000);
+      await sendCancelRequest(server.pgPort as number, running);
       expect((await failed)?.code).toBe("57014");
     } finally {
       await running.end();

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
+import type net from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
 import { NeonDbError, Pool as NeonPool, neon, neonConfig } from "@neondatabase/serverless";
@@ -13,6 +13,7 @@ import { NeonDialect } from "kysely-neon";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ws from "ws";
+import { sendCancelRequest } from "../helpers/compute.js";
 import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
 
 /**
@@ -543,19 +544,7 @@ describe("the pooler (transaction mode)", () => {
       (error: unknown) => error,
     );
     await new Promise((r) => setTimeout(r, 300));
-    const processID = (c as unknown as { processID: number }).processID;
-    const secretKey = (c as unknown as { secretKey: number }).secretKey;
-    await new Promise<void>((resolve) => {
-      const s = net.connect(server.pgPort as number, "127.0.0.1", () => {
-        const packet = Buffer.alloc(16);
-        packet.writeInt32BE(16, 0);
-        packet.writeInt32BE(80877102, 4);
-        packet.writeInt32BE(processID, 8);
-        packet.writeInt32BE(secretKey, 12);
-        s.end(packet);
-      });
-      s.on("close", () => resolve());
-    });
+    await sendCancelRequest(server.pgPort as number, c);
     expect(await slow).toMatchObject({ code: "57014" });
     expect((await c.query("SELECT 1 AS ok")).rows).toEqual([{ ok: 1 }]);
     await c.end();
@@ -750,24 +739,10 @@ describe("a project's network settings (IP allow list, block_public_connections)
   it("a CancelRequest from an address the list does not hold is dropped; one from an allowed address cancels", async () => {
     const c = new pg.Client({ connectionString: q.uri });
     await c.connect();
-    const { processID, secretKey } = c as unknown as { processID: number; secretKey: number };
-    const cancelRequest = () =>
-      new Promise<void>((resolve) => {
-        const socket = net.connect(server.pgPort as number, "127.0.0.1", () => {
-          const packet = Buffer.alloc(16);
-          packet.writeInt32BE(16, 0);
-          packet.writeInt32BE(80877102, 4);
-          packet.writeInt32BE(processID, 8);
-          packet.writeInt32BE(secretKey, 12);
-          socket.end(packet);
-        });
-        socket.on("close", () => resolve());
-        socket.on("error", () => resolve());
-      });
     const sleepThenCancel = async (seconds: number) => {
       const running = c.query(`SELECT pg_sleep(${seconds}), 1 AS done`);
       await new Promise((r) => setTimeout(r, 300));
-      await cancelRequest();
+      await sendCancelRequest(server.pgPort as number, c);
       return running;
     };
     try {

@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -80,4 +81,22 @@ export function takesTopMark(): boolean {
   } finally {
     fs.rmSync(probe, { recursive: true, force: true });
   }
+}
+
+/**
+ * Sends a CancelRequest for a node-postgres client's session (the backend key data it was given)
+ * to the front door on a new connection, as libpq does; resolves once the door has closed it.
+ */
+export function sendCancelRequest(port: number, client: pg.Client): Promise<void> {
+  const { processID, secretKey } = client as unknown as { processID: number; secretKey: number };
+  const packet = Buffer.alloc(16);
+  packet.writeInt32BE(16, 0);
+  packet.writeInt32BE(80877102, 4);
+  packet.writeInt32BE(processID, 8);
+  packet.writeInt32BE(secretKey, 12);
+  return new Promise<void>((resolve) => {
+    const socket = net.connect(port, "127.0.0.1", () => socket.end(packet));
+    socket.on("close", () => resolve());
+    socket.on("error", () => resolve());
+  });
 }
