@@ -182,7 +182,8 @@ describe("GET, PATCH, DELETE /projects/{id}", () => {
   it("shows Neon's default settings until they are set; what is set shows over them, in the list too", async () => {
     const { project } = await createProject({ settings: { allowed_ips: { ips: ["10.0.0.1"] } } });
     expect(project.settings).toEqual({
-      allowed_ips: { ips: ["10.0.0.1"] },
+      // A list set without protected_branches_only shows it false.
+      allowed_ips: { ips: ["10.0.0.1"], protected_branches_only: false },
       enable_logical_replication: false,
       maintenance_window: { weekdays: [5], start_time: "19:00", end_time: "20:00" },
       block_public_connections: false,

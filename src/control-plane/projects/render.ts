@@ -7,6 +7,21 @@ import { DEFAULT_PROJECT_SETTINGS } from "./rules.js";
 
 const MIB = 1024 * 1024;
 
+/**
+ * A project's settings as the API shows them: Neon's defaults under what was set, the IP allow
+ * list's fields included (a list set without `protected_branches_only` shows it false).
+ */
+function renderSettings(settings: Record<string, unknown>) {
+  const allowed = settings.allowed_ips;
+  return {
+    ...DEFAULT_PROJECT_SETTINGS,
+    ...settings,
+    ...(allowed && typeof allowed === "object" && !Array.isArray(allowed)
+      ? { allowed_ips: { ...DEFAULT_PROJECT_SETTINGS.allowed_ips, ...allowed } }
+      : {}),
+  };
+}
+
 function common(row: ProjectRow) {
   return {
     id: row.id,
@@ -15,7 +30,7 @@ function common(row: ProjectRow) {
     name: row.name,
     provisioner: row.provisioner,
     default_endpoint_settings: row.defaultEndpointSettings,
-    settings: { ...DEFAULT_PROJECT_SETTINGS, ...row.settings },
+    settings: renderSettings(row.settings),
     pg_version: row.pgVersion,
     proxy_host: row.proxyHost,
     branch_logical_size_limit: row.branchLogicalSizeLimit,

@@ -61,7 +61,8 @@ const AllowedIps = z.object({
 /** ProjectQuota: each a non-negative int64 (0 is unlimited). */
 const ProjectQuota = z.object(
   Object.fromEntries(
-    QUOTA_NAMES.map((name) => [name, z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional()]),
+    // int() bounds it to safe integers (within int64).
+    QUOTA_NAMES.map((name) => [name, z.number().int().min(0).optional()]),
   ),
 );
 const ProjectSettings = z
