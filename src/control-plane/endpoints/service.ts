@@ -364,6 +364,8 @@ export function connectEndpoint(ctx: Ctx, accountId: string, projectId: string, 
     requireProject(tx, accountId, projectId);
     const row = requireEndpoint(tx, accountId, projectId, endpointId);
     if (row.disabled) throw conflict(`endpoint ${endpointId} is disabled; connections are refused`);
+    // An idle compute of a project whose quota is used up is not started (wakeForConnection's rule).
+    if (heading(row) === "idle") requireQuotaLeft(tx, projectId, ctx.clock.now(accountId));
     return clientArrives(ctx, tx, row);
   });
   return changed(endpoint, ops, [{ type: "endpoint_activity", endpointId }]);
@@ -376,7 +378,6 @@ export function connectEndpoint(ctx: Ctx, accountId: string, projectId: string, 
  */
 function clientArrives(ctx: Ctx, tx: Tx, row: EndpointRow): { endpoint: EndpointRow; ops: OperationRow[] } {
   if (heading(row) === "idle") {
-    requireQuotaLeft(tx, row.projectId, ctx.clock.now(row.accountId));
     const ops = startEndpointOps(ctx, tx, row, ["start_compute"]);
     return { endpoint: refreshPendingState(tx, row), ops };
   }

@@ -124,13 +124,10 @@ export function projectQuotaJson(tx: Tx, projectId: string): string | null {
  * those whose quota may need their computes suspended. Read through the partial index of projects
  * with a quota, so projects without one cost nothing.
  */
-export function quotaProjects(
-  tx: Tx,
-  accountId: string | null,
-): { id: string; accountId: string; quota: string }[] {
-  return statement<{ id: string; accountId: string; quota: string }>(
+export function quotaProjects(tx: Tx, accountId: string | null): { id: string; quota: string }[] {
+  return statement<{ id: string; quota: string }>(
     tx,
-    `SELECT p.id AS id, p.account_id AS accountId, json_extract(p.settings, '$.quota') AS quota
+    `SELECT p.id AS id, json_extract(p.settings, '$.quota') AS quota
        FROM projects p INDEXED BY projects_quota_idx
       WHERE ${QUOTA_SET_SQL} ${accountId === null ? "" : "AND p.account_id = @accountId"}
         AND EXISTS (SELECT 1 FROM endpoints e
