@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   "ENDPOINTS_LIMIT_EXCEEDED", // the project has as many computes as the plan allows
   "ACTIVE_TIME_QUOTA_EXCEEDED", // a start while the project's active_time_seconds quota is used (Neon's reason)
   "COMPUTE_TIME_QUOTA_EXCEEDED", // likewise for compute_time_seconds
+  "WRITTEN_DATA_QUOTA_EXCEEDED", // likewise for written_data_bytes
+  "DATA_TRANSFER_QUOTA_EXCEEDED", // likewise for data_transfer_bytes
   "LOCKED", // a change to a locked project
   "TOO_MANY_REQUESTS", // beyond the account's request rate (NEON_EMULATOR_RATE_LIMIT=neon)
   "INTERNAL_ERROR",

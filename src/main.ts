@@ -104,6 +104,7 @@ async function main(): Promise<void> {
       );
       printConsoleLink(runtime, env.HOST, info.port);
       worker.start();
+      runtime.metering?.start();
       void driver.resume().catch((err) => logger.error({ err }, "could not resume the computes"));
       storage.startCheckpoints(1000);
       if (!isLoopback(env.HOST))
@@ -146,6 +147,8 @@ async function main(): Promise<void> {
       // Effects under way finish and are recorded before the driver and the database close.
       await door?.close();
       await runtime.sql?.close();
+      // What the closed connections sent is recorded, and a measure under way ends, before the servers stop.
+      await runtime.metering?.stop();
       await worker.drain();
       await driver.close();
       storage.close();

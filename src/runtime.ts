@@ -20,6 +20,7 @@ import { proxyHost, REGION_IDS } from "./control-plane/regions/rules.js";
 import { MANUAL_CLOCK_KEY, readAccountClocks, readState, writeState } from "./emulator/state-store.js";
 import { type Env, EnvError } from "./env.js";
 import { loadTlsIdentity } from "./front-door/certificates.js";
+import { EgressMeter } from "./front-door/egress.js";
 import { FrontDoor } from "./front-door/server.js";
 import { type DoorServices, TEXTS } from "./front-door/session.js";
 import { SqlOverHttp } from "./front-door/sql-over-http.js";
@@ -31,6 +32,7 @@ import { requireFromPackage } from "./platform/package-root.js";
 import { NEON_RATE_LIMITS } from "./platform/rate-limiter.js";
 import { applySeedFile, demoSeedFile, type GeneratedKey } from "./seed/apply.js";
 import { Worker } from "./worker/loop.js";
+import { Metering } from "./worker/metering.js";
 
 export function configFromEnv(env: Env, postgres: Config["postgres"] = null): Config {
   return {
@@ -88,6 +90,8 @@ export interface Runtime {
   doorServices: DoorServices | null;
   /** Neon's SQL over HTTP on the HTTP port (with real computes). */
   sql: SqlOverHttp | null;
+  /** Records the traffic and written data of the computes (with real computes). */
+  metering: Metering | null;
   worker: Worker;
   app: ReturnType<typeof createApp>;
   logger: Logger;
@@ -141,6 +145,8 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   }
   const services = postgres && doorServices(ctx, worker, postgres);
   const sql = services && new SqlOverHttp(services, logger);
+  const metering =
+    postgres && services && new Metering(ctx, services.egress, postgres, () => worker.notify(), logger);
   const app = createApp(ctx, {
     logger,
     worker,
@@ -159,7 +165,19 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
           .catch((err) => logger.error({ err, event: event.type }, "could not discard a compute"));
     },
   });
-  return { ctx, storage, driver, postgres, doorServices: services, sql, worker, app, logger, generatedKeys };
+  return {
+    ctx,
+    storage,
+    driver,
+    postgres,
+    doorServices: services,
+    sql,
+    metering,
+    worker,
+    app,
+    logger,
+    generatedKeys,
+  };
 }
 
 /**
@@ -199,6 +217,7 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
       return started;
     },
     connected: (endpointId, delta) => recordClientConnection(ctx, endpointId, delta),
+    egress: new EgressMeter(),
   };
 }
 

@@ -3,6 +3,7 @@ import net from "node:net";
 import type { Duplex } from "node:stream";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
 import { wallNow } from "../platform/clock.js";
+import type { EgressCounter, EgressMeter } from "./egress.js";
 import { Inbox } from "./inbox.js";
 import {
   type CancelTarget,
@@ -48,6 +49,8 @@ export interface PoolerServices {
   ready(endpointId: string): Promise<ComputeAddress>;
   /** A client connection to the endpoint opened (+1) or ended (-1). */
   connected(endpointId: string, delta: 1 | -1): void;
+  /** Bytes sent to logged-in clients, per endpoint. */
+  egress: EgressMeter;
 }
 
 export interface PoolerOptions {
@@ -230,9 +233,10 @@ class Server {
       return;
     }
     const client = this.client;
-    if (client && !this.internal) {
-      if (out.length === 1) client.socket.write(out[0] as Buffer);
-      else if (out.length > 1) client.socket.write(Buffer.concat(out));
+    if (client && !this.internal && out.length) {
+      const bytes = out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+      client.sent.bytes += bytes.length;
+      client.socket.write(bytes);
     }
     if (this.releaseNow) {
       this.releaseNow = false;
@@ -489,6 +493,8 @@ class PooledClient {
     readonly pool: Pool,
     readonly socket: Duplex,
     params: Record<string, string>,
+    /** Where the compute's bytes sent to this client are counted. */
+    readonly sent: EgressCounter,
   ) {
     for (const name of TRACKED)
       if (params[name] !== undefined) this.tracked.set(name, params[name] as string);
@@ -756,10 +762,12 @@ export class Pooler {
     pool.password = login.password;
     const count = (this.perEndpoint.get(endpointId) ?? 0) + 1;
     this.perEndpoint.set(endpointId, count);
-    const pooled = new PooledClient(pool, client, params);
+    const sent = this.services.egress.hold(login.compute);
+    const pooled = new PooledClient(pool, client, params, sent);
     pool.clients.add(pooled);
     let counted = false;
     const leave = () => {
+      this.services.egress.release(sent);
       this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 1) - 1);
       if (this.perEndpoint.get(endpointId) === 0) this.perEndpoint.delete(endpointId);
       if (counted) this.count(endpointId, -1);

@@ -1,6 +1,7 @@
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
+import type { Compute, EgressCounter, EgressMeter } from "./egress.js";
 import { forwardedOptions, type Target } from "./routing.js";
 import { SCRAM, ScramClient } from "./scram.js";
 import {
@@ -26,6 +27,8 @@ export interface Login {
   serverFinal?: string;
   /** The compute's max_connections (a pool's size follows it). */
   maxConnections: number;
+  /** The endpoint with its branch and project. */
+  compute: Compute;
 }
 
 /** Where the relay reads a socket's start-up phase from (session.ts's Inbox). */
@@ -52,6 +55,8 @@ export interface CancelTarget {
 }
 
 export interface RelayHooks {
+  /** Where the bytes sent to the client are counted. */
+  egress: EgressMeter;
   /** A live relay's backend key data (`live`), or its end: a CancelRequest carrying it goes to its server. */
   cancelKey(key: string, live: boolean): void;
   /** The relay is established (+1) and, later, ended (-1). */
@@ -149,6 +154,8 @@ export async function relay(
   if (pending.length) backend.write(pending);
   if (cancelKey) hooks.cancelKey(cancelKey, true);
   hooks.connected(1);
+  const sent = hooks.egress.hold(login.compute);
+  sent.bytes += early.length; // the server's bytes past its first ReadyForQuery, sent above
   let ended = false;
   const end = () => {
     if (ended) return;
@@ -157,6 +164,7 @@ export async function relay(
     backend.destroy();
     if (cancelKey) hooks.cancelKey(cancelKey, false);
     hooks.connected(-1);
+    hooks.egress.release(sent);
   };
   // A compute that ends (suspended: 57P01 first) ends the client once its last bytes are out; a
   // client that does not close its side in time is dropped.
@@ -169,17 +177,19 @@ export async function relay(
   client.once("close", end);
   if (client.destroyed) end();
   forward(client, backend);
-  forward(backend, client);
+  forward(backend, client, sent);
   client.resume(); // paused by the session while it woke the endpoint
 }
 
 /**
- * Bytes from one socket to the other, pausing the reader while the writer's buffer is full.
- * (What stream.pipe does, without its per-chunk bookkeeping: this runs for every message.)
+ * Bytes from one socket to the other, pausing the reader while the writer's buffer is full, and
+ * counted in `sent` when given. (What stream.pipe does, without its per-chunk bookkeeping: this
+ * runs for every message.)
  */
-function forward(from: Duplex, to: Duplex): void {
+function forward(from: Duplex, to: Duplex, sent?: EgressCounter): void {
   const resume = () => from.resume();
   from.on("data", (chunk: Buffer) => {
+    if (sent) sent.bytes += chunk.length;
     if (!to.write(chunk)) {
       from.pause();
       to.once("drain", resume);

@@ -6,6 +6,7 @@ import type { ComputeAddress } from "../compute/postgres/driver.js";
 import type { LoginTarget } from "../control-plane/endpoints/service.js";
 import { sameText } from "../platform/ids.js";
 import { plainAddress } from "../platform/peer.js";
+import type { Compute, EgressMeter } from "./egress.js";
 import { ClientGone, Inbox } from "./inbox.js";
 import { MAX_CLIENT_CONN, type Pooler } from "./pooler.js";
 import { type CancelTarget, ComputeRefused, cancelKeyOf, type Login, relay, sendCancel } from "./relay.js";
@@ -40,6 +41,8 @@ export interface DoorServices {
   ready(endpointId: string): Promise<ComputeAddress>;
   /** A client connection to the endpoint opened (+1) or ended (-1). */
   connected(endpointId: string, delta: 1 | -1): void;
+  /** Bytes sent to logged-in clients, per endpoint. */
+  egress: EgressMeter;
 }
 
 export interface SessionContext {
@@ -218,6 +221,7 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
     backend.on("error", () => {}); // ends through 'close'
     const endpointId = login.target.endpointId;
     await relay(client, inbox, backend, new Inbox(backend, ctx.handshakeTimeoutMs), params, login, {
+      egress: ctx.services.egress,
       cancelKey: (key, live) =>
         live
           ? ctx.cancelTargets.set(key, {
@@ -322,7 +326,13 @@ async function scramLogin(
     const serverFinal = scram.final((await inbox.password()).toString("utf8"));
     if (found.password === null) throw new WrongPassword();
     afterLogin(found);
-    return { target, password: found.password, serverFinal, maxConnections: found.maxConnections };
+    return {
+      target,
+      password: found.password,
+      serverFinal,
+      maxConnections: found.maxConnections,
+      compute: computeOf(target, found),
+    };
   } catch (err) {
     if (err instanceof WrongPassword)
       throw new DoorError({ code: "28P01", message: TEXTS.wrongPassword(user) });
@@ -372,5 +382,10 @@ function checkPassword(
   if (found.password === null || !sameText(found.password, password))
     throw new DoorError({ code: "28P01", message: TEXTS.wrongPassword(user) });
   afterLogin(found);
-  return { target, password, maxConnections: found.maxConnections };
+  return { target, password, maxConnections: found.maxConnections, compute: computeOf(target, found) };
+}
+
+/** The endpoint a login is for, with its branch and project (what its traffic is metered under). */
+function computeOf(target: Target, found: Extract<LoginTarget, { found: true }>): Compute {
+  return { endpointId: target.endpointId, branchId: found.branchId, projectId: found.projectId };
 }

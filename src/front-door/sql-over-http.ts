@@ -8,6 +8,7 @@ import { parse as parseArray } from "postgres-array";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
 import { sameText } from "../platform/ids.js";
 import { pg } from "../platform/pg.js";
+import type { Compute } from "./egress.js";
 import { sendCancel } from "./relay.js";
 import { fromHostName, fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
 import { type DoorServices, networkRefusal, TEXTS } from "./session.js";
@@ -205,9 +206,12 @@ export class SqlOverHttp {
     if (request.method !== "POST")
       return json(400, "query is not supported", { "neon-request-id": requestId });
     try {
-      const { body, headers } = await this.execute(request);
+      const { body, headers, compute } = await this.execute(request);
       const text = JSON.stringify(body);
-      if (Buffer.byteLength(text) > SQL_MAX_BYTES) throw responseTooLarge();
+      const bytes = Buffer.byteLength(text);
+      if (bytes > SQL_MAX_BYTES) throw responseTooLarge();
+      // The answer's bytes are the endpoint's egress, as the proxy counts them (the JSON alone).
+      this.services.egress.add(compute, bytes);
       return {
         status: 200,
         headers: { "Content-Type": "application/json", ...CORS, ...headers, "neon-request-id": requestId },
@@ -231,7 +235,9 @@ export class SqlOverHttp {
     return new SqlError(500, TEXTS.couldNotConnect);
   }
 
-  private async execute(request: SqlRequest): Promise<{ body: unknown; headers: Record<string, string> }> {
+  private async execute(
+    request: SqlRequest,
+  ): Promise<{ body: unknown; headers: Record<string, string>; compute: Compute }> {
     const connection = connectionOf(request.header("Neon-Connection-String"));
     const header = (name: string) => request.header(name) === "true";
     const isolationName = request.header("Neon-Batch-Isolation-Level");
@@ -248,6 +254,7 @@ export class SqlOverHttp {
       throw bad(TEXTS.wrongPassword(connection.user));
     if (found.disabled) throw bad(TEXTS.disabled);
     const endpointId = connection.target.endpointId;
+    const compute = { endpointId, branchId: found.branchId, projectId: found.projectId };
     const address = await this.services.ready(endpointId).catch((err: unknown) => {
       if (err instanceof DoorError) throw bad(err.fields.message);
       this.logger?.warn({ err, endpoint: endpointId }, "sql over http: wake failed");
@@ -275,6 +282,7 @@ export class SqlOverHttp {
           return {
             body: await run(client, address, { ...payload, script: request.script === true }, format),
             headers: {},
+            compute,
           };
         const modes = [
           ...(isolation ? [`ISOLATION LEVEL ${isolation}`] : []),
@@ -294,7 +302,7 @@ export class SqlOverHttp {
         if (isolationName !== null) echoed["Neon-Batch-Isolation-Level"] = isolationName;
         if (header("Neon-Batch-Read-Only")) echoed["Neon-Batch-Read-Only"] = "true";
         if (header("Neon-Batch-Deferrable")) echoed["Neon-Batch-Deferrable"] = "true";
-        return { body: { results }, headers: echoed };
+        return { body: { results }, headers: echoed, compute };
       } catch (err) {
         broken = !(err instanceof SqlError) && !isDatabaseError(err);
         if (gone) throw new SqlError(400, "Query cancelled, connection was terminated", { code: "08P01" });

@@ -214,6 +214,27 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return running?.server.running ? running.server.port : undefined;
   }
 
+  /**
+   * Where the WAL of each named endpoint's running primary ends now, for the written-data meter:
+   * `record` is called right after each answer, and only while that server still runs (a branch
+   * whose data a restore replaced meanwhile runs a new one, or none).
+   */
+  async measureWal(
+    endpointIds: Iterable<string>,
+    record: (branchId: string, lsn: string) => void,
+  ): Promise<void> {
+    for (const endpointId of endpointIds) {
+      const running = this.servers.get(endpointId);
+      if (!running || running.replicaDir || !running.server.running) continue;
+      const lsn = await this.withAdmin(running.server.port, async (client) => {
+        const { rows } = await client.query<{ lsn: string }>("SELECT pg_current_wal_lsn()::text AS lsn");
+        return rows[0]?.lsn;
+      }).catch(() => undefined);
+      if (lsn && this.servers.get(endpointId) === running && running.server.running)
+        record(running.branchId, lsn);
+    }
+  }
+
   async perform(effect: ComputeEffect): Promise<EffectResult | undefined> {
     switch (effect.kind) {
       case "create_timeline":
@@ -222,20 +243,27 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         if (restoreFrom) {
           const parentLsn = await this.restoreBranchData(effect.projectId, effect.branchId, restoreFrom);
           const dir = this.branchDir(effect.projectId, effect.branchId);
-          return { branch: { id: effect.branchId, logicalSize: dataSize(dir), parentLsn } };
+          return {
+            branch: {
+              id: effect.branchId,
+              logicalSize: dataSize(dir),
+              parentLsn,
+              wal: { lsn: parentLsn, baseline: true },
+            },
+          };
         }
         const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
         const copiedAt = this.copiedAt.get(effect.branchId);
         this.copiedAt.delete(effect.branchId);
         // A schema-only branch is a root branch: no parent, no parent_lsn.
         const hasParent = this.view.branch(effect.branchId)?.initSource !== "schema-only";
+        const lsn = copiedAt ?? checkpointLsn(dir);
         return {
           branch: {
             id: effect.branchId,
             logicalSize: dataSize(dir),
-            ...(effect.kind === "create_branch" && hasParent
-              ? { parentLsn: copiedAt ?? checkpointLsn(dir) }
-              : {}),
+            ...(effect.kind === "create_branch" && hasParent ? { parentLsn: lsn } : {}),
+            wal: { lsn, baseline: true },
           },
         };
       }
@@ -251,7 +279,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         // A primary's data may have grown while it ran.
         if (!running || running.replicaDir) return undefined;
         const dir = this.branchDir(running.projectId, running.branchId);
-        return { branch: { id: running.branchId, logicalSize: dataSize(dir) } };
+        return {
+          branch: {
+            id: running.branchId,
+            logicalSize: dataSize(dir),
+            wal: { lsn: checkpointLsn(dir), baseline: false },
+          },
+        };
       }
       case "apply_config":
         if (effect.branchId) await this.applyConfig(effect.branchId);

@@ -1,9 +1,13 @@
 import { iso } from "../../platform/clock.js";
 import type { BranchRow } from "../access.js";
+import { NO_TRAFFIC, type Traffic } from "../consumption/meter.js";
 import { NO_USAGE, type Usage } from "../endpoints/store.js";
 
-/** A branch; `usage` is what its computes have used (endpoints/store.ts usageOf). */
-export function toBranchJson(row: BranchRow, usage: Usage = NO_USAGE) {
+/**
+ * A branch; `usage` is what its computes have used (endpoints/store.ts usageOf), `traffic` what
+ * they sent to clients and wrote (consumption/meter.ts).
+ */
+export function toBranchJson(row: BranchRow, usage: Usage = NO_USAGE, traffic: Traffic = NO_TRAFFIC) {
   return {
     id: row.id,
     project_id: row.projectId,
@@ -22,8 +26,8 @@ export function toBranchJson(row: BranchRow, usage: Usage = NO_USAGE) {
     cpu_used_sec: usage.computeSeconds,
     compute_time_seconds: usage.computeSeconds,
     active_time_seconds: usage.activeSeconds,
-    written_data_bytes: 0,
-    data_transfer_bytes: 0,
+    written_data_bytes: traffic.writtenBytes,
+    data_transfer_bytes: traffic.transferBytes,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
     ...(row.expiresAt !== null ? { expires_at: iso(row.expiresAt) } : {}),

@@ -67,6 +67,7 @@ export function newBranchRow(args: {
     restoreTarget: null,
     lastCheckAt: null,
     checkBase: null,
+    meteredLsn: null,
     createdAt: now,
     updatedAt: now,
   };

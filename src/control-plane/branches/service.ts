@@ -14,6 +14,7 @@ import {
 } from "../access.js";
 import { getAccount } from "../accounts/store.js";
 import { connectionDetails } from "../connection/render.js";
+import { trafficByBranch, trafficOf } from "../consumption/meter.js";
 import { toEndpointJson } from "../endpoints/render.js";
 import { addEndpoint } from "../endpoints/service.js";
 import { closeActivity, usageByBranch, usageOf } from "../endpoints/store.js";
@@ -88,9 +89,11 @@ export function listBranches(ctx: Ctx, accountId: string, projectId: string, q: 
   const annotations: Record<string, ReturnType<typeof toAnnotationJson>> = {};
   for (const b of page) if (b.annotations) annotations[b.id] = toAnnotationJson(b);
   const next = last && rows.length > limit ? encodeCursor(sortValue(last, sortBy), last.id) : undefined;
-  const usage = usageByBranch(ctx.db, projectId, ctx.clock.now(accountId));
+  const now = ctx.clock.now(accountId);
+  const usage = usageByBranch(ctx.db, projectId, now);
+  const traffic = trafficByBranch(ctx.db, projectId, now);
   return {
-    branches: page.map((b) => toBranchJson(b, usage.get(b.id))),
+    branches: page.map((b) => toBranchJson(b, usage.get(b.id), traffic.get(b.id))),
     annotations,
     pagination: { ...(next ? { next } : {}), sort_by: sortBy, sort_order: order },
   };
@@ -150,8 +153,10 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
 export function getBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
   const branch = readBranch(ctx.db, accountId, projectId, branchId);
   // The public schema requires `annotation`; a branch without annotations shows an empty value.
-  const usage = usageOf(ctx.db, { branchId: branch.id }, ctx.clock.now(accountId));
-  return { branch: toBranchJson(branch, usage), annotation: toAnnotationJson(branch) };
+  const now = ctx.clock.now(accountId);
+  const usage = usageOf(ctx.db, { branchId: branch.id }, now);
+  const traffic = trafficOf(ctx.db, { branchId: branch.id }, now);
+  return { branch: toBranchJson(branch, usage, traffic), annotation: toAnnotationJson(branch) };
 }
 
 export function updateBranch(

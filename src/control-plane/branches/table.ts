@@ -52,6 +52,11 @@ export const branches = sqliteTable(
      * branch. Kept by triggers on endpoints (migration 0021) and by the worker when it checks.
      */
     checkBase: integer("check_base"),
+    /**
+     * The end of the branch's WAL up to which its written data is counted (consumption/meter.ts):
+     * set when its data is made or replaced, moved on as its primary is measured.
+     */
+    meteredLsn: text("metered_lsn"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

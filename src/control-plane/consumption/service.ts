@@ -1,9 +1,10 @@
 /**
  * Consumption history, computed from what happened: compute time from the recorded active
  * periods of every compute (deleted ones too) times the size each ran at; storage from the
- * branches' logical sizes (as last measured) over the time they existed. Network transfer and
- * written data are not measured by the emulator and answer 0; so do snapshot and instant-restore
- * storage, which it does not keep.
+ * branches' logical sizes (as last measured) over the time they existed; public network transfer
+ * and written data from the metered bytes (consumption/meter.ts: what the front door sent to
+ * clients, the WAL the primaries wrote). Snapshot and instant-restore storage, which the emulator
+ * does not keep, and private network transfer (it has no private networking) answer 0.
  */
 import { createHash } from "node:crypto";
 import type { Ctx } from "../../context.js";
@@ -11,6 +12,7 @@ import { badRequest, forbidden, notAcceptable, notFound } from "../../errors.js"
 import { PLANS } from "../../plans.js";
 import { iso } from "../../platform/clock.js";
 import { type AccountRow, getAccount } from "../accounts/store.js";
+import { type MeterRow, trafficIn } from "./meter.js";
 import {
   BRANCH_METRICS,
   floorTo,
@@ -91,6 +93,9 @@ const activeMs = (rows: readonly ActivityRow[], frame: Frame, now: number) =>
 const cuMs = (rows: readonly ActivityRow[], frame: Frame, now: number) =>
   rows.reduce((sum, r) => sum + overlap({ start: r.startedAt, end: r.endedAt ?? now }, frame) * r.cu, 0);
 const alive = (b: BranchSizeRow, frame: Frame) => b.createdAt < frame.end;
+/** Bytes of the hours in a timeframe (timeframes start and end on whole hours). */
+const trafficSum = (rows: readonly MeterRow[], frame: Frame, figure: "transferBytes" | "writtenBytes") =>
+  rows.reduce((sum, r) => (r.hour >= frame.start && r.hour < frame.end ? sum + r[figure] : sum), 0);
 /** The length of the calendar month (billing period) a timeframe is in. */
 const monthOf = (frame: Frame) => {
   const start = floorTo(frame.start, "monthly");
@@ -112,10 +117,14 @@ function metricValue(
   metric: Metric,
   activity: readonly ActivityRow[],
   branches: readonly BranchSizeRow[],
+  traffic: readonly MeterRow[],
   frame: Frame,
   now: number,
 ): number {
   switch (metric) {
+    case "public_network_transfer_bytes":
+      // Every client of the emulator's front door comes over its public network.
+      return trafficSum(traffic, frame, "transferBytes");
     case "compute_unit_seconds":
       return Math.round(cuMs(activity, frame, now) / 1000);
     case "root_branch_bytes_month":
@@ -138,7 +147,7 @@ function metricValue(
       return Math.round((extra * (frame.end - frame.start)) / month);
     }
     default:
-      return 0; // not measured (network transfer) or not kept (snapshots, instant restore)
+      return 0; // not kept (snapshots, instant restore) or not possible (private networking)
   }
 }
 
@@ -196,6 +205,7 @@ function projectHistory<T>(
   describe: (
     activity: readonly ActivityRow[],
     branches: readonly BranchSizeRow[],
+    traffic: readonly MeterRow[],
     frame: Frame,
     now: number,
   ) => T,
@@ -204,13 +214,15 @@ function projectHistory<T>(
   const { page, cursor } = projectPage(ctx, accountId, q, 10);
   const activity = activityIn(ctx.db, page, w.from, w.to);
   const sizes = branchSizes(ctx.db, page);
+  const traffic = trafficIn(ctx.db, page, w.from, w.to);
   return {
     projects: page.map((projectId) => {
       const mine = activity.filter((a) => a.projectId === projectId);
       const branches = sizes.filter((b) => b.projectId === projectId);
+      const moved = traffic.filter((t) => t.projectId === projectId);
       return {
         project_id: projectId,
-        periods: periodsOf(accountId, plan, w, q, now, (f) => describe(mine, branches, f, now)),
+        periods: periodsOf(accountId, plan, w, q, now, (f) => describe(mine, branches, moved, f, now)),
       };
     }),
     ...(cursor ? { pagination: { cursor } } : {}),
@@ -221,10 +233,10 @@ function projectHistory<T>(
 export function projectHistoryV1(ctx: Ctx, accountId: string, q: HistoryQuery) {
   const account = checkAccess(ctx, accountId, q.org_id, "Project consumption history");
   const w = window(ctx, accountId, q);
-  return projectHistory(ctx, accountId, q, w, periodPlan(account), (activity, branches, f, now) => ({
+  return projectHistory(ctx, accountId, q, w, periodPlan(account), (activity, branches, traffic, f, now) => ({
     active_time_seconds: Math.round(activeMs(activity, f, now) / 1000),
     compute_time_seconds: Math.round(cuMs(activity, f, now) / 1000),
-    written_data_bytes: 0,
+    written_data_bytes: trafficSum(traffic, f, "writtenBytes"),
     synthetic_storage_size_bytes: branches.filter((b) => alive(b, f)).reduce((s, b) => s + b.logicalSize, 0),
   }));
 }
@@ -234,8 +246,11 @@ export function projectHistoryV2(ctx: Ctx, accountId: string, q: HistoryQuery) {
   const account = checkAccess(ctx, accountId, q.org_id, "Project consumption history");
   const w = window(ctx, accountId, q);
   const metrics = metricsOf(q, V2_METRICS);
-  return projectHistory(ctx, accountId, q, w, periodPlan(account), (activity, branches, f, now) => ({
-    metrics: metrics.map((m) => ({ metric_name: m, value: metricValue(m, activity, branches, f, now) })),
+  return projectHistory(ctx, accountId, q, w, periodPlan(account), (activity, branches, traffic, f, now) => ({
+    metrics: metrics.map((m) => ({
+      metric_name: m,
+      value: metricValue(m, activity, branches, traffic, f, now),
+    })),
   }));
 }
 
@@ -266,16 +281,22 @@ export function branchHistoryV2(ctx: Ctx, accountId: string, q: HistoryQuery) {
   const limit = q.limit ?? 100;
   const page = all.slice(start, start + limit);
   const last = page[page.length - 1];
-  const activity = activityIn(ctx.db, [...new Set(page.map((b) => b.projectId))], w.from, w.to);
+  const pageProjects = [...new Set(page.map((b) => b.projectId))];
+  const activity = activityIn(ctx.db, pageProjects, w.from, w.to);
+  const traffic = trafficIn(ctx.db, pageProjects, w.from, w.to);
   const plan = periodPlan(account);
   return {
     branches: page.map((branch) => {
       const mine = activity.filter((a) => a.branchId === branch.id);
+      const moved = traffic.filter((t) => t.branchId === branch.id);
       return {
         project_id: branch.projectId,
         branch_id: branch.id,
         periods: periodsOf(accountId, plan, w, q, now, (f) => ({
-          metrics: metrics.map((m) => ({ metric_name: m, value: metricValue(m, mine, [branch], f, now) })),
+          metrics: metrics.map((m) => ({
+            metric_name: m,
+            value: metricValue(m, mine, [branch], moved, f, now),
+          })),
         })),
       };
     }),

@@ -4,6 +4,7 @@ import type { Tx } from "../../platform/db.js";
 import { insertRow, uniqueOrConflict } from "../../platform/sql.js";
 import { prepared, statement } from "../../platform/statements.js";
 import type { EndpointRow } from "../access.js";
+import { type Traffic, trafficOf } from "../consumption/meter.js";
 import { unfinishedActions } from "../operations/store.js";
 import type { QuotaUsage } from "../projects/quota.js";
 import {
@@ -262,7 +263,7 @@ export function usageOf(
 export function quotaUsage(tx: Tx, projectId: string, now: number, since: number): QuotaUsage {
   // Only periods open or ended after `since` count: two ranges of one index (a planner without
   // statistics would walk the project's whole history through compute_activity_project_idx).
-  const row = statement<QuotaUsage>(
+  const row = statement<Omit<QuotaUsage, keyof Traffic>>(
     tx,
     `SELECT coalesce(sum(${OVERLAP}), 0) AS activeMs, coalesce(sum(${OVERLAP} * cu), 0) AS computeMs,
             coalesce(sum(ended_at IS NULL), 0) AS open,
@@ -273,7 +274,8 @@ export function quotaUsage(tx: Tx, projectId: string, now: number, since: number
              SELECT started_at, ended_at, cu FROM compute_activity INDEXED BY compute_activity_project_end_idx
               WHERE project_id = @id AND ended_at > @since AND started_at <= @now)`,
   ).get({ id: projectId, now, since });
-  return row ?? { activeMs: 0, computeMs: 0, open: 0, openCu: 0 };
+  const traffic = trafficOf(tx, { projectId }, now, since);
+  return { ...(row ?? { activeMs: 0, computeMs: 0, open: 0, openCu: 0 }), ...traffic };
 }
 
 /** Usage of each branch of a project up to `now`, in one query (a branch list). */

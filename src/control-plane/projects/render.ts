@@ -2,6 +2,7 @@ import { PLANS, type Plan } from "../../plans.js";
 import { iso } from "../../platform/clock.js";
 import type { ProjectRow } from "../access.js";
 import type { AccountRow } from "../accounts/store.js";
+import { NO_TRAFFIC, type Traffic } from "../consumption/meter.js";
 import { NO_USAGE, type Usage } from "../endpoints/store.js";
 import { DEFAULT_PROJECT_SETTINGS } from "./rules.js";
 
@@ -78,7 +79,11 @@ export function toProjectJson(
   row: ProjectRow,
   account: AccountRow & { limits: Plan },
   now: number,
-  usage: { lifetime: Usage; period: Usage } = { lifetime: NO_USAGE, period: NO_USAGE },
+  usage: { lifetime: Usage; period: Usage; traffic: Traffic } = {
+    lifetime: NO_USAGE,
+    period: NO_USAGE,
+    traffic: NO_TRAFFIC,
+  },
 ) {
   const start = monthStartOf(now);
   const end = monthEndOf(now);
@@ -86,8 +91,8 @@ export function toProjectJson(
     ...common(row),
     cpu_used_sec: usage.lifetime.computeSeconds,
     data_storage_bytes_hour: 0,
-    data_transfer_bytes: 0,
-    written_data_bytes: 0,
+    data_transfer_bytes: usage.traffic.transferBytes,
+    written_data_bytes: usage.traffic.writtenBytes,
     compute_time_seconds: usage.period.computeSeconds,
     active_time_seconds: usage.period.activeSeconds,
     consumption_period_start: iso(start),

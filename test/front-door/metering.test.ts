@@ -1,0 +1,327 @@
+import fs from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+
+/**
+ * What computes move, metered against a real server on the manual clock: the bytes the front door
+ * sends to clients (data_transfer_bytes; public network transfer) over TCP, the pooler and SQL over
+ * HTTP, and the WAL a branch's primary writes (written_data_bytes), in projects, branches,
+ * consumption history and quotas. One server (and its computes) for the file.
+ */
+let server: RunningServer;
+let dir: string;
+const key = randomKey();
+
+beforeAll(async () => {
+  dir = tempDir();
+  // The servers run as an unprivileged user when the tests run as root: it must reach the data folder.
+  fs.chmodSync(dir, 0o755);
+  server = await startServer({
+    NEON_EMULATOR_DB: path.join(dir, "db.sqlite"),
+    NEON_EMULATOR_API_KEY: key,
+    NEON_EMULATOR_COMPUTE: "postgres",
+    NEON_EMULATOR_PG_PORT: "0",
+    NEON_EMULATOR_CLOCK: "manual",
+    NEON_EMULATOR_CLOCK_START: "2026-03-10T08:00:00Z",
+  });
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+const api = (method: string, p: string, body?: unknown) => http(server.url, key, method, `/api/v2${p}`, body);
+const advance = (seconds: number) => http(server.url, key, "POST", "/_emulator/clock/advance", { seconds });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Project {
+  id: string;
+  branchId: string;
+  endpointId: string;
+  role: string;
+  password: string;
+  uri: string;
+}
+
+async function createProject(name: string): Promise<Project> {
+  const res = await api("POST", "/projects", { project: { name } });
+  expect(res.status).toBe(201);
+  return {
+    id: res.body.project.id,
+    branchId: res.body.branch.id,
+    endpointId: res.body.endpoints[0].id,
+    role: res.body.roles[0].name,
+    password: res.body.roles[0].password,
+    uri: res.body.connection_uris[0].connection_uri,
+  };
+}
+
+function client(p: Project, endpoint = p.endpointId): pg.Client {
+  return new pg.Client({
+    host: "127.0.0.1",
+    port: server.pgPort,
+    database: "neondb",
+    user: p.role,
+    password: p.password,
+    options: `endpoint=${endpoint}`,
+  });
+}
+
+async function figures(p: Project) {
+  const project = (await api("GET", `/projects/${p.id}`)).body.project;
+  const branch = (await api("GET", `/projects/${p.id}/branches/${p.branchId}`)).body.branch;
+  return {
+    transfer: project.data_transfer_bytes as number,
+    written: project.written_data_bytes as number,
+    branchTransfer: branch.data_transfer_bytes as number,
+    branchWritten: branch.written_data_bytes as number,
+  };
+}
+
+/** Waits (real time) until the project's figures satisfy `done`; the metering job records every second. */
+async function figuresWhen(p: Project, done: (f: Awaited<ReturnType<typeof figures>>) => boolean) {
+  let f = await figures(p);
+  for (let i = 0; i < 150 && !done(f); i++) {
+    await sleep(100);
+    f = await figures(p);
+  }
+  return f;
+}
+
+async function endpointState(p: Project): Promise<string> {
+  return (await api("GET", `/projects/${p.id}/endpoints/${p.endpointId}`)).body.endpoint.current_state;
+}
+
+async function stateBecomes(p: Project, state: string): Promise<void> {
+  for (let i = 0; i < 400 && (await endpointState(p)) !== state; i++) await sleep(50);
+  expect(await endpointState(p)).toBe(state);
+}
+
+/** Suspends the endpoint and waits for its server to stop (its WAL is measured then). */
+async function suspend(p: Project): Promise<void> {
+  expect((await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/suspend`)).status).toBe(200);
+  await advance(5);
+  await stateBecomes(p, "idle");
+}
+
+describe("data transfer: bytes sent to clients", () => {
+  it("counts what the compute sends a TCP client, a pooled client and an HTTP query, in the project and its branch", async () => {
+    const p = await createProject("transfer");
+    const c = client(p);
+    await c.connect();
+    expect(await figures(p)).toEqual({ transfer: 0, written: 0, branchTransfer: 0, branchWritten: 0 });
+    // One row of 100,000 bytes: RowDescription, DataRow, CommandComplete and ReadyForQuery.
+    await c.query("SELECT repeat('x', 100000) AS big");
+    const tcp = await figuresWhen(p, (f) => f.transfer > 0);
+    expect(tcp.transfer).toBeGreaterThanOrEqual(100_000);
+    expect(tcp.transfer).toBeLessThan(100_200);
+    expect(tcp.branchTransfer).toBe(tcp.transfer);
+    await c.end();
+
+    // The pooler (transaction mode) sends the client what the server session answers.
+    const pooled = client(p, `${p.endpointId}-pooler`);
+    await pooled.connect();
+    await pooled.query("SELECT repeat('y', 30000) AS big");
+    await pooled.end();
+    const afterPooled = await figuresWhen(p, (f) => f.transfer >= tcp.transfer + 30_000);
+    expect(afterPooled.transfer - tcp.transfer).toBeGreaterThanOrEqual(30_000);
+    expect(afterPooled.transfer - tcp.transfer).toBeLessThan(30_200);
+
+    // SQL over HTTP: the answer's JSON, byte for byte (what the proxy counts).
+    const res = await fetch(`${server.url}/sql`, {
+      method: "POST",
+      headers: { "Neon-Connection-String": p.uri },
+      body: JSON.stringify({ query: "SELECT repeat('é', 20000) AS big", params: [] }),
+    });
+    expect(res.status).toBe(200);
+    const answer = Buffer.byteLength(await res.text());
+    expect(answer).toBeGreaterThan(40_000);
+    const afterHttp = await figuresWhen(p, (f) => f.transfer > afterPooled.transfer);
+    expect(afterHttp.transfer - afterPooled.transfer).toBe(answer);
+    // A refused query (a Postgres error) and a wrong password send no compute bytes.
+    const failed = await fetch(`${server.url}/sql`, {
+      method: "POST",
+      headers: { "Neon-Connection-String": p.uri },
+      body: JSON.stringify({ query: "SELECT * FROM missing_table", params: [] }),
+    });
+    expect(failed.status).toBe(400);
+    await sleep(1500);
+    expect((await figures(p)).transfer).toBe(afterHttp.transfer);
+  }, 60_000);
+});
+
+describe("written data: the WAL a branch's primary writes", () => {
+  it("counts a branch's own writes when its compute stops, and starts a new branch at zero", async () => {
+    const p = await createProject("written");
+    const c = client(p);
+    await c.connect();
+    await c.query("CREATE TABLE notes (body text)");
+    // About 2 MB of rows (and their WAL).
+    await c.query("INSERT INTO notes SELECT repeat('z', 1000) FROM generate_series(1, 2000)");
+    await c.end();
+    await suspend(p);
+    const stopped = await figures(p);
+    expect(stopped.written).toBeGreaterThan(2_000_000);
+    expect(stopped.written).toBeLessThan(8_000_000);
+    expect(stopped.branchWritten).toBe(stopped.written);
+
+    // A child starts as a copy: the parent's WAL is not the child's written data.
+    const created = await api("POST", `/projects/${p.id}/branches`, {
+      branch: { name: "child" },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(created.status).toBe(201);
+    const child = { ...p, branchId: created.body.branch.id, endpointId: created.body.endpoints[0].id };
+    const c2 = client(child);
+    await c2.connect();
+    expect((await c2.query("SELECT count(*)::int AS n FROM notes")).rows).toEqual([{ n: 2000 }]);
+    await c2.query("INSERT INTO notes SELECT repeat('w', 1000) FROM generate_series(1, 500)");
+    await c2.end();
+    await suspend(child);
+    const childBranch = (await api("GET", `/projects/${p.id}/branches/${child.branchId}`)).body.branch;
+    expect(childBranch.written_data_bytes).toBeGreaterThan(500_000);
+    expect(childBranch.written_data_bytes).toBeLessThan(stopped.written);
+    const project = (await figures(p)).written;
+    expect(project).toBe(stopped.written + childBranch.written_data_bytes);
+    // The branch list shows each branch's own figure.
+    const list = (await api("GET", `/projects/${p.id}/branches`)).body.branches as {
+      id: string;
+      written_data_bytes: number;
+    }[];
+    expect(Object.fromEntries(list.map((b) => [b.id, b.written_data_bytes]))).toEqual({
+      [p.branchId]: stopped.written,
+      [child.branchId]: childBranch.written_data_bytes,
+    });
+  }, 90_000);
+
+  it("measures a running primary that clients use, without a stop", async () => {
+    const p = await createProject("running");
+    const c = client(p);
+    await c.connect();
+    await c.query("CREATE TABLE t AS SELECT repeat('r', 1000) AS body FROM generate_series(1, 1000)");
+    // The metering job asks the primaries clients used where their WAL ends every ten seconds.
+    let f = await figures(p);
+    for (let i = 0; i < 150 && f.written < 1_000_000; i++) {
+      await sleep(100);
+      f = await figures(p);
+    }
+    expect(f.written).toBeGreaterThan(1_000_000);
+    expect(await endpointState(p)).toBe("active");
+    await c.end();
+  }, 60_000);
+});
+
+describe("consumption history", () => {
+  it("shows the hour's public network transfer (v2) and written data (v1) as the project does", async () => {
+    const p = await createProject("history");
+    const c = client(p);
+    await c.connect();
+    await c.query("CREATE TABLE h AS SELECT repeat('h', 500) AS body FROM generate_series(1, 1000)");
+    await c.query("SELECT repeat('x', 10000)");
+    await c.end();
+    await suspend(p);
+    const f = await figuresWhen(p, (x) => x.transfer > 10_000 && x.written > 0);
+    const org = (await api("GET", `/projects/${p.id}`)).body.project.org_id as string;
+    const window = `from=2026-03-10T00:00:00Z&to=2026-03-11T00:00:00Z&org_id=${org}`;
+    const v2 = await api(
+      "GET",
+      `/consumption_history/v2/projects?${window}&granularity=daily&project_ids=${p.id}&metrics=public_network_transfer_bytes,private_network_transfer_bytes`,
+    );
+    expect(v2.status).toBe(200);
+    const metrics = v2.body.projects[0].periods[0].consumption[0].metrics;
+    expect(metrics).toEqual([
+      { metric_name: "public_network_transfer_bytes", value: f.transfer },
+      { metric_name: "private_network_transfer_bytes", value: 0 },
+    ]);
+    const branches = await api(
+      "GET",
+      `/consumption_history/v2/branches?${window}&granularity=daily&project_ids=${p.id}&metrics=public_network_transfer_bytes`,
+    );
+    expect(branches.body.branches[0].periods[0].consumption[0].metrics).toEqual([
+      { metric_name: "public_network_transfer_bytes", value: f.transfer },
+    ]);
+    const v1 = await api(
+      "GET",
+      `/consumption_history/projects?${window}&granularity=hourly&project_ids=${p.id}`,
+    );
+    expect(v1.status).toBe(200);
+    const hours = v1.body.projects[0].periods[0].consumption as {
+      timeframe_start: string;
+      written_data_bytes: number;
+    }[];
+    const written = hours.filter((h) => h.written_data_bytes > 0);
+    expect(written).toEqual([expect.objectContaining({ timeframe_start: "2026-03-10T08:00:00Z" })]);
+    expect(written[0]?.written_data_bytes).toBe(f.written);
+  }, 60_000);
+});
+
+describe("data quotas", () => {
+  const unavailable =
+    "Control plane request failed: endpoint is temporarily unavailable. Check your quotas and/or contact our support.";
+
+  it("a data_transfer_bytes quota reached suspends the computes and refuses starts until raised", async () => {
+    const p = await createProject("transfer-quota");
+    const c = client(p);
+    await c.connect();
+    const ended = new Promise<{ code?: string }>((resolve) =>
+      c.on("error", (err) => resolve(err as { code?: string })),
+    );
+    await c.query("SELECT 1");
+    const before = (await figuresWhen(p, (f) => f.transfer > 0)).transfer;
+    const patched = await api("PATCH", `/projects/${p.id}`, {
+      project: { settings: { quota: { data_transfer_bytes: before + 5000 } } },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.operations).toEqual([]);
+    await c.query("SELECT repeat('q', 10000)");
+    // The next record finds the quota used up and suspends the compute under its client.
+    for (let i = 0; i < 100 && (await endpointState(p)) === "active"; i++) {
+      const ops = (await api("GET", `/projects/${p.id}/operations`)).body.operations as { action: string }[];
+      if (ops.some((o) => o.action === "suspend_compute")) break;
+      await sleep(100);
+    }
+    await advance(5);
+    expect((await ended).code).toBe("57P01");
+    await c.end().catch(() => {});
+    await stateBecomes(p, "idle");
+    const start = await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/start`);
+    expect(start.status).toBe(422);
+    expect(start.body.code).toBe("DATA_TRANSFER_QUOTA_EXCEEDED");
+    const refused = client(p);
+    await expect(refused.connect()).rejects.toMatchObject({ code: "XX000", message: unavailable });
+    // Unlimited again: the next client wakes it.
+    expect(
+      (
+        await api("PATCH", `/projects/${p.id}`, {
+          project: { settings: { quota: { data_transfer_bytes: 0 } } },
+        })
+      ).status,
+    ).toBe(200);
+    const again = client(p);
+    await again.connect();
+    expect((await again.query("SELECT 2 AS two")).rows).toEqual([{ two: 2 }]);
+    await again.end();
+  }, 60_000);
+
+  it("a written_data_bytes quota reached (measured at the stop) refuses starts with Neon's reason", async () => {
+    const p = await createProject("written-quota");
+    const c = client(p);
+    await c.connect();
+    await c.query("CREATE TABLE w AS SELECT repeat('w', 1000) AS body FROM generate_series(1, 1000)");
+    await c.end();
+    expect(
+      (
+        await api("PATCH", `/projects/${p.id}`, {
+          project: { settings: { quota: { written_data_bytes: 500_000 } } },
+        })
+      ).status,
+    ).toBe(200);
+    await suspend(p);
+    expect((await figures(p)).written).toBeGreaterThan(500_000);
+    const start = await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/start`);
+    expect(start.status).toBe(422);
+    expect(start.body.code).toBe("WRITTEN_DATA_QUOTA_EXCEEDED");
+    expect(start.body.message).toContain("written_data_bytes quota of 500000");
+  }, 60_000);
+});
