@@ -147,6 +147,7 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   const sql = services && new SqlOverHttp(services, logger);
   const metering =
     postgres && services && new Metering(ctx, services.egress, postgres, () => worker.notify(), logger);
+  if (postgres && metering) postgres.walMeter = metering;
   const app = createApp(ctx, {
     logger,
     worker,

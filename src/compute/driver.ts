@@ -15,18 +15,9 @@ export interface BranchReader {
   snapshot(projectId: string, branchId: string, snapshotId: string): Promise<{ lsn: string; size: number }>;
 }
 
-/**
- * What an effect measured of the branch it acted on: its real `logical_size` and `parent_lsn`, and
- * where its WAL ends (`baseline`: its data was just made or replaced, so counting its written data
- * starts there; otherwise what its primary wrote since the last measure counts).
- */
+/** What an effect measured of the branch it acted on: its real `logical_size` and `parent_lsn`. */
 export interface EffectResult {
-  branch?: {
-    id: string;
-    logicalSize?: number;
-    parentLsn?: string;
-    wal?: { lsn: string; baseline: boolean };
-  };
+  branch?: { id: string; logicalSize?: number; parentLsn?: string };
 }
 
 /**

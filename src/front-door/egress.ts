@@ -9,30 +9,27 @@ export interface EgressCounter {
   bytes: number;
 }
 
-interface Entry extends EgressCounter {
-  endpointId: string;
-  projectId: string;
-  branchId: string;
-  /** Client connections holding the counter. */
-  holders: number;
-  /** Whether bytes moved or a holder came since the last take. */
-  touched: boolean;
-}
-
-/** What moved for one endpoint since the last take. */
-export interface EgressTaken {
-  endpointId: string;
-  projectId: string;
-  branchId: string;
-  bytes: number;
-}
-
+/** An endpoint with its branch and project. */
 export interface Compute {
   endpointId: string;
   projectId: string;
   branchId: string;
 }
 
+/** What moved for one endpoint since the last take. */
+export interface EgressTaken extends Compute {
+  bytes: number;
+}
+
+interface Entry extends EgressCounter, Compute {
+  /** Client connections holding the counter. */
+  holders: number;
+}
+
+/**
+ * Counters by endpoint and branch (an endpoint moved to another branch counts there for the
+ * clients that log in after the move).
+ */
 export class EgressMeter {
   private readonly entries = new Map<string, Entry>();
 
@@ -40,7 +37,6 @@ export class EgressMeter {
   hold(compute: Compute): EgressCounter {
     const entry = this.entry(compute);
     entry.holders++;
-    entry.touched = true;
     return entry;
   }
 
@@ -48,36 +44,34 @@ export class EgressMeter {
     (counter as Entry).holders--;
   }
 
-  /** Bytes of one answer (SQL over HTTP). */
+  /** Bytes of one answer (SQL over HTTP); also what a record that failed gives back. */
   add(compute: Compute, bytes: number): void {
-    const entry = this.entry(compute);
-    entry.bytes += bytes;
-    entry.touched = true;
+    this.entry(compute).bytes += bytes;
   }
 
-  /**
-   * The bytes counted since the last take, and the endpoints clients used meanwhile (held
-   * connections, or any answer). Counters no connection holds and nothing touched are dropped.
-   */
-  take(): { moved: EgressTaken[]; used: Set<string> } {
+  /** The bytes counted since the last take; counters no connection holds and nothing moved are dropped. */
+  take(): EgressTaken[] {
     const moved: EgressTaken[] = [];
-    const used = new Set<string>();
-    for (const [id, e] of this.entries) {
+    for (const [key, e] of this.entries) {
       if (e.bytes > 0)
-        moved.push({ endpointId: id, projectId: e.projectId, branchId: e.branchId, bytes: e.bytes });
-      if (e.touched || e.holders > 0) used.add(id);
-      else this.entries.delete(id);
+        moved.push({
+          endpointId: e.endpointId,
+          projectId: e.projectId,
+          branchId: e.branchId,
+          bytes: e.bytes,
+        });
+      else if (e.holders === 0) this.entries.delete(key);
       e.bytes = 0;
-      e.touched = false;
     }
-    return { moved, used };
+    return moved;
   }
 
   private entry(compute: Compute): Entry {
-    let entry = this.entries.get(compute.endpointId);
+    const key = `${compute.endpointId}/${compute.branchId}`;
+    let entry = this.entries.get(key);
     if (!entry) {
-      entry = { ...compute, bytes: 0, holders: 0, touched: false };
-      this.entries.set(compute.endpointId, entry);
+      entry = { ...compute, bytes: 0, holders: 0 };
+      this.entries.set(key, entry);
     }
     return entry;
   }

@@ -806,11 +806,18 @@ export class Pooler {
     this.count(endpointId, 1);
     client.on("data", (chunk: Buffer) => pooled.onData(chunk));
     client.once("end", () => pooled.close());
-    client.once("close", () => {
+    const gone = () => {
       pooled.close();
       cancelTargets.delete(cancelKey);
       leave();
-    });
+    };
+    client.once("close", gone);
+    // A client that closed while it waited for the pool's first session is gone already.
+    if (client.closed) {
+      client.off("close", gone);
+      gone();
+      return;
+    }
     if (early.length) pooled.onData(early);
     client.resume();
   }

@@ -1,7 +1,6 @@
 import type { ComputeDriver, EffectResult } from "../compute/driver.js";
 import type { Ctx } from "../context.js";
 import { markReady, recordBranchData } from "../control-plane/branches/store.js";
-import { recordWal } from "../control-plane/consumption/meter.js";
 import { pendingStateOf, stateAfter, targetState } from "../control-plane/endpoints/rules.js";
 import { readState, recordState } from "../control-plane/endpoints/store.js";
 import { recordSample } from "../control-plane/monitoring/store.js";
@@ -123,8 +122,6 @@ function complete(
   }
   if (result?.branch) {
     recordBranchData(tx, result.branch.id, result.branch);
-    const wal = result.branch.wal;
-    if (wal) recordWal(tx, result.branch.id, wal.lsn, wal.baseline, () => now);
     if (result.branch.logicalSize !== undefined)
       recordSample(tx, {
         accountId: op.accountId,

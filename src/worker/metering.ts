@@ -1,8 +1,15 @@
 import type { Logger } from "pino";
+import type { WalMeter } from "../compute/postgres/driver.js";
 import type { Ctx } from "../context.js";
-import { type Counted, recordTransfer, recordWal } from "../control-plane/consumption/meter.js";
+import {
+  type Counted,
+  recordTransfer,
+  recordWal,
+  type WalMeasure,
+} from "../control-plane/consumption/meter.js";
 import { suspendProjectEndpoints } from "../control-plane/endpoints/service.js";
 import { quotaUsedUp } from "../control-plane/limits.js";
+import { writtenQuotaPrimaries } from "../control-plane/projects/store.js";
 import type { EgressMeter } from "../front-door/egress.js";
 import { wallNow } from "../platform/clock.js";
 import type { Tx } from "../platform/db.js";
@@ -12,18 +19,20 @@ const TRANSFER_EVERY_MS = 1000;
 /** How often the primaries clients used are asked where their WAL ends (a stop measures it too). */
 const WAL_EVERY_MS = 10_000;
 
-/** Where running primaries' WAL ends (the Postgres driver's measureWal). */
+/** Measures running primaries' WAL, reporting to the metering's `wal` (the Postgres driver). */
 export interface WalSource {
-  measureWal(endpointIds: Iterable<string>, record: (branchId: string, lsn: string) => void): Promise<void>;
+  measureWal(endpointIds: Iterable<string>): Promise<void>;
 }
 
 /**
  * Records what computes move (consumption/meter.ts): every second, the bytes the front door sent
- * to clients; every ten, the WAL written by the primaries clients used meanwhile. A project whose
- * data quota (settings.quota: data_transfer_bytes, written_data_bytes) the new bytes use up has its
- * computes suspended in the same transaction, as the time quotas do at the worker's pass.
+ * to clients; every ten, the WAL written by the primaries that sent clients bytes meanwhile, and
+ * by those of projects with a written_data_bytes quota (the driver reports the WAL of a primary
+ * that stops, and around copies, itself). A project whose data quota (settings.quota:
+ * data_transfer_bytes, written_data_bytes) the new bytes use up has its computes suspended in the
+ * same transaction, as the time quotas do at the worker's pass.
  */
-export class Metering {
+export class Metering implements WalMeter {
   private timer: NodeJS.Timeout | undefined;
   private walAt = wallNow();
   private walRound: Promise<void> | undefined;
@@ -33,7 +42,7 @@ export class Metering {
   constructor(
     private readonly ctx: Ctx,
     private readonly egress: EgressMeter,
-    private readonly wal: WalSource,
+    private readonly walSource: WalSource,
     /** Operations were created (suspends): the worker has work. */
     private readonly notify: () => void,
     private readonly logger?: Logger,
@@ -54,32 +63,49 @@ export class Metering {
 
   private tick(): void {
     this.recordTransfer();
-    if (this.walRound || this.used.size === 0 || wallNow() - this.walAt < WAL_EVERY_MS) return;
-    const endpoints = [...this.used];
-    this.used.clear();
+    if (this.walRound || wallNow() - this.walAt < WAL_EVERY_MS) return;
     this.walAt = wallNow();
-    this.walRound = this.wal
-      .measureWal(endpoints, (branchId, lsn) =>
-        this.record((tx) => {
-          const counted = recordWal(tx, branchId, lsn, false, (accountId) => this.ctx.clock.now(accountId));
-          return counted ? [counted] : [];
-        }),
-      )
+    const endpoints = new Set(this.used);
+    this.used.clear();
+    try {
+      for (const id of writtenQuotaPrimaries(this.ctx.db)) endpoints.add(id);
+    } catch (err) {
+      this.logger?.error({ err }, "metering: could not read the projects with a written data quota");
+    }
+    if (endpoints.size === 0) return;
+    this.walRound = this.walSource
+      .measureWal(endpoints)
       .catch((err) => this.logger?.error({ err }, "metering: could not measure the computes' WAL"))
       .finally(() => {
         this.walRound = undefined;
       });
   }
 
-  private recordTransfer(): void {
-    const { moved, used } = this.egress.take();
-    for (const id of used) this.used.add(id);
-    if (moved.length)
-      this.record((tx) => recordTransfer(tx, moved, (accountId) => this.ctx.clock.now(accountId)));
+  /** A measure of a branch's WAL (consumption/meter.ts WalMeasure), from the driver. */
+  wal(branchId: string, measure: WalMeasure, lsn: string | null): void {
+    this.record((tx) => {
+      const counted = recordWal(tx, branchId, measure, lsn, (accountId) => this.ctx.clock.now(accountId));
+      return counted ? [counted] : [];
+    });
   }
 
-  /** Records, then suspends the computes of the counted projects whose quota is now used up. */
-  private record(work: (tx: Tx) => readonly Counted[]): void {
+  private recordTransfer(): void {
+    const moved = this.egress.take();
+    if (!moved.length) return;
+    // Every answer is bytes sent: the endpoints that sent some are those whose clients may have written.
+    for (const m of moved) this.used.add(m.endpointId);
+    const recorded = this.record((tx) =>
+      recordTransfer(tx, moved, (accountId) => this.ctx.clock.now(accountId)),
+    );
+    // Not recorded (a busy database): counted again with the next second's.
+    if (!recorded) for (const m of moved) this.egress.add(m, m.bytes);
+  }
+
+  /**
+   * Records, then suspends the computes of the counted projects whose quota is now used up. False
+   * when it could not be recorded.
+   */
+  private record(work: (tx: Tx) => readonly Counted[]): boolean {
     try {
       const suspended = this.ctx.db.transaction((tx) => {
         let ops = 0;
@@ -89,9 +115,11 @@ export class Metering {
         return ops;
       });
       if (suspended) this.notify();
+      return true;
     } catch (err) {
-      // The counts are bookkeeping: a busy database loses this record, never the process.
+      // The counts are bookkeeping: a busy database delays or loses a record, never ends the process.
       this.logger?.error({ err }, "metering: could not record the computes' traffic");
+      return false;
     }
   }
 }

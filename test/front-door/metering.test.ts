@@ -1,14 +1,16 @@
 import fs from "node:fs";
 import path from "node:path";
+import { Pool as NeonPool, neonConfig } from "@neondatabase/serverless";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import ws from "ws";
 import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
 
 /**
  * What computes move, metered against a real server on the manual clock: the bytes the front door
- * sends to clients (data_transfer_bytes; public network transfer) over TCP, the pooler and SQL over
- * HTTP, and the WAL a branch's primary writes (written_data_bytes), in projects, branches,
- * consumption history and quotas. One server (and its computes) for the file.
+ * sends to clients (data_transfer_bytes; public network transfer) over TCP, the pooler, WebSocket
+ * tunnels and SQL over HTTP, and the WAL a branch's primary writes (written_data_bytes), in
+ * projects, branches, consumption history and quotas. One server (and its computes) for the file.
  */
 let server: RunningServer;
 let dir: string;
@@ -106,10 +108,12 @@ async function suspend(p: Project): Promise<void> {
 }
 
 describe("data transfer: bytes sent to clients", () => {
-  it("counts what the compute sends a TCP client, a pooled client and an HTTP query, in the project and its branch", async () => {
+  it("counts what the compute sends a TCP client, a pooled client, a WebSocket tunnel and an HTTP query, in the project and its branch", async () => {
     const p = await createProject("transfer");
     const c = client(p);
     await c.connect();
+    // The login's messages are the front door's, not the compute's answers: nothing is counted.
+    await sleep(1500);
     expect(await figures(p)).toEqual({ transfer: 0, written: 0, branchTransfer: 0, branchWritten: 0 });
     // One row of 100,000 bytes: RowDescription, DataRow, CommandComplete and ReadyForQuery.
     await c.query("SELECT repeat('x', 100000) AS big");
@@ -128,6 +132,17 @@ describe("data transfer: bytes sent to clients", () => {
     expect(afterPooled.transfer - tcp.transfer).toBeGreaterThanOrEqual(30_000);
     expect(afterPooled.transfer - tcp.transfer).toBeLessThan(30_200);
 
+    // The serverless driver's WebSocket tunnel is relayed as TCP is.
+    neonConfig.webSocketConstructor = ws;
+    neonConfig.wsProxy = () => `${new URL(server.url).host}/v2`;
+    neonConfig.useSecureWebSocket = false;
+    const tunnel = new NeonPool({ connectionString: p.uri });
+    await tunnel.query("SELECT repeat('w', 20000) AS big");
+    await tunnel.end();
+    const afterWs = await figuresWhen(p, (f) => f.transfer >= afterPooled.transfer + 20_000);
+    expect(afterWs.transfer - afterPooled.transfer).toBeGreaterThanOrEqual(20_000);
+    expect(afterWs.transfer - afterPooled.transfer).toBeLessThan(20_200);
+
     // SQL over HTTP: the answer's JSON, byte for byte (what the proxy counts).
     const res = await fetch(`${server.url}/sql`, {
       method: "POST",
@@ -137,8 +152,8 @@ describe("data transfer: bytes sent to clients", () => {
     expect(res.status).toBe(200);
     const answer = Buffer.byteLength(await res.text());
     expect(answer).toBeGreaterThan(40_000);
-    const afterHttp = await figuresWhen(p, (f) => f.transfer > afterPooled.transfer);
-    expect(afterHttp.transfer - afterPooled.transfer).toBe(answer);
+    const afterHttp = await figuresWhen(p, (f) => f.transfer > afterWs.transfer);
+    expect(afterHttp.transfer - afterWs.transfer).toBe(answer);
     // A refused query (a Postgres error) and a wrong password send no compute bytes.
     const failed = await fetch(`${server.url}/sql`, {
       method: "POST",
@@ -146,6 +161,15 @@ describe("data transfer: bytes sent to clients", () => {
       body: JSON.stringify({ query: "SELECT * FROM missing_table", params: [] }),
     });
     expect(failed.status).toBe(400);
+    const wrongPassword = await fetch(`${server.url}/sql`, {
+      method: "POST",
+      headers: { "Neon-Connection-String": p.uri.replace(p.password, "wrong") },
+      body: JSON.stringify({ query: "SELECT repeat('x', 1000)", params: [] }),
+    });
+    expect(wrongPassword.status).toBe(400);
+    await expect(
+      new pg.Client({ connectionString: p.uri.replace(p.password, "wrong") }).connect(),
+    ).rejects.toMatchObject({ code: "28P01" });
     await sleep(1500);
     expect((await figures(p)).transfer).toBe(afterHttp.transfer);
   }, 60_000);
@@ -194,6 +218,32 @@ describe("written data: the WAL a branch's primary writes", () => {
       [child.branchId]: childBranch.written_data_bytes,
     });
   }, 90_000);
+
+  it("a copy of a running branch charges neither branch (the backup's segment switches are the emulator's)", async () => {
+    const p = await createProject("online");
+    const c = client(p);
+    await c.connect();
+    await c.query("CREATE TABLE notes AS SELECT repeat('o', 1000) AS body FROM generate_series(1, 500)");
+    const created = await api("POST", `/projects/${p.id}/branches`, {
+      branch: { name: "copy" },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(created.status).toBe(201);
+    const child = { ...p, branchId: created.body.branch.id, endpointId: created.body.endpoints[0].id };
+    const c2 = client(child);
+    await c2.connect();
+    expect((await c2.query("SELECT count(*)::int AS n FROM notes")).rows).toEqual([{ n: 500 }]);
+    await c2.end();
+    await c.end();
+    await suspend(child);
+    await suspend(p);
+    const parent = await figures(p);
+    const copy = (await api("GET", `/projects/${p.id}/branches/${child.branchId}`)).body.branch;
+    // The parent wrote about 0.5 MB; each segment switch would have added up to 16 MB.
+    expect(parent.branchWritten).toBeGreaterThan(500_000);
+    expect(parent.branchWritten).toBeLessThan(2_000_000);
+    expect(copy.written_data_bytes).toBeLessThan(200_000);
+  }, 60_000);
 
   it("measures a running primary that clients use, without a stop", async () => {
     const p = await createProject("running");
@@ -275,12 +325,14 @@ describe("data quotas", () => {
     expect(patched.status).toBe(200);
     expect(patched.body.operations).toEqual([]);
     await c.query("SELECT repeat('q', 10000)");
-    // The next record finds the quota used up and suspends the compute under its client.
-    for (let i = 0; i < 100 && (await endpointState(p)) === "active"; i++) {
-      const ops = (await api("GET", `/projects/${p.id}/operations`)).body.operations as { action: string }[];
-      if (ops.some((o) => o.action === "suspend_compute")) break;
-      await sleep(100);
-    }
+    // The record of those bytes finds the quota used up and starts the compute's suspend (no clock
+    // advance needed), which ends its client.
+    const suspends = async () =>
+      ((await api("GET", `/projects/${p.id}/operations`)).body.operations as { action: string }[]).filter(
+        (o) => o.action === "suspend_compute",
+      ).length;
+    for (let i = 0; i < 50 && (await suspends()) === 0; i++) await sleep(100);
+    expect(await suspends()).toBe(1);
     await advance(5);
     expect((await ended).code).toBe("57P01");
     await c.end().catch(() => {});

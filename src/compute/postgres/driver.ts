@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Logger } from "pino";
+import type { WalMeasure } from "../../control-plane/consumption/meter.js";
 import { maxConnections, pgSettingProblem, SHARED_BUFFERS } from "../../control-plane/endpoints/rules.js";
 import type { ComputeEffect } from "../../control-plane/operations/rules.js";
 import { DEFAULT_DATABASE_NAME, DEFAULT_ROLE_NAME } from "../../control-plane/projects/rules.js";
@@ -39,6 +40,14 @@ import { ControlPlaneView } from "./view.js";
 
 /** How to reach a running server: a Unix socket's path, or a loopback host and port. */
 export type ComputeAddress = { path: string } | { host: string; port: number };
+
+/** Where the driver reports measures of the branches' WAL (the metering job records them). */
+export interface WalMeter {
+  wal(branchId: string, measure: WalMeasure, lsn: string | null): void;
+}
+
+/** The longest a measure of a running primary's WAL may take (its login, its query). */
+const WAL_POLL_TIMEOUT_MS = 5000;
 
 /**
  * Defaults an endpoint's `pg_settings` may change. wal_buffers: Postgres zeroes all of it at start
@@ -214,24 +223,33 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return running?.server.running ? running.server.port : undefined;
   }
 
+  /** Where measures of the branches' WAL go (the written-data meter); none when unset. */
+  walMeter: WalMeter | undefined;
+  /** Branches being copied online: their WAL moves for the copy, not for their clients. */
+  private readonly walCopying = new Set<string>();
+
   /**
-   * Where the WAL of each named endpoint's running primary ends now, for the written-data meter:
-   * `record` is called right after each answer, and only while that server still runs (a branch
-   * whose data a restore replaced meanwhile runs a new one, or none).
+   * Measures where the WAL of each named endpoint's running primary ends now (`wrote`), right
+   * after each answer and only while that server still runs and no online copy of its branch is
+   * under way (a restore's new server, a copy's segment switches, are not its clients' writes).
    */
-  async measureWal(
-    endpointIds: Iterable<string>,
-    record: (branchId: string, lsn: string) => void,
-  ): Promise<void> {
+  async measureWal(endpointIds: Iterable<string>): Promise<void> {
     for (const endpointId of endpointIds) {
       const running = this.servers.get(endpointId);
       if (!running || running.replicaDir || !running.server.running) continue;
-      const lsn = await this.withAdmin(running.server.port, async (client) => {
-        const { rows } = await client.query<{ lsn: string }>("SELECT pg_current_wal_lsn()::text AS lsn");
-        return rows[0]?.lsn;
-      }).catch(() => undefined);
-      if (lsn && this.servers.get(endpointId) === running && running.server.running)
-        record(running.branchId, lsn);
+      const lsn = await this.withAdmin(
+        running.server.port,
+        currentLsn,
+        "postgres",
+        WAL_POLL_TIMEOUT_MS,
+      ).catch(() => undefined);
+      if (
+        lsn &&
+        this.servers.get(endpointId) === running &&
+        running.server.running &&
+        !this.walCopying.has(running.branchId)
+      )
+        this.walMeter?.wal(running.branchId, "wrote", lsn);
     }
   }
 
@@ -243,27 +261,20 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         if (restoreFrom) {
           const parentLsn = await this.restoreBranchData(effect.projectId, effect.branchId, restoreFrom);
           const dir = this.branchDir(effect.projectId, effect.branchId);
-          return {
-            branch: {
-              id: effect.branchId,
-              logicalSize: dataSize(dir),
-              parentLsn,
-              wal: { lsn: parentLsn, baseline: true },
-            },
-          };
+          return { branch: { id: effect.branchId, logicalSize: dataSize(dir), parentLsn } };
         }
         const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
         const copiedAt = this.copiedAt.get(effect.branchId);
         this.copiedAt.delete(effect.branchId);
         // A schema-only branch is a root branch: no parent, no parent_lsn.
         const hasParent = this.view.branch(effect.branchId)?.initSource !== "schema-only";
-        const lsn = copiedAt ?? checkpointLsn(dir);
         return {
           branch: {
             id: effect.branchId,
             logicalSize: dataSize(dir),
-            ...(effect.kind === "create_branch" && hasParent ? { parentLsn: lsn } : {}),
-            wal: { lsn, baseline: true },
+            ...(effect.kind === "create_branch" && hasParent
+              ? { parentLsn: copiedAt ?? checkpointLsn(dir) }
+              : {}),
           },
         };
       }
@@ -279,13 +290,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         // A primary's data may have grown while it ran.
         if (!running || running.replicaDir) return undefined;
         const dir = this.branchDir(running.projectId, running.branchId);
-        return {
-          branch: {
-            id: running.branchId,
-            logicalSize: dataSize(dir),
-            wal: { lsn: checkpointLsn(dir), baseline: false },
-          },
-        };
+        return { branch: { id: running.branchId, logicalSize: dataSize(dir) } };
       }
       case "apply_config":
         if (effect.branchId) await this.applyConfig(effect.branchId);
@@ -509,10 +514,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return dir;
   }
 
+  /** An administrator's session on the server at `port`; `timeoutMs` bounds its login and each query. */
   private async withAdmin<T>(
     port: number,
     use: (client: PgClient) => Promise<T>,
     database = "postgres",
+    timeoutMs?: number,
   ): Promise<T> {
     const client = new (pg().Client)({
       host: "127.0.0.1",
@@ -521,6 +528,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       password: this.adminPassword(),
       database,
       options: ADMIN_SESSION_OPTIONS,
+      ...(timeoutMs ? { connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs } : {}),
     });
     await client.connect();
     try {
@@ -562,6 +570,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         if (from) await this.dropSubscriptions(major, work);
         if (branch.initSource === "schema-only") await this.keepSchemaOnly(major, work);
         fs.renameSync(work, dir);
+        this.walMeter?.wal(branchId, "reset", null);
       } catch (err) {
         fs.rmSync(work, { recursive: true, force: true });
         throw err;
@@ -593,6 +602,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         wereRunning = await this.stopBranch(branchId);
         fs.rmSync(dir, { recursive: true, force: true });
         fs.renameSync(work, dir);
+        this.walMeter?.wal(branchId, "reset", null);
         return lsn;
       } catch (err) {
         fs.rmSync(work, { recursive: true, force: true });
@@ -627,42 +637,59 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         await copyStopped(parentDir, dir);
         return checkpointLsn(dir);
       }
-      return this.copyOnline(port, parentDir, dir);
+      return this.copyOnline(parentId, port, parentDir, dir);
     });
   }
 
-  private copyOnline(port: number, parentDir: string, dir: string): Promise<string> {
-    return this.withAdmin(port, async (client) => {
-      const version = Number((await client.query("SHOW server_version_num")).rows[0].server_version_num);
-      const modern = version >= 150000;
-      // A temporary slot (gone with this session) keeps the WAL from the backup's start until it
-      // is copied, whatever checkpoints happen meanwhile.
-      await client.query("SELECT pg_create_physical_replication_slot($1, true, true)", [
-        `neon_emulator_copy_${process.pid}_${randomBytes(4).toString("hex")}`,
-      ]);
-      await client.query(
-        modern ? "SELECT pg_backup_start($1, true)" : "SELECT pg_start_backup($1, true, false)",
-        ["neon-emulator branch copy"],
-      );
-      await copyData(parentDir, dir);
-      const stopped = await client.query<{ lsn: string; labelfile: string; spcmapfile: string | null }>(
-        modern
-          ? "SELECT lsn, labelfile, spcmapfile FROM pg_backup_stop(false)"
-          : "SELECT lsn, labelfile, spcmapfile FROM pg_stop_backup(false, false)",
-      );
-      const label = stopped.rows[0];
-      if (!label) throw new Error("pg_backup_stop returned no backup label");
-      fs.writeFileSync(path.join(dir, "backup_label"), label.labelfile, { mode: 0o600 });
-      if (label.spcmapfile)
-        fs.writeFileSync(path.join(dir, "tablespace_map"), label.spcmapfile, { mode: 0o600 });
-      // The WAL from the backup's start to its end: what the copy recovers from.
-      const start = /START WAL LOCATION: (\S+) \(file ([0-9A-F]{24})\)/.exec(label.labelfile);
-      if (!start?.[1] || !start[2]) throw new Error("pg_backup_stop returned an unexpected backup label");
-      const tli = Number(/START TIMELINE: (\d+)/.exec(label.labelfile)?.[1] ?? 1);
-      await copyWal(parentDir, dir, start[2], segmentName(tli, parseLsn(label.lsn)));
-      await handOver(dir);
-      return start[1];
-    });
+  /**
+   * The backup API switches the parent's WAL to new segments at the start and the end of the copy:
+   * the parent's written data counts up to the copy's start, and on from its end.
+   */
+  private async copyOnline(parentId: string, port: number, parentDir: string, dir: string): Promise<string> {
+    this.walCopying.add(parentId);
+    try {
+      return await this.withAdmin(port, async (client) => {
+        this.walMeter?.wal(parentId, "wrote", await currentLsn(client));
+        const lsn = await this.backUp(client, parentDir, dir);
+        this.walMeter?.wal(parentId, "skip", await currentLsn(client));
+        return lsn;
+      });
+    } finally {
+      this.walCopying.delete(parentId);
+    }
+  }
+
+  /** An online copy of `parentDir` into `dir` through the backup API, on the parent's session `client`. */
+  private async backUp(client: PgClient, parentDir: string, dir: string): Promise<string> {
+    const version = Number((await client.query("SHOW server_version_num")).rows[0].server_version_num);
+    const modern = version >= 150000;
+    // A temporary slot (gone with this session) keeps the WAL from the backup's start until it
+    // is copied, whatever checkpoints happen meanwhile.
+    await client.query("SELECT pg_create_physical_replication_slot($1, true, true)", [
+      `neon_emulator_copy_${process.pid}_${randomBytes(4).toString("hex")}`,
+    ]);
+    await client.query(
+      modern ? "SELECT pg_backup_start($1, true)" : "SELECT pg_start_backup($1, true, false)",
+      ["neon-emulator branch copy"],
+    );
+    await copyData(parentDir, dir);
+    const stopped = await client.query<{ lsn: string; labelfile: string; spcmapfile: string | null }>(
+      modern
+        ? "SELECT lsn, labelfile, spcmapfile FROM pg_backup_stop(false)"
+        : "SELECT lsn, labelfile, spcmapfile FROM pg_stop_backup(false, false)",
+    );
+    const label = stopped.rows[0];
+    if (!label) throw new Error("pg_backup_stop returned no backup label");
+    fs.writeFileSync(path.join(dir, "backup_label"), label.labelfile, { mode: 0o600 });
+    if (label.spcmapfile)
+      fs.writeFileSync(path.join(dir, "tablespace_map"), label.spcmapfile, { mode: 0o600 });
+    // The WAL from the backup's start to its end: what the copy recovers from.
+    const start = /START WAL LOCATION: (\S+) \(file ([0-9A-F]{24})\)/.exec(label.labelfile);
+    if (!start?.[1] || !start[2]) throw new Error("pg_backup_stop returned an unexpected backup label");
+    const tli = Number(/START TIMELINE: (\d+)/.exec(label.labelfile)?.[1] ?? 1);
+    await copyWal(parentDir, dir, start[2], segmentName(tli, parseLsn(label.lsn)));
+    await handOver(dir);
+    return start[1];
   }
 
   async snapshot(
@@ -910,11 +937,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       if (endpoint.type !== "read_write") return;
       await this.attachReplicas(endpoint.branchId, server.port);
       try {
-        await this.withAdmin(server.port, (client) =>
-          reconcile(client, this.view.branchSpec(endpoint.branchId), (db, work) =>
+        await this.withAdmin(server.port, async (client) => {
+          // Where the branch's written data counts from, when its data was just made or replaced.
+          this.walMeter?.wal(endpoint.branchId, "begin", await currentLsn(client));
+          await reconcile(client, this.view.branchSpec(endpoint.branchId), (db, work) =>
             this.withAdmin(server.port, work, db),
-          ),
-        );
+          );
+        });
       } catch (err) {
         if (!server.running) throw err;
         // A change the server refuses (made while it was stopped) must not keep the compute from
@@ -1005,6 +1034,18 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await running.server.stop();
     this.servers.delete(endpointId);
     if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
+    else this.measureStopped(running.projectId, running.branchId);
+  }
+
+  /** A primary stopped: its shutdown checkpoint is where its WAL ends. */
+  private measureStopped(projectId: string, branchId: string): void {
+    let lsn: string;
+    try {
+      lsn = checkpointLsn(this.branchDir(projectId, branchId));
+    } catch {
+      return; // its folder is gone (a deleted branch or project)
+    }
+    this.walMeter?.wal(branchId, "wrote", lsn);
   }
 
   private applyConfig(branchId: string): Promise<void> {
@@ -1090,6 +1131,14 @@ function dataSize(dir: string): number {
 }
 
 /** The latest checkpoint's LSN recorded in a folder's pg_control, as X/X. */
+/** Where the server's WAL ends now. */
+async function currentLsn(client: PgClient): Promise<string> {
+  const { rows } = await client.query<{ lsn: string }>("SELECT pg_catalog.pg_current_wal_lsn()::text AS lsn");
+  const lsn = rows[0]?.lsn;
+  if (!lsn) throw new Error("the server reported no WAL position");
+  return lsn;
+}
+
 function checkpointLsn(dir: string): string {
   return lsnText(controlInfo(dir).checkpoint);
 }

@@ -73,29 +73,47 @@ export function recordTransfer(
 }
 
 /**
- * The branch's WAL ends at `lsn`. A `baseline` (its data was just made or replaced) is where
- * counting starts; otherwise the WAL written since the last measure is added to the current hour
- * (a measure behind the last one adds nothing). Returns the branch's project when bytes were added.
+ * How a measure of a branch's WAL position counts:
+ * - `wrote`: its primary wrote up to `lsn`; what lies past the last measure is counted (a measure
+ *   behind it adds nothing; the first measure of a branch only starts the count);
+ * - `skip`: the emulator's own work moved the WAL to `lsn` (a copy's segment switches): counting
+ *   goes on from there, nothing added;
+ * - `reset`: its data was made or replaced: the count starts again where its primary next starts;
+ * - `begin`: its primary started at `lsn`: where the count starts, if it was reset.
+ */
+export type WalMeasure = "wrote" | "skip" | "reset" | "begin";
+
+/**
+ * Records a measure of the branch's WAL (WalMeasure). Returns the branch's project when bytes were
+ * added to the current hour of its account's clock (`now`).
  */
 export function recordWal(
   tx: Tx,
   branchId: string,
-  lsn: string,
-  baseline: boolean,
+  measure: WalMeasure,
+  lsn: string | null,
   now: (accountId: string) => number,
 ): Counted | null {
-  const at = lsnBytes(lsn);
   const row = statement<{ accountId: string; projectId: string; meteredLsn: string | null }>(
     tx,
     "SELECT account_id AS accountId, project_id AS projectId, metered_lsn AS meteredLsn FROM branches WHERE id = @id",
   ).get({ id: branchId });
-  if (!row || at === null) return null;
-  const from = row.meteredLsn === null ? null : lsnBytes(row.meteredLsn);
-  if (!baseline && from !== null && at <= from) return null;
-  statement(tx, "UPDATE branches SET metered_lsn = @lsn WHERE id = @id").run({ id: branchId, lsn });
-  if (baseline || from === null) return null;
-  add(tx, { ...row, branchId }, now(row.accountId), "written_bytes", at - from);
-  return { projectId: row.projectId, accountId: row.accountId };
+  if (!row) return null;
+  const set = (to: string | null) =>
+    statement(tx, "UPDATE branches SET metered_lsn = @to WHERE id = @id").run({ id: branchId, to });
+  const at = lsn === null ? null : lsnBytes(lsn);
+  if (measure === "reset") set(null);
+  else if (at === null) return null;
+  else if (measure === "skip" || (measure === "begin" && row.meteredLsn === null)) set(lsn);
+  else if (measure === "wrote") {
+    const from = row.meteredLsn === null ? null : lsnBytes(row.meteredLsn);
+    if (from !== null && at <= from) return null;
+    set(lsn);
+    if (from === null) return null;
+    add(tx, { ...row, branchId }, now(row.accountId), "written_bytes", at - from);
+    return { projectId: row.projectId, accountId: row.accountId };
+  }
+  return null;
 }
 
 /** A project's or a branch's traffic in the hours from `since` up to `now`. */

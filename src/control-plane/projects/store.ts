@@ -90,6 +90,7 @@ const ACCOUNT_TABLES = [
   ["snapshots", "project_id"],
   ["backup_schedules", "project_id"],
   ["metric_samples", "project_id"],
+  ["usage_meter", "project_id"],
 ] as const;
 
 /** Hands a project, with everything it holds, to another account (a transfer between organizations). */
@@ -133,4 +134,21 @@ export function quotaProjects(tx: Tx, accountId: string | null): { id: string; q
         AND EXISTS (SELECT 1 FROM endpoints e
                      WHERE e.project_id = p.id AND coalesce(e.pending_state, e.current_state) = 'active')`,
   ).all({ accountId });
+}
+
+/**
+ * The active primaries of projects with a written_data_bytes quota: their WAL is measured whether
+ * or not clients use them (a subscription writes with none). Through the partial index, as above.
+ */
+export function writtenQuotaPrimaries(tx: Tx): string[] {
+  return statement<{ id: string }>(
+    tx,
+    `SELECT e.id AS id FROM endpoints e
+      WHERE e.type = 'read_write' AND e.current_state = 'active'
+        AND e.project_id IN (SELECT p.id FROM projects p INDEXED BY projects_quota_idx
+                              WHERE ${QUOTA_SET_SQL}
+                                AND json_extract(p.settings, '$.quota.written_data_bytes') > 0)`,
+  )
+    .all()
+    .map((r) => r.id);
 }
