@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { computeClient, fileFlags, takesTopMark } from "../helpers/compute.js";
-import { type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+import { computeClient, fileFlags, startComputeServer, takesTopMark } from "../helpers/compute.js";
+import { type RunningServer, randomKey } from "../helpers/server.js";
 
 /**
  * What the API reads from and does to a branch's real data (NEON_EMULATOR_COMPUTE=postgres): its
@@ -13,17 +13,10 @@ let dir: string;
 const key = randomKey();
 
 beforeAll(async () => {
-  dir = tempDir();
-  // The servers run as an unprivileged user when the tests run as root: it must reach the data folder.
-  fs.chmodSync(dir, 0o755);
-  server = await startServer({
-    NEON_EMULATOR_DB: path.join(dir, "db.sqlite"),
-    NEON_EMULATOR_API_KEY: key,
-    NEON_EMULATOR_COMPUTE: "postgres",
-    NEON_EMULATOR_PG_PORT: "0",
+  ({ server, dir } = await startComputeServer(key, {
     NEON_EMULATOR_OPERATION_MS:
       "start_compute=20,suspend_compute=20,create_timeline=20,create_branch=20,apply_config=20",
-  });
+  }));
 }, 60_000);
 afterAll(async () => {
   await server?.stop();

@@ -1,10 +1,9 @@
-import fs from "node:fs";
-import path from "node:path";
 import { Pool as NeonPool, neonConfig } from "@neondatabase/serverless";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ws from "ws";
-import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+import { startComputeServer } from "../helpers/compute.js";
+import { http, type RunningServer, randomKey } from "../helpers/server.js";
 
 /**
  * What computes move, metered against a real server on the manual clock: the bytes the front door
@@ -13,21 +12,13 @@ import { http, type RunningServer, randomKey, startServer, tempDir } from "../he
  * projects, branches, consumption history and quotas. One server (and its computes) for the file.
  */
 let server: RunningServer;
-let dir: string;
 const key = randomKey();
 
 beforeAll(async () => {
-  dir = tempDir();
-  // The servers run as an unprivileged user when the tests run as root: it must reach the data folder.
-  fs.chmodSync(dir, 0o755);
-  server = await startServer({
-    NEON_EMULATOR_DB: path.join(dir, "db.sqlite"),
-    NEON_EMULATOR_API_KEY: key,
-    NEON_EMULATOR_COMPUTE: "postgres",
-    NEON_EMULATOR_PG_PORT: "0",
+  ({ server } = await startComputeServer(key, {
     NEON_EMULATOR_CLOCK: "manual",
     NEON_EMULATOR_CLOCK_START: "2026-03-10T08:00:00Z",
-  });
+  }));
 }, 60_000);
 afterAll(async () => {
   await server?.stop();
@@ -67,6 +58,15 @@ function client(p: Project, endpoint = p.endpointId): pg.Client {
     user: p.role,
     password: p.password,
     options: `endpoint=${endpoint}`,
+  });
+}
+
+/** A query over SQL over HTTP (`POST /sql`), with the connection string given. */
+function sqlOverHttp(connectionString: string, query: string): Promise<Response> {
+  return fetch(`${server.url}/sql`, {
+    method: "POST",
+    headers: { "Neon-Connection-String": connectionString },
+    body: JSON.stringify({ query, params: [] }),
   });
 }
 
@@ -144,28 +144,16 @@ describe("data transfer: bytes sent to clients", () => {
     expect(afterWs.transfer - afterPooled.transfer).toBeLessThan(20_200);
 
     // SQL over HTTP: the answer's JSON, byte for byte (what the proxy counts).
-    const res = await fetch(`${server.url}/sql`, {
-      method: "POST",
-      headers: { "Neon-Connection-String": p.uri },
-      body: JSON.stringify({ query: "SELECT repeat('é', 20000) AS big", params: [] }),
-    });
+    const res = await sqlOverHttp(p.uri, "SELECT repeat('é', 20000) AS big");
     expect(res.status).toBe(200);
     const answer = Buffer.byteLength(await res.text());
     expect(answer).toBeGreaterThan(40_000);
     const afterHttp = await figuresWhen(p, (f) => f.transfer > afterWs.transfer);
     expect(afterHttp.transfer - afterWs.transfer).toBe(answer);
     // A refused query (a Postgres error) and a wrong password send no compute bytes.
-    const failed = await fetch(`${server.url}/sql`, {
-      method: "POST",
-      headers: { "Neon-Connection-String": p.uri },
-      body: JSON.stringify({ query: "SELECT * FROM missing_table", params: [] }),
-    });
+    const failed = await sqlOverHttp(p.uri, "SELECT * FROM missing_table");
     expect(failed.status).toBe(400);
-    const wrongPassword = await fetch(`${server.url}/sql`, {
-      method: "POST",
-      headers: { "Neon-Connection-String": p.uri.replace(p.password, "wrong") },
-      body: JSON.stringify({ query: "SELECT repeat('x', 1000)", params: [] }),
-    });
+    const wrongPassword = await sqlOverHttp(p.uri.replace(p.password, "wrong"), "SELECT repeat('x', 1000)");
     expect(wrongPassword.status).toBe(400);
     await expect(
       new pg.Client({ connectionString: p.uri.replace(p.password, "wrong") }).connect(),

@@ -13,8 +13,8 @@ import { NeonDialect } from "kysely-neon";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ws from "ws";
-import { sendCancelRequest } from "../helpers/compute.js";
-import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+import { sendCancelRequest, startComputeServer } from "../helpers/compute.js";
+import { http, type RunningServer, randomKey } from "../helpers/server.js";
 
 /**
  * Neon's serverless driver and the pooler against a real server: SQL over HTTP (`POST /sql`) and
@@ -22,23 +22,16 @@ import { http, type RunningServer, randomKey, startServer, tempDir } from "../he
  * `-pooler` connections in transaction mode. One server (and its computes) for the file.
  */
 let server: RunningServer;
-let dir: string;
 const key = randomKey();
 /** Small enough to reach in a test; Neon's (and the default) is 10,000. */
 const MAX_POOLED = 1000;
 
 beforeAll(async () => {
-  dir = tempDir();
-  fs.chmodSync(dir, 0o755);
-  server = await startServer({
-    NEON_EMULATOR_DB: path.join(dir, "db.sqlite"),
-    NEON_EMULATOR_API_KEY: key,
-    NEON_EMULATOR_COMPUTE: "postgres",
-    NEON_EMULATOR_PG_PORT: "0",
+  ({ server } = await startComputeServer(key, {
     NEON_EMULATOR_POOLER_MAX_CLIENTS: String(MAX_POOLED),
     NEON_EMULATOR_OPERATION_MS:
       "start_compute=0,suspend_compute=0,create_branch=0,create_timeline=0,apply_config=0",
-  });
+  }));
   neonConfig.fetchEndpoint = `${server.url}/sql`;
   neonConfig.webSocketConstructor = ws;
   neonConfig.wsProxy = () => `${new URL(server.url).host}/v2`;

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { expect } from "vitest";
-import { http, type RunningServer } from "./server.js";
+import { http, type RunningServer, startServer, tempDir } from "./server.js";
 
 /**
  * What the suites against a server with real computes share: the API under /api/v2, waiting for
@@ -59,6 +59,27 @@ export function computeClient(server: () => RunningServer, key: string) {
   }
 
   return { api, settled, allSettled, clientOf, query };
+}
+
+/**
+ * A server with real computes (NEON_EMULATOR_COMPUTE=postgres, the front door on a free port) on a
+ * new folder, with `env` besides: the file's one server. The servers run as an unprivileged user
+ * when the tests run as root, so the folder is made readable to it.
+ */
+export async function startComputeServer(
+  key: string,
+  env: Record<string, string> = {},
+): Promise<{ server: RunningServer; dir: string }> {
+  const dir = tempDir();
+  fs.chmodSync(dir, 0o755);
+  const server = await startServer({
+    NEON_EMULATOR_DB: path.join(dir, "db.sqlite"),
+    NEON_EMULATOR_API_KEY: key,
+    NEON_EMULATOR_COMPUTE: "postgres",
+    NEON_EMULATOR_PG_PORT: "0",
+    ...env,
+  });
+  return { server, dir };
 }
 
 /** A file's ext4 attribute letters, as `lsattr -d` prints them. */
