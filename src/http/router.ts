@@ -18,14 +18,28 @@ const TARGET_NAMES: Record<string, string> = {
   cookie: "cookie",
 };
 
-/** Renders a zod failure as one 400 naming every offending field, e.g. `endpoint.type: Invalid option`. */
-export function validationError(target: string, error: z.ZodError): EmulatorError {
+/**
+ * Renders a zod failure as one 400 naming every offending field, e.g. `endpoint.type: Invalid
+ * option`; a field the input lacks (`input`, when given) is named as required.
+ */
+export function validationError(target: string, error: z.ZodError, input?: unknown): EmulatorError {
   const where = TARGET_NAMES[target] ?? target;
   const parts = error.issues.map((issue) => {
     const path = issue.path.map(String).join(".");
-    return path ? `${path}: ${issue.message}` : issue.message;
+    if (!path) return issue.message;
+    const missing = input !== undefined && valueAt(input, issue.path) === undefined;
+    return `${path}: ${missing ? "required" : issue.message}`;
   });
   return badRequest(`invalid ${where}: ${parts.join("; ")}`);
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (at === null || typeof at !== "object") return undefined;
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return at;
 }
 
 /** Answers with JSON text serialized earlier (a cache), typed as the `c.json` of its value would be. */
@@ -46,7 +60,9 @@ export function publish<T>(c: Context<AppEnv>, result: Outcome<T>): T {
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
-      if (!result.success) throw validationError(result.target, result.error);
+      // The validator hands the hook the input it checked as `data` (zod's failure has none).
+      if (!result.success)
+        throw validationError(result.target, result.error, (result as { data?: unknown }).data);
     },
   });
 }

@@ -109,7 +109,12 @@ describe("consumption history", () => {
     const v2 = (q: string) => t.api("GET", `/api/v2/consumption_history/v2/projects?${q}`);
     const base = `org_id=${orgId}&metrics=compute_unit_seconds`;
     expectStatus(await v2(`${HOURS}&org_id=${orgId}&metrics=bytes_of_magic`), 400);
-    expectStatus(await v2(`${HOURS}&metrics=compute_unit_seconds`), 400); // org_id is required
+    const noOrg = await v2(`${HOURS}&metrics=compute_unit_seconds`);
+    expectStatus(noOrg, 400);
+    expect(noOrg.body.message).toBe("invalid query parameter: org_id: required");
+    const noMetrics = await v2(`${HOURS}&org_id=${orgId}`);
+    expectStatus(noMetrics, 400);
+    expect(noMetrics.body.message).toBe("invalid query parameter: metrics: required");
     expectStatus(await v2(`${HOURS}&org_id=org-other-1&metrics=compute_unit_seconds`), 404);
     expectStatus(
       await v2(`from=2025-01-01T03:00:00Z&to=2025-01-01T01:00:00Z&granularity=hourly&${base}`),
