@@ -1130,7 +1130,6 @@ function dataSize(dir: string): number {
   return total;
 }
 
-/** The latest checkpoint's LSN recorded in a folder's pg_control, as X/X. */
 /** Where the server's WAL ends now. */
 async function currentLsn(client: PgClient): Promise<string> {
   const { rows } = await client.query<{ lsn: string }>("SELECT pg_catalog.pg_current_wal_lsn()::text AS lsn");
@@ -1139,6 +1138,7 @@ async function currentLsn(client: PgClient): Promise<string> {
   return lsn;
 }
 
+/** The latest checkpoint's LSN recorded in a folder's pg_control, as X/X. */
 function checkpointLsn(dir: string): string {
   return lsnText(controlInfo(dir).checkpoint);
 }
