@@ -233,6 +233,56 @@ describe("written data: the WAL a branch's primary writes", () => {
     expect(copy.written_data_bytes).toBeLessThan(200_000);
   }, 60_000);
 
+  it("a restore starts the branch's count again on its new data (the source's WAL is not the branch's)", async () => {
+    const p = await createProject("restore");
+    const parent = client(p);
+    await parent.connect();
+    await parent.query("CREATE TABLE r (body text)");
+    await parent.end();
+    await suspend(p);
+    const created = await api("POST", `/projects/${p.id}/branches`, {
+      branch: { name: "restored" },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(created.status).toBe(201);
+    const child = { ...p, branchId: created.body.branch.id, endpointId: created.body.endpoints[0].id };
+    const writes = async (on: Project, rows: number) => {
+      const c = client(on);
+      await c.connect();
+      await c.query(`INSERT INTO r SELECT repeat('r', 1000) FROM generate_series(1, ${rows})`);
+      await c.end();
+      await suspend(on);
+    };
+    await writes(child, 200);
+    await writes(p, 3000);
+    const childWritten = async () =>
+      (await api("GET", `/projects/${p.id}/branches/${child.branchId}`)).body.branch
+        .written_data_bytes as number;
+    const before = await childWritten();
+    expect(before).toBeGreaterThan(200_000);
+
+    // The child takes the parent's data, 3 MB of WAL further on than its own.
+    const restored = await api("POST", `/projects/${p.id}/branches/${child.branchId}/restore`, {
+      source_branch_id: p.branchId,
+      preserve_under_name: "restored_before",
+    });
+    expect(restored.status).toBe(200);
+    await advance(5);
+    for (const op of restored.body.operations as { id: string }[])
+      for (let i = 0; i < 200; i++) {
+        const status = (await api("GET", `/projects/${p.id}/operations/${op.id}`)).body.operation.status;
+        if (status === "finished") break;
+        await sleep(50);
+      }
+    const c = client(child);
+    await c.connect();
+    expect((await c.query("SELECT count(*)::int AS n FROM r")).rows).toEqual([{ n: 3000 }]);
+    await c.end();
+    await suspend(child);
+    // Only what the child's own compute wrote on its new data counts (its start, its stop).
+    expect((await childWritten()) - before).toBeLessThan(300_000);
+  }, 90_000);
+
   it("measures a running primary that clients use, without a stop", async () => {
     const p = await createProject("running");
     const c = client(p);
