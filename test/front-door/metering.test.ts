@@ -2,7 +2,7 @@ import { Pool as NeonPool, neonConfig } from "@neondatabase/serverless";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ws from "ws";
-import { startComputeServer } from "../helpers/compute.js";
+import { computeClient, startComputeServer } from "../helpers/compute.js";
 import { http, type RunningServer, randomKey } from "../helpers/server.js";
 
 /**
@@ -24,7 +24,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const api = (method: string, p: string, body?: unknown) => http(server.url, key, method, `/api/v2${p}`, body);
+const { api, clientOf } = computeClient(() => server, key);
 const advance = (seconds: number) => http(server.url, key, "POST", "/_emulator/clock/advance", { seconds });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -51,14 +51,20 @@ async function createProject(name: string): Promise<Project> {
 }
 
 function client(p: Project, endpoint = p.endpointId): pg.Client {
-  return new pg.Client({
-    host: "127.0.0.1",
-    port: server.pgPort,
-    database: "neondb",
-    user: p.role,
-    password: p.password,
-    options: `endpoint=${endpoint}`,
-  });
+  return clientOf(endpoint, p.role, p.password, "neondb");
+}
+
+/** Runs statements on one connection of the project's role through the front door; the last one's rows. */
+async function run(p: Project, ...statements: string[]): Promise<unknown[]> {
+  const c = client(p);
+  await c.connect();
+  try {
+    let rows: unknown[] = [];
+    for (const sql of statements) rows = (await c.query(sql)).rows;
+    return rows;
+  } finally {
+    await c.end();
+  }
 }
 
 /** A query over SQL over HTTP (`POST /sql`), with the connection string given. */
@@ -166,12 +172,12 @@ describe("data transfer: bytes sent to clients", () => {
 describe("written data: the WAL a branch's primary writes", () => {
   it("counts a branch's own writes when its compute stops, and starts a new branch at zero", async () => {
     const p = await createProject("written");
-    const c = client(p);
-    await c.connect();
-    await c.query("CREATE TABLE notes (body text)");
     // About 2 MB of rows (and their WAL).
-    await c.query("INSERT INTO notes SELECT repeat('z', 1000) FROM generate_series(1, 2000)");
-    await c.end();
+    await run(
+      p,
+      "CREATE TABLE notes (body text)",
+      "INSERT INTO notes SELECT repeat('z', 1000) FROM generate_series(1, 2000)",
+    );
     await suspend(p);
     const stopped = await figures(p);
     expect(stopped.written).toBeGreaterThan(2_000_000);
@@ -235,10 +241,7 @@ describe("written data: the WAL a branch's primary writes", () => {
 
   it("a restore starts the branch's count again on its new data (the source's WAL is not the branch's)", async () => {
     const p = await createProject("restore");
-    const parent = client(p);
-    await parent.connect();
-    await parent.query("CREATE TABLE r (body text)");
-    await parent.end();
+    await run(p, "CREATE TABLE r (body text)");
     await suspend(p);
     const created = await api("POST", `/projects/${p.id}/branches`, {
       branch: { name: "restored" },
@@ -247,10 +250,7 @@ describe("written data: the WAL a branch's primary writes", () => {
     expect(created.status).toBe(201);
     const child = { ...p, branchId: created.body.branch.id, endpointId: created.body.endpoints[0].id };
     const writes = async (on: Project, rows: number) => {
-      const c = client(on);
-      await c.connect();
-      await c.query(`INSERT INTO r SELECT repeat('r', 1000) FROM generate_series(1, ${rows})`);
-      await c.end();
+      await run(on, `INSERT INTO r SELECT repeat('r', 1000) FROM generate_series(1, ${rows})`);
       await suspend(on);
     };
     await writes(child, 200);
@@ -274,10 +274,7 @@ describe("written data: the WAL a branch's primary writes", () => {
         if (status === "finished") break;
         await sleep(50);
       }
-    const c = client(child);
-    await c.connect();
-    expect((await c.query("SELECT count(*)::int AS n FROM r")).rows).toEqual([{ n: 3000 }]);
-    await c.end();
+    expect(await run(child, "SELECT count(*)::int AS n FROM r")).toEqual([{ n: 3000 }]);
     await suspend(child);
     // Only what the child's own compute wrote on its new data counts (its start, its stop).
     expect((await childWritten()) - before).toBeLessThan(300_000);
@@ -303,11 +300,11 @@ describe("written data: the WAL a branch's primary writes", () => {
 describe("consumption history", () => {
   it("shows the hour's public network transfer (v2) and written data (v1) as the project does", async () => {
     const p = await createProject("history");
-    const c = client(p);
-    await c.connect();
-    await c.query("CREATE TABLE h AS SELECT repeat('h', 500) AS body FROM generate_series(1, 1000)");
-    await c.query("SELECT repeat('x', 10000)");
-    await c.end();
+    await run(
+      p,
+      "CREATE TABLE h AS SELECT repeat('h', 500) AS body FROM generate_series(1, 1000)",
+      "SELECT repeat('x', 10000)",
+    );
     await suspend(p);
     const f = await figuresWhen(p, (x) => x.transfer > 10_000 && x.written > 0);
     const org = (await api("GET", `/projects/${p.id}`)).body.project.org_id as string;
@@ -396,10 +393,7 @@ describe("data quotas", () => {
 
   it("a written_data_bytes quota reached (measured at the stop) refuses starts with Neon's reason", async () => {
     const p = await createProject("written-quota");
-    const c = client(p);
-    await c.connect();
-    await c.query("CREATE TABLE w AS SELECT repeat('w', 1000) AS body FROM generate_series(1, 1000)");
-    await c.end();
+    await run(p, "CREATE TABLE w AS SELECT repeat('w', 1000) AS body FROM generate_series(1, 1000)");
     expect(
       (
         await api("PATCH", `/projects/${p.id}`, {
