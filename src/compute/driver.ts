@@ -5,14 +5,20 @@ import type { DomainEvent } from "../platform/events.js";
 export interface BranchReader {
   /**
    * The schema of one of the branch's databases, as `pg_dump --schema-only` prints it: read
-   * through the branch's running primary, or a short-lived server on its data folder.
+   * through the branch's running primary, or a short-lived server on its data folder; at `point`
+   * of its history (`lsn:X/X`, `time:<wall ms>`), from a copy replayed to it.
    */
-  schema(projectId: string, branchId: string, database: string): Promise<string>;
+  schema(projectId: string, branchId: string, database: string, point?: string): Promise<string>;
   /**
    * Copies the branch's data as it is now (a consistent copy, running or not) into the snapshot's
    * folder; resolves to the LSN it was taken at and the bytes of its databases.
    */
   snapshot(projectId: string, branchId: string, snapshotId: string): Promise<{ lsn: string; size: number }>;
+  /**
+   * The LSNs the branch's history holds now (where it begins, where its WAL ends), or undefined
+   * when it keeps none (its data not made yet, or made before history was kept).
+   */
+  historyRange(projectId: string, branchId: string): Promise<{ start: string; end: string } | undefined>;
 }
 
 /** What an effect measured of the branch it acted on: its real `logical_size` and `parent_lsn`. */

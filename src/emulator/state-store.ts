@@ -38,3 +38,33 @@ export function readAccountClocks(tx: Tx): [string, number][] {
     .map((r) => [r.key.slice(prefix.length), Number(r.value)] as [string, number])
     .filter(([, ms]) => Number.isFinite(ms));
 }
+
+/** The longest history a project may keep (history_retention_seconds' maximum): advances older than it are forgotten. */
+const CLOCK_MOVES_KEPT_MS = 2_592_000_000;
+
+/** An advance of an account's manual clock begins (wall time `wallMs`), moving it to `toMs`. */
+export function recordClockMove(tx: Tx, accountId: string, wallMs: number, toMs: number): void {
+  statement(
+    tx,
+    "INSERT INTO clock_moves (account_id, wall_ms, to_ms) VALUES (@accountId, @wallMs, @toMs)",
+  ).run({
+    accountId,
+    wallMs,
+    toMs,
+  });
+  statement(tx, "DELETE FROM clock_moves WHERE account_id = @accountId AND to_ms < @oldest").run({
+    accountId,
+    oldest: toMs - CLOCK_MOVES_KEPT_MS,
+  });
+}
+
+/**
+ * The wall time at which an account's manual clock moved past `ms` (the first advance to a later
+ * time), or undefined when it has not yet (or no advance past it is recorded).
+ */
+export function wallTimeOf(tx: Tx, accountId: string, ms: number): number | undefined {
+  return statement<{ wall: number }>(
+    tx,
+    "SELECT wall_ms AS wall FROM clock_moves WHERE account_id = @accountId AND to_ms > @ms ORDER BY to_ms, id LIMIT 1",
+  ).get({ accountId, ms })?.wall;
+}

@@ -22,3 +22,20 @@ export const faults = sqliteTable(
   // A completing operation looks for its account's faults of its action, oldest first.
   (t) => [index("faults_account_action_idx").on(t.accountId, t.action, t.id)],
 );
+
+/**
+ * The advances of each account's manual clock: when (wall time) each began and the time it moved
+ * the clock to. Postgres stamps commits with wall time; a time on an account's clock maps to the
+ * wall time of the first advance past it (everything committed before that advance happened at
+ * or before the time). Kept as long as the longest history retention.
+ */
+export const clockMoves = sqliteTable(
+  "clock_moves",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    accountId: text("account_id").notNull(),
+    wallMs: integer("wall_ms").notNull(),
+    toMs: integer("to_ms").notNull(),
+  },
+  (t) => [index("clock_moves_account_idx").on(t.accountId, t.toMs)],
+);

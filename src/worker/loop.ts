@@ -3,9 +3,9 @@ import type { ComputeDriver, EffectResult } from "../compute/driver.js";
 import { noneDriver } from "../compute/none.js";
 import type { Ctx } from "../context.js";
 import { findEndpointById, nextSuspendAt } from "../control-plane/endpoints/store.js";
-import { manualClockKey, writeState } from "../emulator/state-store.js";
+import { manualClockKey, recordClockMove, writeState } from "../emulator/state-store.js";
 import { clockNotManual } from "../errors.js";
-import { type Clock, ManualClock, stopwatch } from "../platform/clock.js";
+import { type Clock, ManualClock, stopwatch, wallNow } from "../platform/clock.js";
 import { checkpointWal, type Tx } from "../platform/db.js";
 import { autoSuspend } from "./auto-suspend.js";
 import { nextCheckAt, scheduleChecks } from "./availability-checks.js";
@@ -225,11 +225,17 @@ export class Worker {
   advance(accountId: string, seconds: number): number {
     const clock = this.manualClock();
     const target = clock.now(accountId) + Math.round(seconds * 1000);
+    this.recordMove(clock, accountId, target);
     this.runUntilIdle(accountId);
     while (this.advanceSlice(clock, accountId, target, Number.POSITIVE_INFINITY)) {}
     this.moveClock(clock, accountId, target);
     this.runUntilIdle(accountId);
     return clock.now(accountId);
+  }
+
+  /** An advance begins: when, in wall time (branch history maps the account's times through it). */
+  private recordMove(clock: ManualClock, accountId: string, target: number): void {
+    if (target > clock.now(accountId)) recordClockMove(this.ctx.db, accountId, wallNow(), target);
   }
 
   private manualClock(): ManualClock {
@@ -292,6 +298,7 @@ export class Worker {
       .catch(() => {})
       .then(async () => {
         const target = clock.now(accountId) + Math.round(seconds * 1000);
+        this.recordMove(clock, accountId, target);
         if (this.driver.inline) {
           this.runUntilIdle(accountId);
           let sinceCheckpoint = stopwatch();

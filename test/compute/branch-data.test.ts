@@ -82,7 +82,7 @@ describe("a branch's schema", () => {
     );
   });
 
-  it("answers 4xx for an unknown database, a branch with no parent, and a point in time", async () => {
+  it("answers 4xx for an unknown database, a branch with no parent, and a time before its history", async () => {
     const b = `/projects/${projectId}/branches/${mainId}`;
     const unknown = await api("GET", `${b}/schema?db_name=nope`);
     expect(unknown.status).toBe(404);
@@ -92,8 +92,8 @@ describe("a branch's schema", () => {
     expect(orphan.status).toBe(400);
     expect(orphan.body.message).toContain("has no parent");
     const pitr = await api("GET", `${b}/schema?db_name=neondb&timestamp=2025-01-01T00:00:00Z`);
-    expect(pitr.status).toBe(422);
-    expect(pitr.body.message).toContain("at the branch's head");
+    expect(pitr.status).toBe(400);
+    expect(pitr.body.message).toContain("is before branch");
   });
 });
 

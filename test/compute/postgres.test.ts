@@ -782,6 +782,8 @@ describe("computes are real Postgres servers", () => {
     } finally {
       file.close();
     }
+    const owned = "/tmp/neon-emulator-owned";
+    fs.rmSync(owned, { force: true });
     await changeState(made, "restart");
     const rows = await query(
       made.endpointId,
@@ -790,7 +792,17 @@ describe("computes are real Postgres servers", () => {
       "neondb",
       "SELECT current_setting('archive_mode') AS archive, current_setting('work_mem') AS work_mem",
     );
-    expect(rows).toEqual([{ archive: "off", work_mem: "7MB" }]);
+    // Archiving is the emulator's (the branch's history), with its own command.
+    expect(rows).toEqual([{ archive: "on", work_mem: "7MB" }]);
+    // A stop archives the last segment: with the emulator's command, into the branch's history.
+    await changeState(made, "suspend");
+    expect(fs.existsSync(owned)).toBe(false);
+    const histories = path.join(dir, "db-data", "projects", made.projectId, "history");
+    const archived = fs
+      .readdirSync(histories)
+      .flatMap((h) => fs.readdirSync(path.join(histories, h)))
+      .filter((f) => /^[0-9A-F]{24}\.gz$/.test(f));
+    expect(archived.length).toBeGreaterThan(0);
     expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   });
 

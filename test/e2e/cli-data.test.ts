@@ -227,6 +227,61 @@ describe("neon 6 on branch data (real computes)", { timeout: 120_000 }, () => {
     expect(await sql("SELECT 1 AS ok")).toEqual([{ ok: 1 }]);
   });
 
+  it("branches create --parent <time>, branches restore ^self@<time>: the data as it was then", async () => {
+    await sql("CREATE TABLE moments (n int)");
+    await sql("INSERT INTO moments VALUES (1)");
+    await new Promise((r) => setTimeout(r, 20));
+    // A time between the two commits, as the CLI takes one (milliseconds, Z).
+    const at = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 20));
+    await sql("INSERT INTO moments VALUES (2)");
+
+    await runJson("branches create --parent <time>", [
+      "branches",
+      "create",
+      "--name",
+      "then",
+      "--parent",
+      at,
+      "--compute",
+    ]);
+    const then = await waitFor("the branch at a time", async () => {
+      const b = await branchNamed("then");
+      return b?.current_state === "ready" ? b : undefined;
+    });
+    expect(Date.parse(then.parent_timestamp)).toBe(Date.parse(at));
+    e2e.step("neon6 data: connection_uri of then");
+    const res = await fetch(
+      `${e2e.apiBase}/projects/${projectId}/connection_uri?branch_id=${then.id}&database_name=neondb&role_name=neondb_owner`,
+      { headers: { authorization: `Bearer ${e2e.key}` } },
+    );
+    const thenUri = ((await res.json()) as Json).uri.replace(/[?&]sslmode=[^&]*/, "");
+    const rows = "SELECT n FROM moments ORDER BY n";
+    expect(await waitFor("the branch's rows", () => sql(rows, thenUri).catch(() => undefined))).toEqual([
+      { n: 1 },
+    ]);
+
+    await run("branches restore ^self@<time>", [
+      "branches",
+      "restore",
+      "main",
+      `^self@${at}`,
+      "--preserve-under-name",
+      "main_before_restore",
+    ]);
+    await waitFor(
+      "the restore",
+      async () => (await branchNamed("main"))?.current_state === "ready" || undefined,
+    );
+    expect(
+      await waitFor("main's rows then", async () => {
+        const r = await sql(rows).catch(() => undefined);
+        return r?.length === 1 ? r : undefined;
+      }),
+    ).toEqual([{ n: 1 }]);
+    expect((await branchNamed("main")).parent_id).toBe((await branchNamed("main_before_restore")).id);
+  });
+
   it("every response the CLI received matches the public OpenAPI contract", () => {
     expect(publicContract().checkAll(e2e.traffic)).toEqual([]);
   });

@@ -151,21 +151,28 @@ describe("POST /projects/{p}/branches", () => {
     }
   });
 
-  it("refuses a parent's point in time (no history is kept) rather than copying its head, and both at once", async () => {
+  it("takes a parent's LSN, and refuses a time before its history, both at once and a malformed LSN", async () => {
     // What `neon branches create --parent <lsn|timestamp>` sends: the default branch's past.
-    for (const at of [{ parent_lsn: "0/1A2B3C4" }, { parent_timestamp: "2025-01-01T00:00:00Z" }]) {
-      const res = await t.api("POST", base(), { branch: { name: "past", ...at } });
-      expectStatus(res, 422);
-      expect(res.body.message).toContain("no history");
-      expect(res.body.message).toContain(Object.keys(at)[0]);
-    }
+    const past = await t.api("POST", base(), { branch: { name: "past", parent_lsn: "0/1a2b3c4" } });
+    expectStatus(past, 201);
+    expect(past.body.branch).toMatchObject({ parent_id: mainId, parent_lsn: "0/1A2B3C4" });
+    const early = await t.api("POST", base(), {
+      branch: { name: "early", parent_timestamp: "2024-12-31T00:00:00Z" },
+    });
+    expectStatus(early, 400);
+    expect(early.body.message).toContain(
+      `parent_timestamp 2024-12-31T00:00:00Z is before branch ${mainId}'s history begins`,
+    );
+    const malformed = await t.api("POST", base(), { branch: { name: "early", parent_lsn: "0x1A2B3C4" } });
+    expectStatus(malformed, 400);
+    expect(malformed.body.message).toContain('parent_lsn must be an LSN such as 0/1A2B3C4 (got "0x1A2B3C4")');
     const both = await t.api("POST", base(), {
       branch: { parent_id: mainId, parent_lsn: "0/1A2B3C4", parent_timestamp: "2025-01-01T00:00:00Z" },
     });
     expectStatus(both, 400);
     expect(both.body.message).toContain("cannot be specified at the same time");
     const list = await t.api("GET", base());
-    expect(list.body.branches.map((b: { name: string }) => b.name)).not.toContain("past");
+    expect(list.body.branches.map((b: { name: string }) => b.name)).not.toContain("early");
   });
 });
 
@@ -390,19 +397,33 @@ describe("POST /projects/{p}/branches/{b}/restore", () => {
     expectStatus(again, 409);
   });
 
-  it("refuses a point in time (no history is kept), itself without one, unknown sources and bad bodies", async () => {
+  it("refuses a time before the source's history, itself without a point or a name to keep, unknown sources and bad bodies", async () => {
     const dev = await t.api("POST", base(), { branch: { name: "dev" } });
     const devId = dev.body.branch.id;
     t.advance(1);
     const pitr = await t.api("POST", `${base()}/${devId}/restore`, {
       source_branch_id: mainId,
-      source_timestamp: "2025-01-01T00:00:00Z",
+      source_timestamp: "2024-12-31T00:00:00Z",
     });
-    expectStatus(pitr, 422);
-    expect(message(pitr)).toContain("no history");
+    expectStatus(pitr, 400);
+    expect(message(pitr)).toContain("is before branch");
     const self = await t.api("POST", `${base()}/${devId}/restore`, { source_branch_id: devId });
     expectStatus(self, 400);
     expect(message(self)).toContain("source_lsn or source_timestamp");
+    const unkept = await t.api("POST", `${base()}/${devId}/restore`, {
+      source_branch_id: devId,
+      source_lsn: "0/1A2B3C4",
+    });
+    expectStatus(unkept, 400);
+    expect(message(unkept)).toContain("needs preserve_under_name");
+    const notTime = await t.api("POST", `${base()}/${devId}/restore`, {
+      source_branch_id: mainId,
+      source_timestamp: "yesterday",
+    });
+    expectStatus(notTime, 400);
+    expect(message(notTime)).toContain(
+      'source_timestamp must be a timestamp such as 2024-02-26T12:00:00Z (got "yesterday")',
+    );
     expectStatus(
       await t.api("POST", `${base()}/${devId}/restore`, { source_branch_id: "br-nope-123456" }),
       404,

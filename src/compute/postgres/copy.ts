@@ -8,6 +8,9 @@ import { run } from "./child-process.js";
  * segments until the next checkpoints recycle them), and copying it would double a branch's cost.
  */
 
+/** The file in a branch's folder naming the history it writes to (history.ts); a copy starts its own. */
+export const HISTORY_FILE = "neon_history";
+
 /** The WAL segment size of every cluster the emulator makes (initdb's default). */
 const SEGMENT_BYTES = 16n * 1024n * 1024n;
 const SEGMENT = /^[0-9A-F]{24}$/;
@@ -53,7 +56,7 @@ export function controlInfo(dir: string): { checkpoint: bigint; redo: bigint; tl
  * a replica starts with none, and a subscriber of the parent's slot does not find it twice.
  */
 export async function copyData(from: string, to: string): Promise<void> {
-  const skip = new Set(["base", "pg_wal", "pg_replslot", "postmaster.pid", "postmaster.opts"]);
+  const skip = new Set(["base", "pg_wal", "pg_replslot", "postmaster.pid", "postmaster.opts", HISTORY_FILE]);
   const entries = fs
     .readdirSync(from)
     .filter((name) => !skip.has(name))
@@ -129,4 +132,22 @@ export async function copyStopped(from: string, to: string): Promise<void> {
   // A checkpoint record is small; one that began near a segment's end may end in the next.
   const last = control.clean ? segmentName(control.tli, control.checkpoint + 1024n) : undefined;
   await copyWal(from, to, first, last);
+}
+
+/**
+ * A copy of a folder nothing writes to any more (a template) whose files are hard links of the
+ * original's: folders made again with their modes and owners, files shared. Only for folders never
+ * written in place: a write through either name would change both.
+ */
+export async function linkTree(from: string, to: string): Promise<void> {
+  const stat = await fs.promises.stat(from);
+  await fs.promises.mkdir(to, { mode: stat.mode & 0o777 });
+  await fs.promises.chown(to, stat.uid, stat.gid);
+  for (const entry of await fs.promises.readdir(from, { withFileTypes: true })) {
+    if (entry.name === "postmaster.pid" || entry.name === "postmaster.opts") continue;
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    if (entry.isDirectory()) await linkTree(source, target);
+    else if (entry.isFile()) await fs.promises.link(source, target);
+  }
 }

@@ -18,6 +18,7 @@ import {
   copyData,
   copyStopped,
   copyWal,
+  linkTree,
   lsnText,
   makeCopiesFolder,
   markTops,
@@ -25,6 +26,20 @@ import {
   segmentName,
 } from "./copy.js";
 import { neonEngine } from "./engine.js";
+import {
+  archiveCommand,
+  chainOf,
+  collectHistories,
+  copyBase,
+  type HistoryLink,
+  historiesDir,
+  historyOf,
+  namedHistory,
+  type Origin,
+  restoreCommand,
+  stageWal,
+  startHistory,
+} from "./history.js";
 import { freePort, handOver, initdb, PgServer } from "./process.js";
 import {
   API_ROLE_ATTRIBUTES,
@@ -45,6 +60,15 @@ export type ComputeAddress = { path: string } | { host: string; port: number };
 export interface WalMeter {
   wal(branchId: string, measure: WalMeasure, lsn: string | null): void;
 }
+
+/** Folders of a branch's data at a point, read and removed (beside the branches' folders). */
+const AT_POINT_PREFIX = ".at-";
+
+/** The longest a replay of a branch's history may take (a long history is gigabytes of WAL). */
+const RECOVERY_TIMEOUT_MS = 30 * 60_000;
+
+/** The longest the measure of a primary's WAL before it stops may hold up the stop. */
+const STOP_MEASURE_TIMEOUT_MS = 1000;
 
 /** The longest a measure of a running primary's WAL may take (its login, its query). */
 const WAL_POLL_TIMEOUT_MS = 5000;
@@ -307,6 +331,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    */
   async resume(): Promise<void> {
     await Promise.all(this.pidFiles().map((file) => endOrphan(file, this.logger)));
+    // Copies at a point a crash cut short.
+    const projectsDir = path.join(this.dataDir, "projects");
+    for (const project of readdir(projectsDir)) {
+      const branchesDir = path.join(projectsDir, project, "branches");
+      for (const name of readdir(branchesDir))
+        if (name.startsWith(AT_POINT_PREFIX))
+          fs.rmSync(path.join(branchesDir, name), { recursive: true, force: true });
+    }
     await markTops(this.copiesFolders());
     for (const id of this.view.activeEndpoints())
       await this.start(id).catch((err) =>
@@ -327,6 +359,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         fs.rmSync(this.branchDir(projectId, branchId), { recursive: true, force: true });
         fs.rmSync(this.replicasDir(projectId, branchId), { recursive: true, force: true });
       });
+      this.collect(projectId);
     }
   }
 
@@ -380,6 +413,19 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /** Where a branch's read replicas keep their folders. */
   private replicasDir(projectId: string, branchId: string): string {
     return path.join(this.projectDir(projectId), "replicas", branchId);
+  }
+
+  /**
+   * Removes the project's histories no branch folder reaches any more (a deleted branch's, a
+   * restored branch's previous one that no branch continues); folders being made count.
+   */
+  private collect(projectId: string): void {
+    const branchesDir = path.join(this.projectDir(projectId), "branches");
+    // Named by a folder, whole or still being made.
+    const live = readdir(branchesDir)
+      .map((name) => namedHistory(path.join(branchesDir, name)))
+      .filter((id): id is string => id !== undefined);
+    collectHistories(this.projectDir(projectId), live);
   }
 
   private binariesFor(major: number): PgBinaries {
@@ -555,6 +601,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       try {
         // A restore's preserved state is made from the restored branch's data, any other branch from its parent's.
         const from = branch.dataSource ?? branch.parentId;
+        const projectDir = this.projectDir(projectId);
+        let continues: Origin | undefined;
         if (from?.startsWith("snap-")) {
           // A snapshot holds only the WAL it needs (an online copy's, from its backup's start): all of it.
           const snapshotDir = this.snapshotDir(projectId, from);
@@ -563,12 +611,29 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           this.copiedAt.set(branchId, this.view.snapshotLsn(from) ?? checkpointLsn(work));
         } else if (from) {
           const fromDir = await this.ensureBranchData(projectId, from);
-          this.copiedAt.set(branchId, await this.copyBranch(from, fromDir, work));
+          const point = parsePoint(branch.historyPoint);
+          const copied = await this.copyFrom(projectId, from, fromDir, work, point);
+          this.copiedAt.set(branchId, copied.lsn);
+          const history = historyOf(fromDir);
+          if (history && branch.initSource !== "schema-only")
+            continues = { from: history, lsn: copied.lsn, tli: copied.tli, branchId };
         } else {
           await copyStopped(await this.template(major), work);
         }
-        if (from) await this.dropSubscriptions(major, work);
+        if (continues) await startHistory(projectDir, work, continues);
+        if (from) await this.dropSubscriptions(major, work, projectDir);
         if (branch.initSource === "schema-only") await this.keepSchemaOnly(major, work);
+        if (!continues) {
+          // A root: its history starts from a base copy of its own (the template's files, linked).
+          const template = from ? undefined : await this.template(major);
+          const control = controlInfo(work);
+          await startHistory(
+            projectDir,
+            work,
+            { lsn: lsnText(control.checkpoint), tli: control.tli, branchId },
+            (base) => (template ? linkTree(template, base) : copyWhole(work, base)),
+          );
+        }
         fs.renameSync(work, dir);
         this.walMeter?.wal(branchId, "reset", null);
       } catch (err) {
@@ -581,46 +646,180 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   /**
    * A restore (POST …/branches/{b}/restore): the branch's folder is replaced by a consistent copy
-   * of the source branch's. Any branch made to keep the previous state gets its copy first. The
-   * branch's servers stop for the swap (clients see 57P01, as for a restart) and start again on
-   * the new data. Returns the LSN the copy was taken at.
+   * of the source branch's, at its head or at the point the restore names (from its history; the
+   * source may be the branch itself). Any branch made to keep the previous state gets its copy
+   * first. The copy is made beside the folder; the branch's servers then stop for the swap
+   * (clients see 57P01, as for a restart) and start again on the new data. Returns the LSN the
+   * copy was taken at.
    */
   private async restoreBranchData(projectId: string, branchId: string, sourceId: string): Promise<string> {
     for (const keeper of this.view.keepersOf(branchId)) await this.ensureBranchData(projectId, keeper);
     const sourceDir = await this.ensureBranchData(projectId, sourceId);
     const major = this.view.pgVersion(projectId);
     if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
+    const projectDir = this.projectDir(projectId);
+    const dir = this.branchDir(projectId, branchId);
+    const work = `${dir}.tmp-${process.pid}`;
+    fs.rmSync(work, { recursive: true, force: true });
+    await makeCopiesFolder(path.dirname(dir));
     let wereRunning: string[] = [];
-    const copiedAt = await this.withBranch(branchId, async () => {
-      const dir = this.branchDir(projectId, branchId);
-      const work = `${dir}.tmp-${process.pid}`;
-      fs.rmSync(work, { recursive: true, force: true });
-      await makeCopiesFolder(path.dirname(dir));
-      try {
-        const lsn = await this.copyBranch(sourceId, sourceDir, work);
-        await this.dropSubscriptions(major, work);
+    try {
+      const copied = await this.copyFrom(
+        projectId,
+        sourceId,
+        sourceDir,
+        work,
+        parsePoint(this.view.branch(branchId)?.historyPoint ?? null),
+      );
+      const history = historyOf(sourceDir);
+      if (history)
+        await startHistory(projectDir, work, { from: history, lsn: copied.lsn, tli: copied.tli, branchId });
+      await this.dropSubscriptions(major, work, projectDir);
+      if (!history) {
+        const control = controlInfo(work);
+        await startHistory(
+          projectDir,
+          work,
+          { lsn: lsnText(control.checkpoint), tli: control.tli, branchId },
+          (base) => copyWhole(work, base),
+        );
+      }
+      await this.withBranch(branchId, async () => {
         wereRunning = await this.stopBranch(branchId);
         fs.rmSync(dir, { recursive: true, force: true });
         fs.renameSync(work, dir);
         this.walMeter?.wal(branchId, "reset", null);
-        return lsn;
-      } catch (err) {
-        fs.rmSync(work, { recursive: true, force: true });
-        throw err;
+      });
+      this.collect(projectId);
+      for (const id of wereRunning) {
+        // One suspended meanwhile (its suspend_compute under way or done) stays stopped.
+        const endpoint = this.view.endpoint(id);
+        if (!endpoint || (endpoint.pendingState ?? endpoint.currentState) === "idle") continue;
+        await this.start(id).catch((err) =>
+          this.logger?.error(
+            { err, endpoint: id },
+            "could not start a compute again after its branch's restore",
+          ),
+        );
+      }
+      return copied.lsn;
+    } catch (err) {
+      fs.rmSync(work, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /** A copy of `sourceId`'s data into `dir`: of its head, or of the point its history is replayed to. */
+  private async copyFrom(
+    projectId: string,
+    sourceId: string,
+    sourceDir: string,
+    dir: string,
+    point: HistoryPoint | undefined,
+  ): Promise<{ lsn: string; tli: number }> {
+    if (point) return this.copyAt(projectId, sourceId, sourceDir, dir, point);
+    const tli = controlInfo(sourceDir).tli;
+    return { lsn: await this.copyBranch(sourceId, sourceDir, dir), tli };
+  }
+
+  /**
+   * The branch's data as it was at `point`, made in `dir` by replaying its history: the chain's base
+   * copied, the chain's WAL staged, and Postgres' archive recovery run to the point and promoted (a
+   * new timeline, as on any point-in-time recovery). A time after the branch's last commit is its
+   * head: the recovery then runs to where its WAL ends. Under the source's lock, so its folder
+   * stays as it is (running or not) while its live WAL is read.
+   */
+  private copyAt(
+    projectId: string,
+    sourceId: string,
+    sourceDir: string,
+    dir: string,
+    point: HistoryPoint,
+  ): Promise<{ lsn: string; tli: number }> {
+    const projectDir = this.projectDir(projectId);
+    return this.withBranch(sourceId, async () => {
+      const history = historyOf(sourceDir);
+      if (!history)
+        throw new Error(
+          `branch ${sourceId} has no history to replay yet (its data was made before the emulator kept history); its history starts at its compute's next start`,
+        );
+      const chain = chainOf(projectDir, history);
+      const primary = this.view.primaryOf(sourceId);
+      const port = primary ? this.portOf(primary) : undefined;
+      // Where its WAL ends: written out (to the files staged from its live pg_wal), or its shutdown checkpoint.
+      const end = parseLsn(
+        port === undefined ? checkpointLsn(sourceDir) : await this.withAdmin(port, currentLsn),
+      );
+      const start = parseLsn((chain[0] as HistoryLink).origin.lsn);
+      if ("lsn" in point) {
+        const lsn = parseLsn(point.lsn);
+        if (lsn < start || lsn > end)
+          throw new Error(
+            `LSN ${point.lsn} is outside branch ${sourceId}'s history (${lsnText(start)} to ${lsnText(end)})`,
+          );
+      }
+      const stage = `${dir}.stage`;
+      fs.rmSync(stage, { recursive: true, force: true });
+      try {
+        await stageWal(
+          chain,
+          end,
+          (link) => {
+            const live = this.branchDir(projectId, link.origin.branchId);
+            return historyOf(live) === link.id ? live : undefined;
+          },
+          stage,
+        );
+        const root = chain[chain.length - 1] as HistoryLink;
+        const major = this.view.pgVersion(projectId);
+        if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
+        const recover = async (target: Record<string, string>): Promise<string> => {
+          fs.rmSync(dir, { recursive: true, force: true });
+          await copyBase(root, dir);
+          fs.writeFileSync(path.join(dir, "recovery.signal"), "");
+          await handOver(dir);
+          const bin = await this.serverBinaries(major);
+          const server = await PgServer.start(
+            bin,
+            dir,
+            await freePort(),
+            {
+              ...ADMIN_SERVER_SETTINGS,
+              ...target,
+              restore_command: restoreCommand(stage),
+              recovery_target_action: "promote",
+              recovery_target_timeline: "latest",
+              // No client reads it while it recovers: no checks of the settings a hot standby needs.
+              hot_standby: "off",
+              archive_mode: "off",
+            },
+            RECOVERY_TIMEOUT_MS,
+          );
+          const redone = /redo done at ([0-9A-F]+\/[0-9A-F]+)/.exec(server.log())?.[1];
+          await server.stop();
+          return redone ?? lsnText(end);
+        };
+        const target: Record<string, string> =
+          "lsn" in point
+            ? { recovery_target_lsn: point.lsn }
+            : { recovery_target_time: timestampText(point.wallMs) };
+        let lsn: string;
+        try {
+          const redone = await recover(target);
+          lsn = "lsn" in point ? point.lsn : redone;
+        } catch (err) {
+          // No record begins at or after the point (a time after the last commit, an LSN inside
+          // the last record): the state there is the state where the WAL ends, all of it replayed.
+          if (!/recovery ended before configured recovery target was reached/.test((err as Error).message))
+            throw err;
+          await recover({});
+          lsn = lsnText(end);
+        }
+        return { lsn, tli: controlInfo(dir).tli };
+      } finally {
+        fs.rmSync(stage, { recursive: true, force: true });
       }
     });
-    for (const id of wereRunning) {
-      // One suspended meanwhile (its suspend_compute under way or done) stays stopped.
-      const endpoint = this.view.endpoint(id);
-      if (!endpoint || (endpoint.pendingState ?? endpoint.currentState) === "idle") continue;
-      await this.start(id).catch((err) =>
-        this.logger?.error(
-          { err, endpoint: id },
-          "could not start a compute again after its branch's restore",
-        ),
-      );
-    }
-    return copiedAt;
   }
 
   /**
@@ -712,6 +911,24 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
   }
 
+  async historyRange(
+    projectId: string,
+    branchId: string,
+  ): Promise<{ start: string; end: string } | undefined> {
+    const dir = this.branchDir(projectId, branchId);
+    const history = historyOf(dir);
+    if (!history) return undefined;
+    const [newest] = chainOf(this.projectDir(projectId), history);
+    if (!newest) return undefined;
+    const primary = this.view.primaryOf(branchId);
+    const port = primary ? this.portOf(primary) : undefined;
+    const end =
+      port === undefined
+        ? checkpointLsn(dir)
+        : await this.withAdmin(port, currentLsn, "postgres", WAL_POLL_TIMEOUT_MS);
+    return { start: newest.origin.lsn, end };
+  }
+
   /**
    * A copy's subscriptions go before any compute runs on it, as on Neon (for a new branch, a reset
    * and a restore alike): the copy would otherwise subscribe to the same publication through the
@@ -742,10 +959,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
   }
 
-  private async dropSubscriptions(major: number, dir: string): Promise<void> {
+  private async dropSubscriptions(major: number, dir: string, projectDir: string): Promise<void> {
     const catalog = path.join(dir, "global", PG_SUBSCRIPTION_FILE);
     if (fs.existsSync(catalog) && fs.statSync(catalog).size === 0) return;
-    await this.onFolder(major, dir, { max_logical_replication_workers: "0" }, async (port) => {
+    const settings = { max_logical_replication_workers: "0", ...archiving(projectDir, dir) };
+    await this.onFolder(major, dir, settings, async (port) => {
       const subscriptions = await this.withAdmin(port, async (client) => {
         const found = await client.query<{ subname: string; datname: string }>(
           "SELECT s.subname, d.datname FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid",
@@ -849,8 +1067,33 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       if (/^[0-9A-F]{24}$/.test(file) && file > current) fs.rmSync(path.join(wal, file), { force: true });
   }
 
-  schema(projectId: string, branchId: string, database: string): Promise<string> {
+  schema(projectId: string, branchId: string, database: string, point?: string): Promise<string> {
+    const at = parsePoint(point);
+    if (at)
+      return this.atPoint(projectId, branchId, at, (port) => this.withAdmin(port, dumpSchema, database));
     return this.withDatabase(projectId, branchId, database, dumpSchema);
+  }
+
+  /**
+   * Runs `work` on a server started on a copy of the branch's data replayed to `point` (a folder
+   * of its own, removed after; a crash's leftover goes at the next start).
+   */
+  private async atPoint<T>(
+    projectId: string,
+    branchId: string,
+    point: HistoryPoint,
+    work: (port: number) => Promise<T>,
+  ): Promise<T> {
+    const major = this.view.pgVersion(projectId);
+    if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
+    const sourceDir = await this.ensureBranchData(projectId, branchId);
+    const dir = path.join(path.dirname(sourceDir), `${AT_POINT_PREFIX}${randomBytes(6).toString("hex")}`);
+    try {
+      await this.copyAt(projectId, branchId, sourceDir, dir, point);
+      return await this.onFolder(major, dir, {}, work);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   /**
@@ -877,7 +1120,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return this.withBranch(branchId, async () => {
       const started = running();
       if (started !== undefined) return this.withAdmin(started, work, database);
-      return this.onFolder(major, dir, {}, async (port) => {
+      return this.onFolder(major, dir, archiving(this.projectDir(projectId), dir), async (port) => {
         await this.withAdmin(port, (client) =>
           reconcile(client, this.view.branchSpec(branchId), (db, w) => this.withAdmin(port, w, db)),
         );
@@ -932,7 +1175,21 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // The server starts, and the primary's roles and databases are brought to the control plane's,
     // as one piece of work on the branch (an apply_config of the branch waits for it).
     await this.withBranch(endpoint.branchId, async () => {
-      const server = await PgServer.start(bin, dir, await freePort(), settings);
+      const projectDir = this.projectDir(endpoint.projectId);
+      if (!historyOf(dir)) {
+        // A folder made before history was kept: its history starts now, from a copy of it.
+        const control = controlInfo(dir);
+        await startHistory(
+          projectDir,
+          dir,
+          { lsn: lsnText(control.checkpoint), tli: control.tli, branchId: endpoint.branchId },
+          (base) => copyWhole(dir, base),
+        );
+      }
+      const server = await PgServer.start(bin, dir, await freePort(), {
+        ...settings,
+        ...archiving(projectDir, dir),
+      });
       this.track(endpointId, { server, projectId: endpoint.projectId, branchId: endpoint.branchId });
       if (endpoint.type !== "read_write") return;
       await this.attachReplicas(endpoint.branchId, server.port);
@@ -1031,21 +1288,37 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private async stop(endpointId: string): Promise<void> {
     const running = this.servers.get(endpointId);
     if (!running) return;
+    // Where a primary's clients' WAL ends: its shutdown then moves on to a new segment (archiving
+    // the last one into the branch's history), which is not theirs.
+    const ended =
+      this.walMeter && !running.replicaDir && running.server.running
+        ? await this.withAdmin(running.server.port, currentLsn, "postgres", STOP_MEASURE_TIMEOUT_MS).catch(
+            () => undefined,
+          )
+        : undefined;
     await running.server.stop();
     this.servers.delete(endpointId);
     if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
-    else this.measureStopped(running.projectId, running.branchId);
+    else this.measureStopped(running.projectId, running.branchId, ended);
   }
 
-  /** A primary stopped: its shutdown checkpoint is where its WAL ends. */
-  private measureStopped(projectId: string, branchId: string): void {
+  /**
+   * A primary stopped: its WAL ends where it was measured just before the stop, and the count goes
+   * on from its shutdown checkpoint; unmeasured, at its shutdown checkpoint.
+   */
+  private measureStopped(projectId: string, branchId: string, ended: string | undefined): void {
     let lsn: string;
     try {
       lsn = checkpointLsn(this.branchDir(projectId, branchId));
     } catch {
       return; // its folder is gone (a deleted branch or project)
     }
-    this.walMeter?.wal(branchId, "wrote", lsn);
+    if (ended === undefined) {
+      this.walMeter?.wal(branchId, "wrote", lsn);
+      return;
+    }
+    this.walMeter?.wal(branchId, "wrote", ended);
+    this.walMeter?.wal(branchId, "skip", lsn);
   }
 
   private applyConfig(branchId: string): Promise<void> {
@@ -1141,4 +1414,36 @@ async function currentLsn(client: PgClient): Promise<string> {
 /** The latest checkpoint's LSN recorded in a folder's pg_control, as X/X. */
 function checkpointLsn(dir: string): string {
   return lsnText(controlInfo(dir).checkpoint);
+}
+
+/** A point in a branch's history: an LSN, or a moment (wall time, as Postgres stamps commits). */
+export type HistoryPoint = { lsn: string } | { wallMs: number };
+
+/** The branch row's `history_point` (`lsn:X/X` or `time:<ms>`), if any. */
+function parsePoint(text: string | null | undefined): HistoryPoint | undefined {
+  if (!text) return undefined;
+  if (text.startsWith("lsn:")) return { lsn: text.slice(4) };
+  if (text.startsWith("time:")) return { wallMs: Number(text.slice(5)) };
+  return undefined;
+}
+
+/** A whole copy of a folder no server runs on: its data and every segment of its timeline (a history's base). */
+async function copyWhole(from: string, to: string): Promise<void> {
+  await copyData(from, to);
+  await copyWal(from, to, segmentName(controlInfo(from).tli, 0n));
+}
+
+/** The settings that archive a primary's completed WAL segments into the history its folder writes to. */
+function archiving(projectDir: string, dir: string): Record<string, string> {
+  const history = historyOf(dir);
+  if (!history) return {};
+  return {
+    archive_mode: "on",
+    archive_command: archiveCommand(path.join(historiesDir(projectDir), history)),
+  };
+}
+
+/** A wall time as recovery_target_time takes it (its parser refuses ISO 8601's T and Z). */
+function timestampText(ms: number): string {
+  return `${new Date(ms).toISOString().replace("T", " ").replace("Z", "")}+00`;
 }

@@ -39,6 +39,7 @@ export class ControlPlaneView {
         dataSource: branches.dataSource,
         initSource: branches.initSource,
         restoreSource: branches.restoreSource,
+        historyPoint: branches.historyPoint,
       })
       .from(branches)
       .where(eq(branches.id, id))

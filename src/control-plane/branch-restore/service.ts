@@ -2,8 +2,8 @@ import type { Ctx } from "../../context.js";
 import { badRequest } from "../../errors.js";
 import { operationsStarted } from "../../platform/events.js";
 import { type BranchRow, requireSettledBranch, requireWritableProject } from "../access.js";
+import { historyPoint } from "../branches/history.js";
 import { toBranchJson } from "../branches/render.js";
-import { requireHead } from "../branches/rules.js";
 import { addBranch } from "../branches/service.js";
 import { findChild, moveChildren, updateBranchRow } from "../branches/store.js";
 import { toOperationJson } from "../operations/render.js";
@@ -29,26 +29,31 @@ export function restoreBranch(
   const { body, ops } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
     const branch = requireSettledBranch(tx, accountId, projectId, branchId);
-    if (
-      input.source_branch_id === branchId &&
-      input.source_lsn === undefined &&
-      input.source_timestamp === undefined
-    )
+    const self = input.source_branch_id === branchId;
+    if (self && input.source_lsn === undefined && input.source_timestamp === undefined)
       throw badRequest("restoring a branch from its own history needs source_lsn or source_timestamp");
-    requireHead(
+    if (self && input.preserve_under_name === undefined)
+      throw badRequest(
+        "restoring a branch from its own history needs preserve_under_name (the branch that keeps its previous state)",
+      );
+    const source = self ? branch : requireSettledBranch(tx, accountId, projectId, input.source_branch_id);
+    const at = historyPoint(
+      ctx,
+      tx,
+      project,
+      source,
       { lsn: input.source_lsn, timestamp: input.source_timestamp },
       { lsn: "source_lsn", timestamp: "source_timestamp" },
-      "a branch is restored from the head of source_branch_id",
     );
-    const source = requireSettledBranch(tx, accountId, projectId, input.source_branch_id);
     if (findChild(tx, branchId) !== undefined && input.preserve_under_name === undefined)
       throw badRequest(
         `branch ${branchId} has child branches: preserve_under_name is required (they move to the branch that keeps its previous state)`,
       );
     const now = ctx.clock.now(accountId);
     const ops: OperationRow[] = [];
+    let kept: BranchRow | undefined;
     if (input.preserve_under_name !== undefined) {
-      const kept = addBranch(ctx, tx, project, {
+      kept = addBranch(ctx, tx, project, {
         name: input.preserve_under_name,
         parentId: branch.parentId,
         dataSource: branch.id,
@@ -58,15 +63,19 @@ export function restoreBranch(
       moveChildren(tx, branch.id, kept.id, now);
       ops.push(startOperation(ctx, tx, { accountId, projectId, branchId: kept.id, action: "create_branch" }));
     }
-    replaceRolesAndDatabases(tx, source.id, branch.id, now);
+    // From its own history it keeps its roles and databases (its compute brings the data's to them).
+    if (!self) replaceRolesAndDatabases(tx, source.id, branch.id, now);
     const next: BranchRow = {
       ...branch,
-      parentId: source.id,
+      // Restored from its own history, it becomes a child of the branch that keeps its previous state.
+      parentId: self && kept ? kept.id : source.id,
       restoreSource: source.id,
+      historyPoint: at.point ?? null,
+      historySince: now,
       // It takes the source's data, rows and all.
       initSource: "parent-data",
-      parentTimestamp: now,
-      parentLsn: branch.parentLsn ?? "0/1F2E3D4",
+      parentTimestamp: at.parentTimestamp ?? now,
+      parentLsn: at.parentLsn ?? branch.parentLsn ?? "0/1F2E3D4",
       currentState: "init",
       pendingState: "ready",
       stateChangedAt: now,

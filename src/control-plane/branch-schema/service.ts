@@ -1,7 +1,8 @@
 import { diffSchemas } from "../../compute/postgres/schema-dump/index.js";
 import type { Ctx } from "../../context.js";
 import { badRequest, unprocessable } from "../../errors.js";
-import { readBranch, requireBranch } from "../access.js";
+import { readBranch, requireBranch, requireProject } from "../access.js";
+import { historyPoint, requireLsnInHistory } from "../branches/history.js";
 import { requireDatabase } from "../roles-databases/service.js";
 import type { BranchSchemaCompareInput, BranchSchemaInput } from "./schema.js";
 
@@ -9,9 +10,6 @@ import type { BranchSchemaCompareInput, BranchSchemaInput } from "./schema.js";
  * A branch's schema (GET …/branches/{b}/schema) and its difference from another branch's
  * (…/compare_schema), read from the branch's real database: what `pg_dump --schema-only` prints.
  */
-
-const POINT_IN_TIME =
-  "the emulator keeps no history of a branch's data: a schema is read at the branch's head (omit lsn and timestamp)";
 
 /** The schema of one of a branch's databases, at its head. */
 export async function branchSchema(
@@ -21,8 +19,6 @@ export async function branchSchema(
   branchId: string,
   query: BranchSchemaInput,
 ) {
-  if (query.lsn !== undefined && query.timestamp !== undefined)
-    throw badRequest("lsn and timestamp cannot be specified at the same time");
   if (query.format === "json")
     throw unprocessable("format=json is not served by the emulator; the schema is available as sql");
   return { sql: await readSchema(ctx, accountId, projectId, branchId, query.db_name, query) };
@@ -44,10 +40,15 @@ export async function compareBranchSchema(
   if (!baseId)
     throw badRequest(`branch ${branchId} has no parent: name the branch to compare with in base_branch_id`);
   requireBranch(ctx.db, accountId, projectId, baseId);
-  const base = await readSchema(ctx, accountId, projectId, baseId, query.db_name, {
-    lsn: query.base_lsn,
-    timestamp: query.base_timestamp,
-  });
+  const base = await readSchema(
+    ctx,
+    accountId,
+    projectId,
+    baseId,
+    query.db_name,
+    { lsn: query.base_lsn, timestamp: query.base_timestamp },
+    { lsn: "base_lsn", timestamp: "base_timestamp" },
+  );
   const target = await readSchema(ctx, accountId, projectId, branchId, query.db_name, query);
   const db = query.db_name;
   return { diff: diffSchemas(base, target, { base: `a/${db}`, target: `b/${db}` }) };
@@ -60,13 +61,18 @@ async function readSchema(
   branchId: string,
   database: string,
   at: { lsn?: string | undefined; timestamp?: string | undefined },
+  names = { lsn: "lsn", timestamp: "timestamp" },
 ): Promise<string> {
-  readBranch(ctx.db, accountId, projectId, branchId);
+  const project = requireProject(ctx.db, accountId, projectId);
+  const branch = readBranch(ctx.db, accountId, projectId, branchId);
   requireDatabase(ctx.db, branchId, database);
-  if (at.lsn !== undefined || at.timestamp !== undefined) throw unprocessable(POINT_IN_TIME);
+  // A point of the branch's history: checked as a branch create's parent_lsn/parent_timestamp.
+  const { point } = historyPoint(ctx, ctx.db, project, branch, at, names);
   if (!ctx.branchData)
     throw unprocessable(
       "branches have no databases to read with NEON_EMULATOR_COMPUTE=none; run the emulator with real computes (NEON_EMULATOR_COMPUTE=postgres)",
     );
-  return ctx.branchData.schema(projectId, branchId, database);
+  if (at.timestamp === undefined)
+    await requireLsnInHistory(ctx, accountId, projectId, branchId, at.lsn, names.lsn);
+  return ctx.branchData.schema(projectId, branchId, database, point);
 }

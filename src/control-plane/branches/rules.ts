@@ -40,6 +40,11 @@ export function newBranchRow(args: {
   dataSource?: string | undefined;
   /** `schema-only`: the schema of dataSource's databases, without their rows. */
   initSource?: "parent-data" | "schema-only" | undefined;
+  /** The point of its source's history its data is made from (`lsn:X/X`, `time:<wall ms>`); its head when absent. */
+  historyPoint?: string | undefined;
+  /** The LSN or time of the parent's history it starts from, when not its parent's head. */
+  parentLsn?: string | undefined;
+  parentTimestamp?: number | undefined;
 }): BranchRow {
   const { id, now } = args;
   return {
@@ -54,8 +59,8 @@ export function newBranchRow(args: {
     pendingState: "ready",
     stateChangedAt: now,
     creationSource: "console",
-    parentLsn: args.parentId ? "0/1F2E3D4" : null,
-    parentTimestamp: args.parentId ? now : null,
+    parentLsn: args.parentId ? (args.parentLsn ?? "0/1F2E3D4") : null,
+    parentTimestamp: args.parentId ? (args.parentTimestamp ?? now) : null,
     logicalSize: 0,
     expiresAt: args.expiresAt ?? null,
     annotations: args.annotations && Object.keys(args.annotations).length ? args.annotations : null,
@@ -68,6 +73,8 @@ export function newBranchRow(args: {
     lastCheckAt: null,
     checkBase: null,
     meteredLsn: null,
+    historyPoint: args.historyPoint ?? null,
+    historySince: now,
     createdAt: now,
     updatedAt: now,
   };

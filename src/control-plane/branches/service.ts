@@ -24,16 +24,9 @@ import { startOperation } from "../operations/service.js";
 import type { OperationRow } from "../operations/store.js";
 import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
 import { copyDatabases, copyRoles } from "../roles-databases/store.js";
+import { historyPoint } from "./history.js";
 import { toAnnotationJson, toBranchJson } from "./render.js";
-import {
-  checkDeletable,
-  decodeCursor,
-  encodeCursor,
-  expiryOf,
-  newBranchRow,
-  requireHead,
-  sortValue,
-} from "./rules.js";
+import { checkDeletable, decodeCursor, encodeCursor, expiryOf, newBranchRow, sortValue } from "./rules.js";
 import type { BranchCreateInput, BranchListInput, BranchUpdateInput } from "./schema.js";
 import {
   countBranchRows,
@@ -102,16 +95,19 @@ export function listBranches(ctx: Ctx, accountId: string, projectId: string, q: 
 export function createBranch(ctx: Ctx, accountId: string, projectId: string, input: BranchCreateInput) {
   const { body, ops } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
-    requireHead(
-      { lsn: input.branch?.parent_lsn, timestamp: input.branch?.parent_timestamp },
-      { lsn: "parent_lsn", timestamp: "parent_timestamp" },
-      "a branch starts as a copy of its parent's head",
-    );
     const plan = getAccount(tx, accountId).plan;
     const parent = input.branch?.parent_id
       ? requireBranch(tx, accountId, projectId, input.branch.parent_id)
       : findDefaultBranch(tx, projectId);
     if (!parent) throw notFound(`project ${projectId} has no default branch to branch from`);
+    const at = historyPoint(
+      ctx,
+      tx,
+      project,
+      parent,
+      { lsn: input.branch?.parent_lsn, timestamp: input.branch?.parent_timestamp },
+      { lsn: "parent_lsn", timestamp: "parent_timestamp" },
+    );
     const expiresAt = expiryOf(input.branch?.expires_at, ctx.clock.now(accountId));
     // A schema-only branch is a root branch: the parent only gives it its schema, roles and databases.
     const schemaOnly = input.branch?.init_source === "schema-only";
@@ -121,6 +117,9 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
       protected: input.branch?.protected,
       annotations: input.annotation_value,
       expiresAt,
+      historyPoint: at.point,
+      parentLsn: at.parentLsn,
+      parentTimestamp: at.parentTimestamp,
       ...(schemaOnly ? { dataSource: parent.id, initSource: "schema-only" } : {}),
     });
     // A new branch starts as a copy of its parent's roles and databases.

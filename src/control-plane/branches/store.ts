@@ -77,7 +77,7 @@ export function markReady(tx: Tx, branchId: string, now: number): void {
   statement(
     tx,
     `UPDATE branches SET current_state = 'ready', pending_state = NULL, state_changed_at = @now,
-       data_source = NULL, restore_source = NULL WHERE id = @id`,
+       data_source = NULL, restore_source = NULL, history_point = NULL WHERE id = @id`,
   ).run({ now, id: branchId });
 }
 

@@ -57,6 +57,15 @@ export const branches = sqliteTable(
      * set when its data is made or replaced, moved on as its primary is measured.
      */
     meteredLsn: text("metered_lsn"),
+    /**
+     * The point of its source's history a branch's data is made from, while its create_branch
+     * (a create's parent_lsn/parent_timestamp, a restore's source_lsn/source_timestamp) is under
+     * way: `lsn:X/X`, or `time:<ms>` in wall time (what Postgres stamps commits with). Cleared with
+     * data_source once made.
+     */
+    historyPoint: text("history_point"),
+    /** When the branch's history begins (its creation, its last restore); null: at created_at. */
+    historySince: integer("history_since"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

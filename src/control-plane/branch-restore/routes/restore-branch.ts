@@ -7,6 +7,7 @@ import {
   publish,
   security,
 } from "../../../http/router.js";
+import { requireLsnInHistory } from "../../branches/history.js";
 import { BranchParams } from "../../schema.js";
 import { BranchOperations, BranchRestoreRequest } from "../schema.js";
 import { restoreBranch } from "../service.js";
@@ -26,13 +27,19 @@ const route = createRoute({
   },
 });
 
-export default createRouter().openapi(route, (c) => {
+export default createRouter().openapi(route, async (c) => {
+  const { ctx, principal } = c.var;
   const p = c.req.valid("param");
-  return c.json(
-    publish(
-      c,
-      restoreBranch(c.var.ctx, c.var.principal.accountId, p.project_id, p.branch_id, c.req.valid("json")),
-    ),
-    200,
-  );
+  const input = c.req.valid("json");
+  // Both named: the restore's own 400 says so.
+  if (input.source_timestamp === undefined)
+    await requireLsnInHistory(
+      ctx,
+      principal.accountId,
+      p.project_id,
+      input.source_branch_id,
+      input.source_lsn,
+      "source_lsn",
+    );
+  return c.json(publish(c, restoreBranch(ctx, principal.accountId, p.project_id, p.branch_id, input)), 200);
 });

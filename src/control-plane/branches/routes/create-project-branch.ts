@@ -12,6 +12,7 @@ import { Endpoint } from "../../endpoints/schema.js";
 import { Operation } from "../../operations/schema.js";
 import { Database, Role } from "../../roles-databases/schema.js";
 import { ProjectParams } from "../../schema.js";
+import { requireLsnInHistory } from "../history.js";
 import { Branch, BranchCreateRequest } from "../schema.js";
 import { createBranch } from "../service.js";
 
@@ -39,17 +40,20 @@ const route = createRoute({
   },
 });
 
-export default createRouter().openapi(route, (c) =>
-  c.json(
-    publish(
-      c,
-      createBranch(
-        c.var.ctx,
-        c.var.principal.accountId,
-        c.req.valid("param").project_id,
-        c.req.valid("json"),
-      ),
-    ),
-    201,
-  ),
-);
+export default createRouter().openapi(route, async (c) => {
+  const { ctx, principal } = c.var;
+  const projectId = c.req.valid("param").project_id;
+  const input = c.req.valid("json");
+  const at = input.branch;
+  // Both named: the create's own 400 says so.
+  if (at?.parent_timestamp === undefined)
+    await requireLsnInHistory(
+      ctx,
+      principal.accountId,
+      projectId,
+      at?.parent_id,
+      at?.parent_lsn,
+      "parent_lsn",
+    );
+  return c.json(publish(c, createBranch(ctx, principal.accountId, projectId, input)), 201);
+});

@@ -1,0 +1,218 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { readdir } from "./binaries.js";
+import { copyData, copyWal, HISTORY_FILE, parseLsn, segmentName } from "./copy.js";
+import { handOver } from "./process.js";
+
+/**
+ * A branch's history: what point-in-time branching and restore replay (Neon's `parent_lsn`,
+ * `parent_timestamp`, `source_lsn`, `source_timestamp`). Every primary archives each WAL segment it
+ * completes (gzip) into the history its folder writes to (`<project>/history/<id>/`). A history
+ * either starts from a base copy of its own (a stopped data folder: a hard-linked copy of the
+ * template for a new project's first branch, a copy for any other root) or continues another at
+ * the LSN its branch was copied at (a child branch, a restore's new state). The state of a branch at
+ * any point since its history began is then that chain's base plus the WAL of the chain up to the
+ * point, replayed by Postgres' own archive recovery.
+ */
+
+const ORIGIN_FILE = "origin.json";
+const SEGMENT = /^[0-9A-F]{24}$/;
+
+/** Where a history starts. */
+export interface Origin {
+  /** The history it continues (absent: it starts from its own `base` folder). */
+  from?: string;
+  /** The LSN it starts at: where its branch was copied or recovered to (a root's base checkpoint). */
+  lsn: string;
+  /** The timeline its WAL is written on. */
+  tli: number;
+  /** The branch whose folder writes to it (its live pg_wal holds what is not archived yet). */
+  branchId: string;
+}
+
+export interface HistoryLink {
+  id: string;
+  dir: string;
+  origin: Origin;
+}
+
+/** The folder of a project's histories. */
+export function historiesDir(projectDir: string): string {
+  return path.join(projectDir, "history");
+}
+
+/** The history a branch folder names, made whole or not. */
+export function namedHistory(branchDir: string): string | undefined {
+  try {
+    const id = fs.readFileSync(path.join(branchDir, HISTORY_FILE), "utf8").trim();
+    return /^h-[0-9a-f]{12}$/.test(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The history a branch folder writes to, if it keeps one. One a crash left half-made (no origin
+ * yet) is none: the folder starts another.
+ */
+export function historyOf(branchDir: string): string | undefined {
+  const id = namedHistory(branchDir);
+  const projectDir = path.dirname(path.dirname(branchDir));
+  return id && fs.existsSync(path.join(historiesDir(projectDir), id, ORIGIN_FILE)) ? id : undefined;
+}
+
+/**
+ * Starts a new history for the folder `branchDir`: its folder and origin, and `base` made by
+ * `makeBase` when it starts from a copy of its own. The folder names it first, so a collection
+ * running meanwhile keeps it; if making it fails, the folder names none again and it goes.
+ */
+export async function startHistory(
+  projectDir: string,
+  branchDir: string,
+  origin: Origin,
+  makeBase?: (baseDir: string) => Promise<void>,
+): Promise<string> {
+  const id = `h-${randomBytes(6).toString("hex")}`;
+  const dir = path.join(historiesDir(projectDir), id);
+  const pointer = path.join(branchDir, HISTORY_FILE);
+  // Folders above a server's let its user through (0711); the history is its own (0700).
+  fs.mkdirSync(historiesDir(projectDir), { recursive: true, mode: 0o711 });
+  fs.mkdirSync(dir, { mode: 0o700 });
+  fs.writeFileSync(pointer, id, { mode: 0o600 });
+  try {
+    if (makeBase) await makeBase(path.join(dir, "base"));
+    // Timeline history files a recovery wrote (archiving was off for it): a replay along this
+    // history needs them, whatever becomes of the folder.
+    for (const name of readdir(path.join(branchDir, "pg_wal")))
+      if (name.endsWith(".history"))
+        fs.writeFileSync(
+          path.join(dir, `${name}.gz`),
+          gzipSync(fs.readFileSync(path.join(branchDir, "pg_wal", name))),
+          { mode: 0o600 },
+        );
+    fs.writeFileSync(path.join(dir, ORIGIN_FILE), JSON.stringify(origin), { mode: 0o600 });
+    await handOver(dir);
+  } catch (err) {
+    fs.rmSync(pointer, { force: true });
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return id;
+}
+
+/** A history and the ones it continues, newest first. */
+export function chainOf(projectDir: string, id: string): HistoryLink[] {
+  const chain: HistoryLink[] = [];
+  for (let next: string | undefined = id; next !== undefined; ) {
+    if (chain.some((link) => link.id === next) || chain.length > 10_000)
+      throw new Error(`history ${id} loops back on itself`);
+    const dir = path.join(historiesDir(projectDir), next);
+    const origin = JSON.parse(fs.readFileSync(path.join(dir, ORIGIN_FILE), "utf8")) as Origin;
+    chain.push({ id: next, dir, origin });
+    next = origin.from;
+  }
+  const root = chain[chain.length - 1];
+  if (!root || !fs.existsSync(path.join(root.dir, "base", "PG_VERSION")))
+    throw new Error(`history ${id} has no base copy to replay from`);
+  return chain;
+}
+
+/** A path inside a single-quoted shell word, `%` doubled for Postgres (which replaces %f and %p in commands). */
+function quoted(p: string): string {
+  return p.replaceAll("'", `'\\''`).replaceAll("%", "%%");
+}
+
+/** The archive_command of a primary writing to the history in `dir`: each completed segment, gzipped, renamed into place once whole. */
+export function archiveCommand(dir: string): string {
+  const tmp = `'${quoted(dir)}/%f.gz.tmp'`;
+  return `gzip -1 -c "%p" > ${tmp} && mv -f ${tmp} '${quoted(dir)}/%f.gz'`;
+}
+
+/** The restore_command of a recovery reading the segments staged in `stage` (gzipped links, or plain copies). */
+export function restoreCommand(stage: string): string {
+  return `gzip -dc '${quoted(stage)}/%f.gz' > "%p" 2>/dev/null || cp '${quoted(stage)}/%f' "%p" 2>/dev/null`;
+}
+
+/**
+ * Lays out in `stage` the WAL a recovery along `chain` reads, each segment from the history that
+ * wrote it: a history gives the segments of its timeline from its start up to where the next one
+ * in the chain branched off (the newest, up to `end`), a newer history's copy of a segment
+ * winning. Archived segments are linked; those not archived yet are copied from the live pg_wal of
+ * the branch still writing to that history (`liveDir`). Timeline history files come from all.
+ */
+export async function stageWal(
+  chain: HistoryLink[],
+  end: bigint,
+  liveDir: (link: HistoryLink) => string | undefined,
+  stage: string,
+): Promise<void> {
+  fs.mkdirSync(stage, { recursive: true, mode: 0o700 });
+  const staged = new Set<string>();
+  for (const [i, link] of chain.entries()) {
+    const { tli } = link.origin;
+    const first = segmentName(tli, parseLsn(link.origin.lsn));
+    const newer = chain[i - 1];
+    const last = segmentName(tli, newer ? parseLsn(newer.origin.lsn) : end);
+    const wanted = (name: string) =>
+      staged.has(name)
+        ? false
+        : name.endsWith(".history") ||
+          (SEGMENT.test(name) && name.slice(0, 8) === first.slice(0, 8) && name >= first && name <= last);
+    for (const file of readdir(link.dir)) {
+      if (!file.endsWith(".gz")) continue;
+      const name = file.slice(0, -3);
+      if (!wanted(name)) continue;
+      fs.symlinkSync(path.join(link.dir, file), path.join(stage, file));
+      staged.add(name);
+    }
+    const live = liveDir(link);
+    if (!live) continue;
+    const wal = path.join(live, "pg_wal");
+    for (const name of readdir(wal)) {
+      if (!wanted(name)) continue;
+      try {
+        await fs.promises.copyFile(path.join(wal, name), path.join(stage, name));
+        staged.add(name);
+      } catch {
+        // Archived and removed meanwhile: the archive has it now.
+        const archived = path.join(link.dir, `${name}.gz`);
+        if (fs.existsSync(archived)) {
+          fs.symlinkSync(archived, path.join(stage, `${name}.gz`));
+          staged.add(name);
+        }
+      }
+    }
+  }
+  await handOver(stage);
+}
+
+/** Copies a history's base into `work` (data and all its WAL), for a recovery to start from. */
+export async function copyBase(link: HistoryLink, work: string): Promise<void> {
+  const base = path.join(link.dir, "base");
+  await copyData(base, work);
+  await copyWal(base, work, segmentName(link.origin.tli, 0n));
+}
+
+/**
+ * Removes the project's histories that no branch folder reaches any more (through the one it
+ * writes to and those that continues). `live` are the history ids branch folders name, those
+ * under way included.
+ */
+export function collectHistories(projectDir: string, live: Iterable<string>): void {
+  const root = historiesDir(projectDir);
+  const keep = new Set<string>();
+  for (const id of live) {
+    for (let next: string | undefined = id; next !== undefined && !keep.has(next); ) {
+      keep.add(next);
+      try {
+        next = (JSON.parse(fs.readFileSync(path.join(root, next, ORIGIN_FILE), "utf8")) as Origin).from;
+      } catch {
+        next = undefined;
+      }
+    }
+  }
+  for (const id of readdir(root))
+    if (!keep.has(id)) fs.rmSync(path.join(root, id), { recursive: true, force: true });
+}

@@ -1,0 +1,289 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { computeClient, startComputeServer } from "../helpers/compute.js";
+import { http, type RunningServer, randomKey } from "../helpers/server.js";
+
+/**
+ * Branch history on real computes: branches made at a point of their parent's past (parent_lsn,
+ * parent_timestamp) and restores to a point (source_lsn, source_timestamp, a branch's own history
+ * included) replay the WAL the computes archived. On the manual clock, so the times a test names
+ * fall between its writes by construction. One server (and its computes) for the file.
+ */
+let server: RunningServer;
+let dir: string;
+const key = randomKey();
+
+beforeAll(async () => {
+  ({ server, dir } = await startComputeServer(key, {
+    NEON_EMULATOR_CLOCK: "manual",
+    NEON_EMULATOR_CLOCK_START: "2026-05-04T09:00:00Z",
+  }));
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+const { api, query, settled } = computeClient(() => server, key);
+
+async function advance(seconds: number): Promise<number> {
+  const res = await http(server.url, key, "POST", "/_emulator/clock/advance", { seconds });
+  expect(res.status).toBe(200);
+  return Date.parse(res.body.now);
+}
+
+/** Operations finish as the manual clock passes their time: a second's advance, until all have. */
+async function allSettled(projectId: string, ops: { id: string }[]): Promise<void> {
+  await advance(1);
+  const results = [];
+  for (const op of ops) results.push(await settled(projectId, op.id));
+  expect(results.map((r) => `${r.status} ${r.error ?? ""}`.trim())).toEqual(ops.map(() => "finished"));
+}
+
+interface Project {
+  id: string;
+  branchId: string;
+  endpointId: string;
+  role: string;
+  password: string;
+}
+
+async function createProject(name: string, extra: Record<string, unknown> = {}): Promise<Project> {
+  const res = await api("POST", "/projects", { project: { name, ...extra } });
+  expect(res.status).toBe(201);
+  await allSettled(res.body.project.id, res.body.operations);
+  return {
+    id: res.body.project.id,
+    branchId: res.body.branch.id,
+    endpointId: res.body.endpoints[0].id,
+    role: res.body.roles[0].name,
+    password: res.body.roles[0].password,
+  };
+}
+
+function sql(p: Project, text: string, endpoint = p.endpointId) {
+  return query(endpoint, p.role, p.password, "neondb", text);
+}
+
+/** Creates a branch with a read_write endpoint and waits for its operations; returns the response body. */
+async function branch(p: Project, body: Record<string, unknown>) {
+  const res = await api("POST", `/projects/${p.id}/branches`, {
+    branch: body,
+    endpoints: [{ type: "read_write" }],
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  await allSettled(p.id, res.body.operations);
+  return res.body;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const values = (rows: Record<string, unknown>[]) => rows.map((r) => r.v);
+
+describe("a branch at a point of its parent's history", () => {
+  let p: Project;
+  let t0 = 0;
+
+  it("parent_timestamp: the branch holds what was committed by then, and diverges from there", async () => {
+    p = await createProject("history");
+    await sql(p, "CREATE TABLE t (v int)");
+    await sql(p, "INSERT INTO t VALUES (1)");
+    t0 = await advance(60);
+    await sql(p, "INSERT INTO t VALUES (2)");
+    await advance(60);
+
+    const body = await branch(p, { name: "at-t0", parent_timestamp: iso(t0 - 30_000) });
+    expect(body.branch.parent_timestamp).toBe(iso(t0 - 30_000).replace(".000Z", "Z"));
+    const child = body.endpoints[0].id;
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v", child))).toEqual([1]);
+    // The parent keeps its rows; the child writes on its own.
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v"))).toEqual([1, 2]);
+    await sql(p, "INSERT INTO t VALUES (10)", child);
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v", child))).toEqual([1, 10]);
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v"))).toEqual([1, 2]);
+    const got = await api("GET", `/projects/${p.id}/branches/${body.branch.id}`);
+    expect(got.body.branch.parent_lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+  });
+
+  it("a time after the parent's last commit is its state then: every row", async () => {
+    const body = await branch(p, { name: "quiet", parent_timestamp: iso(t0 + 30_000) });
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v", body.endpoints[0].id))).toEqual([1, 2]);
+  });
+
+  it("parent_lsn: the branch holds what was written up to that LSN", async () => {
+    await sql(p, "INSERT INTO t VALUES (3)");
+    const [at] = await sql(p, "SELECT pg_current_wal_lsn()::text AS lsn");
+    await sql(p, "INSERT INTO t VALUES (4)");
+    const body = await branch(p, { name: "at-lsn", parent_lsn: String(at?.lsn) });
+    expect(body.branch.parent_lsn).toBe(at?.lsn);
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v", body.endpoints[0].id))).toEqual([1, 2, 3]);
+  });
+
+  it("reads the history of a suspended parent, and of a parent that is itself a child", async () => {
+    const mid = await branch(p, { name: "mid" });
+    const m: Project = { ...p, branchId: mid.branch.id, endpointId: mid.endpoints[0].id };
+    await sql(m, "INSERT INTO t VALUES (100)");
+    const t1 = await advance(60);
+    await sql(m, "INSERT INTO t VALUES (200)");
+    await advance(60);
+    const suspended = await api("POST", `/projects/${p.id}/endpoints/${m.endpointId}/suspend`);
+    expect(suspended.status).toBe(200);
+    await allSettled(p.id, suspended.body.operations);
+
+    const body = await branch(p, {
+      name: "grandchild",
+      parent_id: m.branchId,
+      parent_timestamp: iso(t1 - 1000),
+    });
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v", body.endpoints[0].id))).toEqual([
+      1, 2, 3, 4, 100,
+    ]);
+  });
+
+  it("answers 400 for a point the history cannot give", async () => {
+    const create = (b: Record<string, unknown>) => api("POST", `/projects/${p.id}/branches`, { branch: b });
+    const both = await create({ parent_lsn: "0/1", parent_timestamp: iso(t0) });
+    expect(both.status).toBe(400);
+    expect(both.body.message).toContain("cannot be specified at the same time");
+    const bad = await create({ parent_lsn: "yesterday" });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain("parent_lsn must be an LSN");
+    const future = await create({ parent_timestamp: "2099-01-01T00:00:00Z" });
+    expect(future.status).toBe(400);
+    expect(future.body.message).toContain("is in the future");
+    const early = await create({ parent_timestamp: "2026-05-04T08:00:00Z" });
+    expect(early.status).toBe(400);
+    expect(early.body.message).toContain("history begins");
+    const ahead = await create({ parent_lsn: "FF/0" });
+    expect(ahead.status).toBe(400);
+    expect(ahead.body.message).toMatch(
+      /parent_lsn FF\/0 is outside branch br-[a-z0-9-]+'s history, which holds 0\/[0-9A-F]+ to 0\/[0-9A-F]+/,
+    );
+    const before = await create({ parent_lsn: "0/1" });
+    expect(before.status).toBe(400);
+    expect(before.body.message).toContain("is outside branch");
+    const branches = await api("GET", `/projects/${p.id}/branches`);
+    expect(branches.body.branches.map((b: { name: string }) => b.name).sort()).toEqual(
+      ["at-lsn", "at-t0", "grandchild", "main", "mid", "quiet"].sort(),
+    );
+  });
+
+  it("a time older than the project's history_retention_seconds is refused", async () => {
+    const short = await createProject("short-history", { history_retention_seconds: 3600 });
+    const start = await advance(7200);
+    const res = await api("POST", `/projects/${short.id}/branches`, {
+      branch: { parent_timestamp: iso(start - 5400_000) },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain("history_retention_seconds: 3600");
+  });
+});
+
+describe("restoring a branch to a point", () => {
+  it("its own history: the state before a mistake comes back, the previous state is kept as its parent", async () => {
+    const p = await createProject("undo");
+    await sql(p, "CREATE TABLE precious (v int)");
+    await sql(p, "INSERT INTO precious VALUES (1), (2)");
+    const before = await advance(60);
+    await sql(p, "DROP TABLE precious");
+    await advance(60);
+
+    const refused = await api("POST", `/projects/${p.id}/branches/${p.branchId}/restore`, {
+      source_branch_id: p.branchId,
+      source_timestamp: iso(before - 1000),
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain("preserve_under_name");
+
+    const res = await api("POST", `/projects/${p.id}/branches/${p.branchId}/restore`, {
+      source_branch_id: p.branchId,
+      source_timestamp: iso(before - 1000),
+      preserve_under_name: "main-before-restore",
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    await allSettled(p.id, res.body.operations);
+    // The same endpoint, on the restored data.
+    expect(values(await sql(p, "SELECT v FROM precious ORDER BY v"))).toEqual([1, 2]);
+    const list = (await api("GET", `/projects/${p.id}/branches`)).body.branches as {
+      id: string;
+      name: string;
+      parent_id?: string;
+    }[];
+    const kept = list.find((b) => b.name === "main-before-restore");
+    const main = list.find((b) => b.id === p.branchId);
+    expect(main?.parent_id).toBe(kept?.id);
+    // The kept branch holds the state the restore replaced.
+    const keptBranch = await branch(p, { name: "look", parent_id: kept?.id });
+    await expect(sql(p, "SELECT v FROM precious", keptBranch.endpoints[0].id)).rejects.toThrow(
+      'relation "precious" does not exist',
+    );
+    // The restored branch writes on, and its history goes on from the restore.
+    await sql(p, "INSERT INTO precious VALUES (3)");
+    const after = await advance(60);
+    await sql(p, "INSERT INTO precious VALUES (4)");
+    await advance(60);
+    const again = await branch(p, { name: "after-restore", parent_timestamp: iso(after - 1000) });
+    expect(values(await sql(p, "SELECT v FROM precious ORDER BY v", again.endpoints[0].id))).toEqual([
+      1, 2, 3,
+    ]);
+  });
+
+  it("another branch's history by LSN", async () => {
+    const p = await createProject("restore-lsn");
+    await sql(p, "CREATE TABLE t (v int)");
+    await sql(p, "INSERT INTO t VALUES (1)");
+    const [at] = await sql(p, "SELECT pg_current_wal_lsn()::text AS lsn");
+    await sql(p, "INSERT INTO t VALUES (2)");
+    const other = await branch(p, { name: "other", parent_lsn: String(at?.lsn) });
+    expect(values(await sql(p, "SELECT v FROM t", other.endpoints[0].id))).toEqual([1]);
+    await sql(p, "INSERT INTO t VALUES (3)");
+    const res = await api("POST", `/projects/${p.id}/branches/${other.branch.id}/restore`, {
+      source_branch_id: p.branchId,
+      source_lsn: String(at?.lsn),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    await allSettled(p.id, res.body.operations);
+    expect(values(await sql(p, "SELECT v FROM t", other.endpoints[0].id))).toEqual([1]);
+  });
+});
+
+describe("a branch's schema at a point", () => {
+  it("schema and compare_schema read the branch as it was (what neon branches schema-diff …@time asks)", async () => {
+    const p = await createProject("schema-then");
+    await sql(p, "CREATE TABLE items (id int)");
+    const then = await advance(60);
+    await sql(p, "ALTER TABLE items ADD COLUMN added_later text");
+    await advance(60);
+    const b = `/projects/${p.id}/branches/${p.branchId}`;
+    const past = await api("GET", `${b}/schema?db_name=neondb&timestamp=${iso(then - 1000)}`);
+    expect(past.status, JSON.stringify(past.body)).toBe(200);
+    expect(past.body.sql).toContain("CREATE TABLE public.items (\n    id integer\n);");
+    const now = await api("GET", `${b}/schema?db_name=neondb`);
+    expect(now.body.sql).toContain("added_later text");
+    const diff = await api(
+      "GET",
+      `${b}/compare_schema?db_name=neondb&base_branch_id=${p.branchId}&base_timestamp=${iso(then - 1000)}`,
+    );
+    expect(diff.status).toBe(200);
+    expect(diff.body.diff).toContain("+    added_later text");
+    // Nothing is left of the copies read.
+    const branchesDir = path.join(dir, "db-data", "projects", p.id, "branches");
+    expect(fs.readdirSync(branchesDir)).toEqual([p.branchId]);
+  });
+});
+
+describe("history on disk", () => {
+  it("a deleted branch's history goes, unless a branch continues it", async () => {
+    const p = await createProject("collect");
+    const historyDir = path.join(dir, "db-data", "projects", p.id, "history");
+    const count = () => fs.readdirSync(historyDir).length;
+    expect(count()).toBe(1);
+    const child = await branch(p, { name: "child" });
+    expect(count()).toBe(2);
+    const grandchild = await branch(p, { name: "grandchild", parent_id: child.branch.id });
+    expect(count()).toBe(3);
+    const del = await api("DELETE", `/projects/${p.id}/branches/${grandchild.branch.id}`);
+    expect(del.status).toBe(200);
+    for (let i = 0; i < 100 && count() > 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(count()).toBe(2);
+  });
+});
