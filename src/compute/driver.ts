@@ -10,10 +10,16 @@ export interface BranchReader {
    */
   schema(projectId: string, branchId: string, database: string, point?: string): Promise<string>;
   /**
-   * Copies the branch's data as it is now (a consistent copy, running or not) into the snapshot's
-   * folder; resolves to the LSN it was taken at and the bytes of its databases.
+   * Copies the branch's data as it is now (a consistent copy, running or not), or as it was at
+   * `point` of its history, into the snapshot's folder; resolves to the LSN it was taken at and
+   * the bytes of its databases.
    */
-  snapshot(projectId: string, branchId: string, snapshotId: string): Promise<{ lsn: string; size: number }>;
+  snapshot(
+    projectId: string,
+    branchId: string,
+    snapshotId: string,
+    point?: string,
+  ): Promise<{ lsn: string; size: number }>;
   /**
    * The LSNs the branch's history holds now (where it begins, where its WAL ends), or undefined
    * when it keeps none (its data not made yet, or made before history was kept).

@@ -271,6 +271,38 @@ describe("a branch's schema at a point", () => {
   });
 });
 
+describe("a snapshot at a point", () => {
+  it("holds the branch as it was then, and a branch restored from it has those rows", async () => {
+    const p = await createProject("snapshot-then");
+    await sql(p, "CREATE TABLE t (v int)");
+    await sql(p, "INSERT INTO t VALUES (1)");
+    const then = await advance(60);
+    await sql(p, "INSERT INTO t VALUES (2)");
+    await advance(60);
+    const taken = await api(
+      "POST",
+      `/projects/${p.id}/branches/${p.branchId}/snapshot?timestamp=${iso(then - 1000)}&name=then`,
+    );
+    expect(taken.status, JSON.stringify(taken.body)).toBe(200);
+    expect(taken.body.snapshot).toMatchObject({
+      name: "then",
+      timestamp: iso(then - 1000).replace(".000Z", "Z"),
+      lsn: expect.stringMatching(/^[0-9A-F]+\/[0-9A-F]+$/),
+    });
+    const restored = await api("POST", `/projects/${p.id}/snapshots/${taken.body.snapshot.id}/restore`, {
+      name: "from-then",
+    });
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    await allSettled(p.id, restored.body.operations);
+    const made = await api("POST", `/projects/${p.id}/endpoints`, {
+      endpoint: { branch_id: restored.body.branch.id, type: "read_write" },
+    });
+    expect(made.status).toBe(201);
+    await allSettled(p.id, made.body.operations);
+    expect(values(await sql(p, "SELECT v FROM t", made.body.endpoint.id))).toEqual([1]);
+  });
+});
+
 describe("history on disk", () => {
   it("a deleted branch's history goes, unless a branch continues it", async () => {
     const p = await createProject("collect");

@@ -61,10 +61,17 @@ describe("snapshots", () => {
     expectStatus(await t.api("DELETE", `${p()}/snapshots/${other.id}`), 404);
   });
 
-  it("refuses a point in time, a past expiry, a branch still being created, and unknown branches", async () => {
-    const pitr = await t.api("POST", `${p()}/branches/${mainId}/snapshot?timestamp=2025-01-01T00:00:00Z`);
-    expectStatus(pitr, 422);
-    expect(pitr.body.message).toContain("no history");
+  it("refuses a time before the branch's history, a past expiry, a branch still being created, and unknown branches", async () => {
+    const pitr = await t.api("POST", `${p()}/branches/${mainId}/snapshot?timestamp=2024-12-31T00:00:00Z`);
+    expectStatus(pitr, 400);
+    expect(pitr.body.message).toContain(
+      `timestamp 2024-12-31T00:00:00Z is before branch ${mainId}'s history begins`,
+    );
+    const both = await t.api(
+      "POST",
+      `${p()}/branches/${mainId}/snapshot?timestamp=2025-01-01T00:00:00Z&lsn=0/1`,
+    );
+    expectStatus(both, 400);
     const past = await t.api("POST", `${p()}/branches/${mainId}/snapshot?expires_at=2000-01-01T00:00:00Z`);
     expectStatus(past, 400);
     expect(past.body.message).toContain("expires_at must be in the future");

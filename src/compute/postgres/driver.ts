@@ -895,6 +895,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     projectId: string,
     branchId: string,
     snapshotId: string,
+    point?: string,
   ): Promise<{ lsn: string; size: number }> {
     const branchDir = await this.ensureBranchData(projectId, branchId);
     const dir = this.snapshotDir(projectId, snapshotId);
@@ -902,7 +903,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     fs.rmSync(work, { recursive: true, force: true });
     await makeCopiesFolder(path.dirname(dir));
     try {
-      const lsn = await this.copyBranch(branchId, branchDir, work);
+      const { lsn } = await this.copyFrom(projectId, branchId, branchDir, work, parsePoint(point));
       fs.renameSync(work, dir);
       return { lsn, size: dataSize(dir) };
     } catch (err) {

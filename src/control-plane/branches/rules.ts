@@ -2,27 +2,10 @@
  * Branches: a new branch's state, the paging cursor of the branch list, and what may be deleted.
  * Pure.
  */
-import { badRequest, conflict, unprocessable } from "../../errors.js";
+import { badRequest, conflict } from "../../errors.js";
 import type { BranchRow } from "../access.js";
 
 export type SortBy = "name" | "created_at" | "updated_at";
-
-/**
- * A request naming a point in a branch's past (an LSN, a timestamp): a 400 when it names both, else
- * a 422, since the emulator keeps no history of a branch's data, saying what it does instead.
- */
-export function requireHead(
-  at: { lsn?: string | undefined; timestamp?: string | undefined },
-  names: { lsn: string; timestamp: string },
-  instead: string,
-): void {
-  if (at.lsn !== undefined && at.timestamp !== undefined)
-    throw badRequest(`${names.lsn} and ${names.timestamp} cannot be specified at the same time`);
-  if (at.lsn !== undefined || at.timestamp !== undefined)
-    throw unprocessable(
-      `the emulator keeps no history of a branch's data: ${instead} (omit ${names.lsn} and ${names.timestamp})`,
-    );
-}
 
 /** A new branch: `init` until its create_timeline/create_branch operation finishes. */
 export function newBranchRow(args: {

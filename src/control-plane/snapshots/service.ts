@@ -11,8 +11,8 @@ import {
   requireSettledBranch,
   requireWritableProject,
 } from "../access.js";
+import { historyPoint, requireLsnInHistory } from "../branches/history.js";
 import { toBranchJson } from "../branches/render.js";
-import { requireHead } from "../branches/rules.js";
 import { addBranch } from "../branches/service.js";
 import { setDefault, updateBranchRow } from "../branches/store.js";
 import { moveBranchEndpoints } from "../endpoints/service.js";
@@ -87,20 +87,23 @@ export async function createSnapshot(
   branchId: string,
   query: SnapshotCreateInput,
 ) {
-  requireHead(query, { lsn: "lsn", timestamp: "timestamp" }, "a snapshot is taken of the branch's head");
   const now = ctx.clock.now(accountId);
   const expiresAt = query.expires_at === undefined ? null : futureTime(query.expires_at, now, "expires_at");
-  const row = ctx.db.transaction((tx) => {
-    requireWritableProject(tx, accountId, projectId);
+  if (query.timestamp === undefined)
+    await requireLsnInHistory(ctx, accountId, projectId, branchId, query.lsn, "lsn");
+  const { row, point } = ctx.db.transaction((tx) => {
+    const project = requireWritableProject(tx, accountId, projectId);
     const branch = requireSettledBranch(tx, accountId, projectId, branchId);
+    // A point of the branch's history (checked as a branch create's parent_lsn/parent_timestamp).
+    const at = historyPoint(ctx, tx, project, branch, query, { lsn: "lsn", timestamp: "timestamp" });
     const row: SnapshotRow = {
       id: ctx.ids.snapshotId(),
       accountId,
       projectId,
       sourceBranchId: branchId,
       name: query.name ?? `${branch.name} ${iso(now)}`,
-      lsn: null,
-      takenAt: now,
+      lsn: at.parentLsn ?? null,
+      takenAt: at.parentTimestamp ?? now,
       expiresAt,
       manual: true,
       fullSize: null,
@@ -108,11 +111,11 @@ export async function createSnapshot(
       createdAt: now,
     };
     insertSnapshot(tx, row);
-    return row;
+    return { row, point: at.point };
   });
   if (ctx.branchData) {
     try {
-      const data = await ctx.branchData.snapshot(projectId, branchId, row.id);
+      const data = await ctx.branchData.snapshot(projectId, branchId, row.id, point);
       row.lsn = data.lsn;
       row.fullSize = data.size;
       ctx.db.transaction((tx) => updateSnapshotRow(tx, row));
