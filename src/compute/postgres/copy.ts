@@ -148,6 +148,13 @@ export async function linkTree(from: string, to: string): Promise<void> {
     const source = path.join(from, entry.name);
     const target = path.join(to, entry.name);
     if (entry.isDirectory()) await linkTree(source, target);
-    else if (entry.isFile()) await fs.promises.link(source, target);
+    else if (entry.isFile())
+      // Where links cannot be made (another file system), a copy (its owner kept).
+      await fs.promises.link(source, target).catch(async () => {
+        await fs.promises.copyFile(source, target);
+        const { uid, gid, mode } = await fs.promises.stat(source);
+        await fs.promises.chown(target, uid, gid);
+        await fs.promises.chmod(target, mode & 0o777);
+      });
   }
 }
