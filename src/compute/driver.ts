@@ -21,10 +21,17 @@ export interface BranchReader {
     point?: string,
   ): Promise<{ lsn: string; size: number }>;
   /**
-   * The LSNs the branch's history holds now (where it begins, where its WAL ends), or undefined
-   * when it keeps none (its data not made yet, or made before history was kept).
+   * What the branch's history holds now: null when it keeps none yet (its data made before the
+   * emulator kept history), undefined when its data is not made yet.
    */
-  historyRange(projectId: string, branchId: string): Promise<{ start: string; end: string } | undefined>;
+  historyRange(projectId: string, branchId: string): Promise<HistoryRange | null | undefined>;
+}
+
+/** A branch's history: the LSNs it holds (where it begins, where its WAL ends) and since when (wall ms). */
+export interface HistoryRange {
+  start: string;
+  end: string;
+  since?: number | undefined;
 }
 
 /** What an effect measured of the branch it acted on: its real `logical_size` and `parent_lsn`. */

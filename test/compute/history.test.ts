@@ -216,6 +216,15 @@ describe("restoring a branch to a point", () => {
     await expect(sql(p, "SELECT v FROM precious", keptBranch.endpoints[0].id)).rejects.toThrow(
       'relation "precious" does not exist',
     );
+    // The kept branch's past is the branch's past before the restore.
+    const keptThen = await branch(p, {
+      name: "kept-then",
+      parent_id: kept?.id,
+      parent_timestamp: iso(before - 1000),
+    });
+    expect(values(await sql(p, "SELECT v FROM precious ORDER BY v", keptThen.endpoints[0].id))).toEqual([
+      1, 2,
+    ]);
     // The restored branch writes on, and its history goes on from the restore.
     await sql(p, "INSERT INTO precious VALUES (3)");
     const after = await advance(60);
@@ -263,6 +272,15 @@ describe("a branch's schema at a point", () => {
       "GET",
       `${b}/compare_schema?db_name=neondb&base_branch_id=${p.branchId}&base_timestamp=${iso(then - 1000)}`,
     );
+    // A database made after the point was not there then.
+    const made = await api("POST", `/projects/${p.id}/branches/${p.branchId}/databases`, {
+      database: { name: "later", owner_name: p.role },
+    });
+    expect(made.status).toBe(201);
+    await allSettled(p.id, made.body.operations);
+    const missing = await api("GET", `${b}/schema?db_name=later&timestamp=${iso(then - 1000)}`);
+    expect(missing.status).toBe(404);
+    expect(missing.body.message).toContain('database "later" did not exist');
     expect(diff.status).toBe(200);
     expect(diff.body.diff).toContain("+    added_later text");
     // Nothing is left of the copies read.
@@ -304,6 +322,59 @@ describe("a snapshot at a point", () => {
 });
 
 describe("history on disk", () => {
+  it("a branch whose data predates history answers 422 until its compute's next start begins one", async () => {
+    const p = await createProject("predates");
+    await sql(p, "CREATE TABLE t (v int)");
+    const early = await advance(60);
+    const suspended = await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/suspend`);
+    await allSettled(p.id, suspended.body.operations);
+    // As an emulator before branch history left it: no history named, none kept.
+    const projectDir = path.join(dir, "db-data", "projects", p.id);
+    fs.rmSync(path.join(projectDir, "branches", p.branchId, "neon_history"));
+    fs.rmSync(path.join(projectDir, "history"), { recursive: true });
+    await advance(60);
+    const refused = await api("POST", `/projects/${p.id}/branches`, {
+      branch: { parent_timestamp: iso(early) },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.message).toContain("has no history to replay yet");
+    await sql(p, "INSERT INTO t VALUES (1)"); // wakes it: its history starts
+    await advance(60);
+    const before = await api("POST", `/projects/${p.id}/branches`, {
+      branch: { parent_timestamp: iso(early) },
+    });
+    expect(before.status).toBe(400);
+    expect(before.body.message).toContain("history begins");
+    expect(fs.readdirSync(path.join(projectDir, "history"))).toHaveLength(1);
+  });
+
+  it("a replay missing a segment of its history fails rather than stopping short", async () => {
+    const p = await createProject("missing");
+    await sql(p, "CREATE TABLE t (v int)");
+    await sql(p, "INSERT INTO t VALUES (1)");
+    const then = await advance(60);
+    // Two stops: each archives its last segment.
+    for (const verb of ["suspend", "start", "suspend"]) {
+      const res = await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/${verb}`);
+      await allSettled(p.id, res.body.operations);
+    }
+    const historyDir = path.join(dir, "db-data", "projects", p.id, "history");
+    const [history] = fs.readdirSync(historyDir);
+    const segments = fs
+      .readdirSync(path.join(historyDir, String(history)))
+      .filter((f) => f.endsWith(".gz"))
+      .sort();
+    expect(segments.length).toBeGreaterThan(0);
+    fs.rmSync(path.join(historyDir, String(history), String(segments[0])));
+    const res = await api("POST", `/projects/${p.id}/branches`, {
+      branch: { parent_timestamp: iso(then - 1000) },
+    });
+    expect(res.status).toBe(201);
+    await advance(1);
+    const op = await settled(p.id, res.body.operations[0].id);
+    expect(op).toMatchObject({ status: "failed" });
+    expect(op.error).toContain(`missing WAL segment ${String(segments[0]).slice(0, 24)}`);
+  });
   it("a deleted branch's history goes, unless a branch continues it", async () => {
     const p = await createProject("collect");
     const historyDir = path.join(dir, "db-data", "projects", p.id, "history");

@@ -775,7 +775,8 @@ describe("computes are real Postgres servers", () => {
       file
         .prepare(
           `UPDATE endpoints SET settings = json_set(settings, '$.pg_settings.archive_mode', 'on',
-             '$.pg_settings.archive_command', 'touch /tmp/neon-emulator-owned', '$.pg_settings.work_mem', '7MB')
+             '$.pg_settings.archive_command', 'touch /tmp/neon-emulator-owned', '$.pg_settings.work_mem', '7MB',
+             '$.pg_settings.wal_level', 'minimal', '$.pg_settings.max_wal_senders', '0')
            WHERE id = ?`,
         )
         .run(made.endpointId);
@@ -790,10 +791,11 @@ describe("computes are real Postgres servers", () => {
       made.role,
       made.password,
       "neondb",
-      "SELECT current_setting('archive_mode') AS archive, current_setting('work_mem') AS work_mem",
+      "SELECT current_setting('archive_mode') AS archive, current_setting('work_mem') AS work_mem, current_setting('wal_level') AS wal",
     );
-    // Archiving is the emulator's (the branch's history), with its own command.
-    expect(rows).toEqual([{ archive: "on", work_mem: "7MB" }]);
+    // Archiving is the emulator's (the branch's history), with its own command; wal_level=minimal
+    // (which archiving refuses) runs as replica.
+    expect(rows).toEqual([{ archive: "on", work_mem: "7MB", wal: "replica" }]);
     // A stop archives the last segment: with the emulator's command, into the branch's history.
     await changeState(made, "suspend");
     expect(fs.existsSync(owned)).toBe(false);

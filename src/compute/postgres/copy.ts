@@ -12,7 +12,7 @@ import { run } from "./child-process.js";
 export const HISTORY_FILE = "neon_history";
 
 /** The WAL segment size of every cluster the emulator makes (initdb's default). */
-const SEGMENT_BYTES = 16n * 1024n * 1024n;
+export const SEGMENT_BYTES = 16n * 1024n * 1024n;
 const SEGMENT = /^[0-9A-F]{24}$/;
 
 /** An LSN as Postgres prints it (X/X). */

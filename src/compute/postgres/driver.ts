@@ -7,10 +7,11 @@ import type { WalMeasure } from "../../control-plane/consumption/meter.js";
 import { maxConnections, pgSettingProblem, SHARED_BUFFERS } from "../../control-plane/endpoints/rules.js";
 import type { ComputeEffect } from "../../control-plane/operations/rules.js";
 import { DEFAULT_DATABASE_NAME, DEFAULT_ROLE_NAME } from "../../control-plane/projects/rules.js";
+import { badRequest, notFound, unprocessable } from "../../errors.js";
 import type { Db } from "../../platform/db.js";
 import type { DomainEvent } from "../../platform/events.js";
 import { type PgClient, pg } from "../../platform/pg.js";
-import type { BranchReader, ComputeDriver, EffectResult } from "../driver.js";
+import type { BranchReader, ComputeDriver, EffectResult, HistoryRange } from "../driver.js";
 import { hasModule, installCommand, type PgBinaries, readdir } from "./binaries.js";
 import { run } from "./child-process.js";
 import {
@@ -34,6 +35,7 @@ import {
   type HistoryLink,
   historiesDir,
   historyOf,
+  historyStart,
   namedHistory,
   type Origin,
   restoreCommand,
@@ -331,14 +333,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    */
   async resume(): Promise<void> {
     await Promise.all(this.pidFiles().map((file) => endOrphan(file, this.logger)));
-    // Copies at a point a crash cut short.
+    // Copies a crash cut short (branch and snapshot folders being made, copies at a point, staged WAL).
     const projectsDir = path.join(this.dataDir, "projects");
-    for (const project of readdir(projectsDir)) {
-      const branchesDir = path.join(projectsDir, project, "branches");
-      for (const name of readdir(branchesDir))
-        if (name.startsWith(AT_POINT_PREFIX))
-          fs.rmSync(path.join(branchesDir, name), { recursive: true, force: true });
-    }
+    for (const project of readdir(projectsDir))
+      for (const folder of ["branches", "snapshots"]) {
+        const dir = path.join(projectsDir, project, folder);
+        for (const name of readdir(dir))
+          if (name.startsWith(AT_POINT_PREFIX) || /\.tmp-\d+/.test(name) || name.endsWith(".stage"))
+            fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+      }
     await markTops(this.copiesFolders());
     for (const id of this.view.activeEndpoints())
       await this.start(id).catch((err) =>
@@ -614,9 +617,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           const point = parsePoint(branch.historyPoint);
           const copied = await this.copyFrom(projectId, from, fromDir, work, point);
           this.copiedAt.set(branchId, copied.lsn);
-          const history = historyOf(fromDir);
-          if (history && branch.initSource !== "schema-only")
-            continues = { from: history, lsn: copied.lsn, tli: copied.tli, branchId };
+          if (copied.history && branch.initSource !== "schema-only")
+            continues = {
+              from: copied.history,
+              lsn: copied.startsAt ?? copied.lsn,
+              tli: copied.tli,
+              branchId,
+              // A restore's kept state: the restored branch's past is its own.
+              ...(branch.dataSource ? { inherits: true } : {}),
+            };
         } else {
           await copyStopped(await this.template(major), work);
         }
@@ -625,14 +634,17 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         if (branch.initSource === "schema-only") await this.keepSchemaOnly(major, work);
         if (!continues) {
           // A root: its history starts from a base copy of its own (the template's files, linked).
-          const template = from ? undefined : await this.template(major);
-          const control = controlInfo(work);
-          await startHistory(
-            projectDir,
-            work,
-            { lsn: lsnText(control.checkpoint), tli: control.tli, branchId },
-            (base) => (template ? linkTree(template, base) : copyWhole(work, base)),
-          );
+          if (from) await this.startRootHistory(major, projectDir, work, branchId);
+          else {
+            const template = await this.template(major);
+            const control = controlInfo(work);
+            await startHistory(
+              projectDir,
+              work,
+              { lsn: lsnText(control.checkpoint), tli: control.tli, branchId },
+              (base) => linkTree(template, base),
+            );
+          }
         }
         fs.renameSync(work, dir);
         this.walMeter?.wal(branchId, "reset", null);
@@ -671,19 +683,16 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         work,
         parsePoint(this.view.branch(branchId)?.historyPoint ?? null),
       );
-      const history = historyOf(sourceDir);
+      const history = copied.history;
       if (history)
-        await startHistory(projectDir, work, { from: history, lsn: copied.lsn, tli: copied.tli, branchId });
+        await startHistory(projectDir, work, {
+          from: history,
+          lsn: copied.startsAt ?? copied.lsn,
+          tli: copied.tli,
+          branchId,
+        });
       await this.dropSubscriptions(major, work, projectDir);
-      if (!history) {
-        const control = controlInfo(work);
-        await startHistory(
-          projectDir,
-          work,
-          { lsn: lsnText(control.checkpoint), tli: control.tli, branchId },
-          (base) => copyWhole(work, base),
-        );
-      }
+      if (!history) await this.startRootHistory(major, projectDir, work, branchId);
       await this.withBranch(branchId, async () => {
         wereRunning = await this.stopBranch(branchId);
         fs.rmSync(dir, { recursive: true, force: true });
@@ -709,6 +718,28 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
   }
 
+  /**
+   * Starts a root history for a folder no server runs on, from a copy of it. A folder that did not
+   * stop cleanly (an online copy's, a crash's) is first brought to a clean stop, so the history
+   * begins at a consistent point: its checkpoint.
+   */
+  private async startRootHistory(
+    major: number,
+    projectDir: string,
+    dir: string,
+    branchId: string,
+  ): Promise<void> {
+    const unclean = () => !controlInfo(dir).clean || fs.existsSync(path.join(dir, "backup_label"));
+    if (unclean()) await this.onFolder(major, dir, {}, async () => {});
+    const control = controlInfo(dir);
+    await startHistory(
+      projectDir,
+      dir,
+      { lsn: lsnText(control.checkpoint), tli: control.tli, branchId },
+      (base) => copyWhole(dir, base),
+    );
+  }
+
   /** A copy of `sourceId`'s data into `dir`: of its head, or of the point its history is replayed to. */
   private async copyFrom(
     projectId: string,
@@ -716,10 +747,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     sourceDir: string,
     dir: string,
     point: HistoryPoint | undefined,
-  ): Promise<{ lsn: string; tli: number }> {
+  ): Promise<Copied> {
     if (point) return this.copyAt(projectId, sourceId, sourceDir, dir, point);
-    const tli = controlInfo(sourceDir).tli;
-    return { lsn: await this.copyBranch(sourceId, sourceDir, dir), tli };
+    return this.copyBranch(sourceId, sourceDir, dir);
   }
 
   /**
@@ -729,38 +759,39 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * head: the recovery then runs to where its WAL ends. Under the source's lock, so its folder
    * stays as it is (running or not) while its live WAL is read.
    */
-  private copyAt(
+  private async copyAt(
     projectId: string,
     sourceId: string,
     sourceDir: string,
     dir: string,
     point: HistoryPoint,
-  ): Promise<{ lsn: string; tli: number }> {
+  ): Promise<Copied> {
     const projectDir = this.projectDir(projectId);
-    return this.withBranch(sourceId, async () => {
-      const history = historyOf(sourceDir);
-      if (!history)
-        throw new Error(
-          `branch ${sourceId} has no history to replay yet (its data was made before the emulator kept history); its history starts at its compute's next start`,
+    const major = this.view.pgVersion(projectId);
+    if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
+    const stage = `${dir}.stage`;
+    fs.rmSync(stage, { recursive: true, force: true });
+    try {
+      // Under the source's lock: what the replay reads is laid out (the base copied, the WAL
+      // staged as links and copies), so the source's folder and history may move on after.
+      const { history, end, root } = await this.withBranch(sourceId, async () => {
+        const history = historyOf(sourceDir);
+        if (!history) throw noHistory(sourceId);
+        const chain = chainOf(projectDir, history);
+        const primary = this.view.primaryOf(sourceId);
+        const port = primary ? this.portOf(primary) : undefined;
+        // A stopped folder a crash left is brought to a clean stop: its WAL then ends at its checkpoint.
+        if (port === undefined && !controlInfo(sourceDir).clean)
+          await this.onFolder(major, sourceDir, archiving(projectDir, sourceDir), async () => {});
+        // Where its WAL ends: written out (to the files staged from its live pg_wal), or its shutdown checkpoint.
+        const end = parseLsn(
+          port === undefined ? checkpointLsn(sourceDir) : await this.withAdmin(port, currentLsn),
         );
-      const chain = chainOf(projectDir, history);
-      const primary = this.view.primaryOf(sourceId);
-      const port = primary ? this.portOf(primary) : undefined;
-      // Where its WAL ends: written out (to the files staged from its live pg_wal), or its shutdown checkpoint.
-      const end = parseLsn(
-        port === undefined ? checkpointLsn(sourceDir) : await this.withAdmin(port, currentLsn),
-      );
-      const start = parseLsn((chain[0] as HistoryLink).origin.lsn);
-      if ("lsn" in point) {
-        const lsn = parseLsn(point.lsn);
-        if (lsn < start || lsn > end)
-          throw new Error(
-            `LSN ${point.lsn} is outside branch ${sourceId}'s history (${lsnText(start)} to ${lsnText(end)})`,
-          );
-      }
-      const stage = `${dir}.stage`;
-      fs.rmSync(stage, { recursive: true, force: true });
-      try {
+        const start = parseLsn(historyStart(chain).lsn);
+        if ("lsn" in point) {
+          const lsn = parseLsn(point.lsn);
+          if (lsn < start || lsn > end) throw outsideHistory(`LSN ${point.lsn}`, sourceId, start, end);
+        }
         await stageWal(
           chain,
           end,
@@ -770,56 +801,61 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           },
           stage,
         );
+        fs.rmSync(dir, { recursive: true, force: true });
         const root = chain[chain.length - 1] as HistoryLink;
-        const major = this.view.pgVersion(projectId);
-        if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
-        const recover = async (target: Record<string, string>): Promise<string> => {
+        await copyBase(root, dir);
+        return { history, end, root };
+      });
+      const recover = async (target: Record<string, string>, fresh: boolean): Promise<string> => {
+        if (fresh) {
           fs.rmSync(dir, { recursive: true, force: true });
           await copyBase(root, dir);
-          fs.writeFileSync(path.join(dir, "recovery.signal"), "");
-          await handOver(dir);
-          const bin = await this.serverBinaries(major);
-          const server = await PgServer.start(
-            bin,
-            dir,
-            await freePort(),
-            {
-              ...ADMIN_SERVER_SETTINGS,
-              ...target,
-              restore_command: restoreCommand(stage),
-              recovery_target_action: "promote",
-              recovery_target_timeline: "latest",
-              // No client reads it while it recovers: no checks of the settings a hot standby needs.
-              hot_standby: "off",
-              archive_mode: "off",
-            },
-            RECOVERY_TIMEOUT_MS,
-          );
-          const redone = /redo done at ([0-9A-F]+\/[0-9A-F]+)/.exec(server.log())?.[1];
-          await server.stop();
-          return redone ?? lsnText(end);
-        };
-        const target: Record<string, string> =
-          "lsn" in point
-            ? { recovery_target_lsn: point.lsn }
-            : { recovery_target_time: timestampText(point.wallMs) };
-        let lsn: string;
-        try {
-          const redone = await recover(target);
-          lsn = "lsn" in point ? point.lsn : redone;
-        } catch (err) {
-          // No record begins at or after the point (a time after the last commit, an LSN inside
-          // the last record): the state there is the state where the WAL ends, all of it replayed.
-          if (!/recovery ended before configured recovery target was reached/.test((err as Error).message))
-            throw err;
-          await recover({});
-          lsn = lsnText(end);
         }
-        return { lsn, tli: controlInfo(dir).tli };
-      } finally {
-        fs.rmSync(stage, { recursive: true, force: true });
+        fs.writeFileSync(path.join(dir, "recovery.signal"), "");
+        await handOver(dir);
+        const bin = await this.serverBinaries(major);
+        const server = await PgServer.start(
+          bin,
+          dir,
+          await freePort(),
+          {
+            ...ADMIN_SERVER_SETTINGS,
+            ...target,
+            restore_command: restoreCommand(stage),
+            recovery_target_action: "promote",
+            recovery_target_timeline: "latest",
+            // No client reads it while it recovers: no checks of the settings a hot standby needs.
+            hot_standby: "off",
+            archive_mode: "off",
+          },
+          RECOVERY_TIMEOUT_MS,
+        );
+        const redone = /redo done at ([0-9A-F]+\/[0-9A-F]+)/.exec(server.log())?.[1];
+        await server.stop();
+        return redone ?? lsnText(end);
+      };
+      const target: Record<string, string> =
+        "lsn" in point
+          ? { recovery_target_lsn: point.lsn }
+          : { recovery_target_time: timestampText(point.wallMs) };
+      let lsn: string;
+      try {
+        const redone = await recover(target, false);
+        lsn = "lsn" in point ? point.lsn : redone;
+      } catch (err) {
+        // No record begins at or after the point (a time after the last commit, an LSN inside
+        // the last record): the state there is the state where the WAL ends, all of it replayed
+        // (stageWal made sure none of it is missing).
+        if (!/recovery ended before configured recovery target was reached/.test((err as Error).message))
+          throw err;
+        await recover({}, true);
+        lsn = lsnText(end);
       }
-    });
+      const tli = controlInfo(dir).tli;
+      return { lsn, tli, history, startsAt: switchPoint(dir, tli) };
+    } finally {
+      fs.rmSync(stage, { recursive: true, force: true });
+    }
   }
 
   /**
@@ -827,16 +863,20 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * does, an online copy through Postgres' low-level backup API (the copy recovers to the backup's
    * end from the WAL copied with it).
    */
-  private copyBranch(parentId: string, parentDir: string, dir: string): Promise<string> {
-    // Under the parent's lock, so a server starting on it cannot come up mid file copy.
+  private copyBranch(parentId: string, parentDir: string, dir: string): Promise<Copied> {
+    // Under the parent's lock, so a server starting on it cannot come up mid file copy (nor a
+    // restore swap its folder): the history and timeline read are those of the data copied.
     return this.withBranch(parentId, async () => {
+      const history = historyOf(parentDir);
+      const tli = controlInfo(parentDir).tli;
       const primary = this.view.primaryOf(parentId);
       const port = primary ? this.portOf(primary) : undefined;
       if (port === undefined) {
         await copyStopped(parentDir, dir);
-        return checkpointLsn(dir);
+        return { lsn: checkpointLsn(dir), tli, history };
       }
-      return this.copyOnline(parentId, port, parentDir, dir);
+      const copied = await this.copyOnline(parentId, port, parentDir, dir);
+      return { lsn: copied.start, tli, history, startsAt: copied.end };
     });
   }
 
@@ -844,22 +884,35 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * The backup API switches the parent's WAL to new segments at the start and the end of the copy:
    * the parent's written data counts up to the copy's start, and on from its end.
    */
-  private async copyOnline(parentId: string, port: number, parentDir: string, dir: string): Promise<string> {
+  private async copyOnline(
+    parentId: string,
+    port: number,
+    parentDir: string,
+    dir: string,
+  ): Promise<{ start: string; end: string }> {
     this.walCopying.add(parentId);
     try {
       return await this.withAdmin(port, async (client) => {
         this.walMeter?.wal(parentId, "wrote", await currentLsn(client));
-        const lsn = await this.backUp(client, parentDir, dir);
+        const copied = await this.backUp(client, parentDir, dir);
         this.walMeter?.wal(parentId, "skip", await currentLsn(client));
-        return lsn;
+        return copied;
       });
     } finally {
       this.walCopying.delete(parentId);
     }
   }
 
-  /** An online copy of `parentDir` into `dir` through the backup API, on the parent's session `client`. */
-  private async backUp(client: PgClient, parentDir: string, dir: string): Promise<string> {
+  /**
+   * An online copy of `parentDir` into `dir` through the backup API, on the parent's session
+   * `client`; resolves to where the backup started (the copy's LSN) and ended (where the copy's own
+   * WAL begins: the WAL between is the parent's, replayed by the copy at its first start).
+   */
+  private async backUp(
+    client: PgClient,
+    parentDir: string,
+    dir: string,
+  ): Promise<{ start: string; end: string }> {
     const version = Number((await client.query("SHOW server_version_num")).rows[0].server_version_num);
     const modern = version >= 150000;
     // A temporary slot (gone with this session) keeps the WAL from the backup's start until it
@@ -888,7 +941,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const tli = Number(/START TIMELINE: (\d+)/.exec(label.labelfile)?.[1] ?? 1);
     await copyWal(parentDir, dir, start[2], segmentName(tli, parseLsn(label.lsn)));
     await handOver(dir);
-    return start[1];
+    return { start: start[1], end: label.lsn };
   }
 
   async snapshot(
@@ -912,22 +965,20 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
   }
 
-  async historyRange(
-    projectId: string,
-    branchId: string,
-  ): Promise<{ start: string; end: string } | undefined> {
+  async historyRange(projectId: string, branchId: string): Promise<HistoryRange | null | undefined> {
     const dir = this.branchDir(projectId, branchId);
+    if (!fs.existsSync(path.join(dir, "PG_VERSION"))) return undefined;
     const history = historyOf(dir);
-    if (!history) return undefined;
-    const [newest] = chainOf(this.projectDir(projectId), history);
-    if (!newest) return undefined;
+    if (!history) return null;
+    const chain = chainOf(this.projectDir(projectId), history);
     const primary = this.view.primaryOf(branchId);
     const port = primary ? this.portOf(primary) : undefined;
     const end =
       port === undefined
         ? checkpointLsn(dir)
         : await this.withAdmin(port, currentLsn, "postgres", WAL_POLL_TIMEOUT_MS);
-    return { start: newest.origin.lsn, end };
+    const start = historyStart(chain);
+    return { start: start.lsn, end, since: start.since };
   }
 
   /**
@@ -1071,7 +1122,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   schema(projectId: string, branchId: string, database: string, point?: string): Promise<string> {
     const at = parsePoint(point);
     if (at)
-      return this.atPoint(projectId, branchId, at, (port) => this.withAdmin(port, dumpSchema, database));
+      return this.atPoint(projectId, branchId, at, (port) =>
+        this.withAdmin(port, dumpSchema, database).catch((err: { code?: string }) => {
+          // 3D000: the database did not exist yet then.
+          if (err.code === "3D000")
+            throw notFound(`database "${database}" did not exist on branch ${branchId} at that point`);
+          throw err;
+        }),
+      );
     return this.withDatabase(projectId, branchId, database, dumpSchema);
   }
 
@@ -1164,6 +1222,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       ...(preload.length ? { shared_preload_libraries: preload.join(",") } : {}),
       ...(preload.includes("pg_stat_statements") ? STAT_STATEMENTS_SETTINGS : {}),
       ...pgSettings,
+      // A branch's history needs its WAL archived, which wal_level=minimal does not allow.
+      ...(pgSettings.wal_level?.toLowerCase() === "minimal" ? { wal_level: "replica" } : {}),
       ...(logical ? { wal_level: "logical" } : {}),
       ...BASE_SETTINGS,
       max_connections: String(maxConnections(endpoint.minCu)),
@@ -1177,16 +1237,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // as one piece of work on the branch (an apply_config of the branch waits for it).
     await this.withBranch(endpoint.branchId, async () => {
       const projectDir = this.projectDir(endpoint.projectId);
-      if (!historyOf(dir)) {
-        // A folder made before history was kept: its history starts now, from a copy of it.
-        const control = controlInfo(dir);
-        await startHistory(
-          projectDir,
-          dir,
-          { lsn: lsnText(control.checkpoint), tli: control.tli, branchId: endpoint.branchId },
-          (base) => copyWhole(dir, base),
-        );
-      }
+      // A folder made before history was kept: its history starts now, from a copy of it.
+      if (!historyOf(dir)) await this.startRootHistory(major, projectDir, dir, endpoint.branchId);
       const server = await PgServer.start(bin, dir, await freePort(), {
         ...settings,
         ...archiving(projectDir, dir),
@@ -1417,6 +1469,26 @@ function checkpointLsn(dir: string): string {
   return lsnText(controlInfo(dir).checkpoint);
 }
 
+/** A copy of a branch's data: the LSN it was taken at, its timeline, and the history it continues (none kept: undefined). */
+interface Copied {
+  lsn: string;
+  tli: number;
+  history: string | undefined;
+  /**
+   * Where the copy's own WAL begins, when not at `lsn`: an online copy's backup end, a replay's
+   * switch to its new timeline.
+   */
+  startsAt?: string | undefined;
+}
+
+/** Where a recovery switched to timeline `tli` (the last line of its history file), if it did. */
+function switchPoint(dir: string, tli: number): string | undefined {
+  const file = path.join(dir, "pg_wal", `${tli.toString(16).toUpperCase().padStart(8, "0")}.history`);
+  if (!fs.existsSync(file)) return undefined;
+  const lines = fs.readFileSync(file, "utf8").trim().split("\n");
+  return /^\d+\s+([0-9A-F]+\/[0-9A-F]+)/.exec(lines[lines.length - 1] ?? "")?.[1];
+}
+
 /** A point in a branch's history: an LSN, or a moment (wall time, as Postgres stamps commits). */
 export type HistoryPoint = { lsn: string } | { wallMs: number };
 
@@ -1447,4 +1519,18 @@ function archiving(projectDir: string, dir: string): Record<string, string> {
 /** A wall time as recovery_target_time takes it (its parser refuses ISO 8601's T and Z). */
 function timestampText(ms: number): string {
   return `${new Date(ms).toISOString().replace("T", " ").replace("Z", "")}+00`;
+}
+
+/** A point asked of a branch whose data was made before the emulator kept history. */
+function noHistory(branchId: string): Error {
+  return unprocessable(
+    `branch ${branchId} has no history to replay yet (its data was made before the emulator kept history); its history starts at its compute's next start`,
+  );
+}
+
+/** A point outside what a branch's history holds. */
+function outsideHistory(what: string, branchId: string, start: bigint, end: bigint): Error {
+  return badRequest(
+    `${what} is outside branch ${branchId}'s history, which holds ${lsnText(start)} to ${lsnText(end)}`,
+  );
 }

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { readdir } from "./binaries.js";
-import { copyData, copyWal, HISTORY_FILE, parseLsn, segmentName } from "./copy.js";
+import { copyData, copyWal, HISTORY_FILE, parseLsn, SEGMENT_BYTES, segmentName } from "./copy.js";
 import { handOver } from "./process.js";
 
 /**
@@ -30,6 +30,21 @@ export interface Origin {
   tli: number;
   /** The branch whose folder writes to it (its live pg_wal holds what is not archived yet). */
   branchId: string;
+  /** When it began (wall ms): no point before can be replayed from it. */
+  since?: number;
+  /**
+   * Its branch's past goes on into the history it continues (a restore's kept state is the
+   * restored branch's past), rather than beginning at its copy.
+   */
+  inherits?: boolean;
+}
+
+/** Where a branch's past begins along its chain (newest first): the LSN and wall time. */
+export function historyStart(chain: HistoryLink[]): { lsn: string; since: number | undefined } {
+  let i = 0;
+  while (chain[i]?.origin.inherits && chain[i + 1]) i++;
+  const origin = (chain[i] as HistoryLink).origin;
+  return { lsn: origin.lsn, since: origin.since };
 }
 
 export interface HistoryLink {
@@ -92,8 +107,11 @@ export async function startHistory(
           gzipSync(fs.readFileSync(path.join(branchDir, "pg_wal", name))),
           { mode: 0o600 },
         );
-    fs.writeFileSync(path.join(dir, ORIGIN_FILE), JSON.stringify(origin), { mode: 0o600 });
+    // Handed to the servers' user before it counts as made (its origin written whole, by rename).
     await handOver(dir);
+    const origins = path.join(dir, `${ORIGIN_FILE}.tmp`);
+    fs.writeFileSync(origins, JSON.stringify({ since: Date.now(), ...origin }), { mode: 0o600 });
+    fs.renameSync(origins, path.join(dir, ORIGIN_FILE));
   } catch (err) {
     fs.rmSync(pointer, { force: true });
     fs.rmSync(dir, { recursive: true, force: true });
@@ -139,8 +157,10 @@ export function restoreCommand(stage: string): string {
  * Lays out in `stage` the WAL a recovery along `chain` reads, each segment from the history that
  * wrote it: a history gives the segments of its timeline from its start up to where the next one
  * in the chain branched off (the newest, up to `end`), a newer history's copy of a segment
- * winning. Archived segments are linked; those not archived yet are copied from the live pg_wal of
- * the branch still writing to that history (`liveDir`). Timeline history files come from all.
+ * winning. Archived segments are hard-linked (they stay readable if their history goes meanwhile);
+ * those not archived yet are copied from the live pg_wal of the branch still writing to that
+ * history (`liveDir`). Timeline history files come from all. A segment missing from a history's
+ * range is an error: a replay would otherwise stop short of the point without saying so.
  */
 export async function stageWal(
   chain: HistoryLink[],
@@ -150,41 +170,67 @@ export async function stageWal(
 ): Promise<void> {
   fs.mkdirSync(stage, { recursive: true, mode: 0o700 });
   const staged = new Set<string>();
-  for (const [i, link] of chain.entries()) {
-    const { tli } = link.origin;
-    const first = segmentName(tli, parseLsn(link.origin.lsn));
+  const ranges: { history: HistoryLink; start: bigint; stop: bigint; crossesTimeline: boolean }[] = [];
+  const link = (from: string, name: string) => {
+    try {
+      fs.linkSync(from, path.join(stage, name));
+    } catch {
+      fs.copyFileSync(from, path.join(stage, name));
+    }
+  };
+  for (const [i, history] of chain.entries()) {
+    const { tli } = history.origin;
+    const start = parseLsn(history.origin.lsn);
     const newer = chain[i - 1];
-    const last = segmentName(tli, newer ? parseLsn(newer.origin.lsn) : end);
+    const stop = newer ? parseLsn(newer.origin.lsn) : end;
+    const first = segmentName(tli, start);
+    // WAL that ends at a segment's first byte (a segment switch's) ends in the segment before.
+    const last = segmentName(tli, stop > start ? stop - 1n : stop);
     const wanted = (name: string) =>
       staged.has(name)
         ? false
         : name.endsWith(".history") ||
           (SEGMENT.test(name) && name.slice(0, 8) === first.slice(0, 8) && name >= first && name <= last);
-    for (const file of readdir(link.dir)) {
+    for (const file of readdir(history.dir)) {
       if (!file.endsWith(".gz")) continue;
       const name = file.slice(0, -3);
       if (!wanted(name)) continue;
-      fs.symlinkSync(path.join(link.dir, file), path.join(stage, file));
+      link(path.join(history.dir, file), file);
       staged.add(name);
     }
-    const live = liveDir(link);
-    if (!live) continue;
-    const wal = path.join(live, "pg_wal");
-    for (const name of readdir(wal)) {
-      if (!wanted(name)) continue;
-      try {
-        await fs.promises.copyFile(path.join(wal, name), path.join(stage, name));
-        staged.add(name);
-      } catch {
-        // Archived and removed meanwhile: the archive has it now.
-        const archived = path.join(link.dir, `${name}.gz`);
-        if (fs.existsSync(archived)) {
-          fs.symlinkSync(archived, path.join(stage, `${name}.gz`));
+    const live = liveDir(history);
+    if (live) {
+      const wal = path.join(live, "pg_wal");
+      for (const name of readdir(wal)) {
+        if (!wanted(name)) continue;
+        try {
+          await fs.promises.copyFile(path.join(wal, name), path.join(stage, name));
           staged.add(name);
+        } catch {
+          // Archived and removed meanwhile: the archive has it now.
+          const archived = path.join(history.dir, `${name}.gz`);
+          if (fs.existsSync(archived)) {
+            link(archived, `${name}.gz`);
+            staged.add(name);
+          }
         }
       }
     }
+    ranges.push({ history, start, stop, crossesTimeline: newer !== undefined && newer.origin.tli !== tli });
   }
+  // Every segment of every range is there, from whichever history gave it; an older history's
+  // last one may be another timeline's (a point-in-time branch's first segment holds it).
+  for (const { history, start, stop, crossesTimeline } of ranges)
+    for (
+      let at = start - (start % SEGMENT_BYTES);
+      at < (stop > start ? stop : start + 1n);
+      at += SEGMENT_BYTES
+    ) {
+      if (crossesTimeline && at + SEGMENT_BYTES > stop) break;
+      const name = segmentName(history.origin.tli, at);
+      if (!staged.has(name))
+        throw new Error(`the history of this branch is missing WAL segment ${name} (history ${history.id})`);
+    }
   await handOver(stage);
 }
 
@@ -206,10 +252,13 @@ export function collectHistories(projectDir: string, live: Iterable<string>): vo
   for (const id of live) {
     for (let next: string | undefined = id; next !== undefined && !keep.has(next); ) {
       keep.add(next);
+      const file = path.join(root, next, ORIGIN_FILE);
+      // One still being made has no origin yet (it continues none so far).
+      if (!fs.existsSync(file)) break;
       try {
-        next = (JSON.parse(fs.readFileSync(path.join(root, next, ORIGIN_FILE), "utf8")) as Origin).from;
+        next = (JSON.parse(fs.readFileSync(file, "utf8")) as Origin).from;
       } catch {
-        next = undefined;
+        return; // unreadable: nothing is removed rather than a history still reached
       }
     }
   }

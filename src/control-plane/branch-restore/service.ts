@@ -58,6 +58,9 @@ export function restoreBranch(
         parentId: branch.parentId,
         dataSource: branch.id,
       });
+      // It is the branch's previous state, past and all.
+      kept = { ...kept, historySince: branch.historySince ?? branch.createdAt };
+      updateBranchRow(tx, kept);
       copyRoles(tx, branch.id, kept.id, now);
       copyDatabases(tx, branch.id, kept.id, now);
       moveChildren(tx, branch.id, kept.id, now);

@@ -2,7 +2,7 @@ import { diffSchemas } from "../../compute/postgres/schema-dump/index.js";
 import type { Ctx } from "../../context.js";
 import { badRequest, unprocessable } from "../../errors.js";
 import { readBranch, requireBranch, requireProject } from "../access.js";
-import { historyPoint, requireLsnInHistory } from "../branches/history.js";
+import { historyPoint, requireInHistory } from "../branches/history.js";
 import { requireDatabase } from "../roles-databases/service.js";
 import type { BranchSchemaCompareInput, BranchSchemaInput } from "./schema.js";
 
@@ -72,7 +72,6 @@ async function readSchema(
     throw unprocessable(
       "branches have no databases to read with NEON_EMULATOR_COMPUTE=none; run the emulator with real computes (NEON_EMULATOR_COMPUTE=postgres)",
     );
-  if (at.timestamp === undefined)
-    await requireLsnInHistory(ctx, accountId, projectId, branchId, at.lsn, names.lsn);
+  await requireInHistory(ctx, accountId, projectId, branchId, at, names);
   return ctx.branchData.schema(projectId, branchId, database, point);
 }

@@ -81,32 +81,48 @@ export function historyPoint(
 }
 
 /**
- * An LSN a create or restore names lies within its source's history as it stands now (from where
- * it begins to where its WAL ends), checked before the request is taken: past the end, or before
- * the branch's history began, the replay could not reach it. A 400 that says the range. With no
- * compute driver, or no history kept for the branch yet, there is nothing to check against.
+ * A point a create, restore, schema read or snapshot names lies within what its source's history
+ * holds now, checked before the request is taken (a replay that cannot reach it would fail the
+ * request's operation after the fact): an LSN from where the history begins to where its WAL ends,
+ * a time not before the history began. 422 for a branch whose data was made before the emulator
+ * kept history (its history starts at its compute's next start), 400 with the range otherwise.
+ * With no compute driver, or a branch whose data is not made yet, there is nothing to check
+ * against; a malformed point, or both kinds at once, are the request's own 400.
  */
-export async function requireLsnInHistory(
+export async function requireInHistory(
   ctx: Ctx,
   accountId: string,
   projectId: string,
   sourceId: string | undefined,
-  lsn: string | undefined,
-  name: string,
+  at: PointRequest,
+  names: { lsn: string; timestamp: string },
 ): Promise<void> {
-  const at = lsn === undefined ? null : lsnBytes(lsn);
-  if (at === null || !ctx.branchData) return;
+  if ((at.lsn === undefined) === (at.timestamp === undefined) || !ctx.branchData) return;
   requireProject(ctx.db, accountId, projectId);
   const source = sourceId
     ? requireBranch(ctx.db, accountId, projectId, sourceId)
     : findDefaultBranch(ctx.db, projectId);
   if (!source) return;
   const range = await ctx.branchData.historyRange(projectId, source.id).catch(() => undefined);
-  if (!range) return;
-  const start = lsnBytes(range.start) ?? 0;
-  const end = lsnBytes(range.end) ?? Number.POSITIVE_INFINITY;
-  if (at < start || at > end)
+  if (range === undefined) return;
+  if (range === null)
+    throw unprocessable(
+      `branch ${source.id} has no history to replay yet (its data was made before the emulator kept history); its history starts at its compute's next start`,
+    );
+  if (at.lsn !== undefined) {
+    const lsn = lsnBytes(at.lsn);
+    if (lsn === null) return;
+    if (lsn < (lsnBytes(range.start) ?? 0) || lsn > (lsnBytes(range.end) ?? Number.POSITIVE_INFINITY))
+      throw badRequest(
+        `${names.lsn} ${at.lsn} is outside branch ${source.id}'s history, which holds ${range.start} to ${range.end}`,
+      );
+    return;
+  }
+  const ms = Date.parse(at.timestamp as string);
+  if (Number.isNaN(ms) || ms >= ctx.clock.now(accountId) || range.since === undefined) return;
+  const wall = ctx.clock.mode === "real" ? ms : wallTimeOf(ctx.db, accountId, ms);
+  if (wall !== undefined && wall < range.since)
     throw badRequest(
-      `${name} ${lsn} is outside branch ${source.id}'s history, which holds ${range.start} to ${range.end}`,
+      `${names.timestamp} ${at.timestamp} is before branch ${source.id}'s history begins (the emulator keeps it from when the branch's current data was made)`,
     );
 }

@@ -11,7 +11,7 @@ import {
   requireSettledBranch,
   requireWritableProject,
 } from "../access.js";
-import { historyPoint, requireLsnInHistory } from "../branches/history.js";
+import { historyPoint, requireInHistory } from "../branches/history.js";
 import { toBranchJson } from "../branches/render.js";
 import { addBranch } from "../branches/service.js";
 import { setDefault, updateBranchRow } from "../branches/store.js";
@@ -89,8 +89,7 @@ export async function createSnapshot(
 ) {
   const now = ctx.clock.now(accountId);
   const expiresAt = query.expires_at === undefined ? null : futureTime(query.expires_at, now, "expires_at");
-  if (query.timestamp === undefined)
-    await requireLsnInHistory(ctx, accountId, projectId, branchId, query.lsn, "lsn");
+  await requireInHistory(ctx, accountId, projectId, branchId, query, { lsn: "lsn", timestamp: "timestamp" });
   const { row, point } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
     const branch = requireSettledBranch(tx, accountId, projectId, branchId);

@@ -7,7 +7,7 @@ import {
   publish,
   security,
 } from "../../../http/router.js";
-import { requireLsnInHistory } from "../../branches/history.js";
+import { requireInHistory } from "../../branches/history.js";
 import { BranchParams } from "../../schema.js";
 import { BranchOperations, BranchRestoreRequest } from "../schema.js";
 import { restoreBranch } from "../service.js";
@@ -31,15 +31,13 @@ export default createRouter().openapi(route, async (c) => {
   const { ctx, principal } = c.var;
   const p = c.req.valid("param");
   const input = c.req.valid("json");
-  // Both named: the restore's own 400 says so.
-  if (input.source_timestamp === undefined)
-    await requireLsnInHistory(
-      ctx,
-      principal.accountId,
-      p.project_id,
-      input.source_branch_id,
-      input.source_lsn,
-      "source_lsn",
-    );
+  await requireInHistory(
+    ctx,
+    principal.accountId,
+    p.project_id,
+    input.source_branch_id,
+    { lsn: input.source_lsn, timestamp: input.source_timestamp },
+    { lsn: "source_lsn", timestamp: "source_timestamp" },
+  );
   return c.json(publish(c, restoreBranch(ctx, principal.accountId, p.project_id, p.branch_id, input)), 200);
 });

@@ -12,7 +12,7 @@ import { Endpoint } from "../../endpoints/schema.js";
 import { Operation } from "../../operations/schema.js";
 import { Database, Role } from "../../roles-databases/schema.js";
 import { ProjectParams } from "../../schema.js";
-import { requireLsnInHistory } from "../history.js";
+import { requireInHistory } from "../history.js";
 import { Branch, BranchCreateRequest } from "../schema.js";
 import { createBranch } from "../service.js";
 
@@ -45,15 +45,13 @@ export default createRouter().openapi(route, async (c) => {
   const projectId = c.req.valid("param").project_id;
   const input = c.req.valid("json");
   const at = input.branch;
-  // Both named: the create's own 400 says so.
-  if (at?.parent_timestamp === undefined)
-    await requireLsnInHistory(
-      ctx,
-      principal.accountId,
-      projectId,
-      at?.parent_id,
-      at?.parent_lsn,
-      "parent_lsn",
-    );
+  await requireInHistory(
+    ctx,
+    principal.accountId,
+    projectId,
+    at?.parent_id,
+    { lsn: at?.parent_lsn, timestamp: at?.parent_timestamp },
+    { lsn: "parent_lsn", timestamp: "parent_timestamp" },
+  );
   return c.json(publish(c, createBranch(ctx, principal.accountId, projectId, input)), 201);
 });
