@@ -1,7 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { computeClient, startComputeServer } from "../helpers/compute.js";
+import {
+  type CreatedProject,
+  computeClient,
+  createdProject,
+  startComputeServer,
+} from "../helpers/compute.js";
 import { http, type RunningServer, randomKey } from "../helpers/server.js";
 
 /**
@@ -40,25 +45,13 @@ async function allSettled(projectId: string, ops: { id: string }[]): Promise<voi
   expect(results.map((r) => `${r.status} ${r.error ?? ""}`.trim())).toEqual(ops.map(() => "finished"));
 }
 
-interface Project {
-  id: string;
-  branchId: string;
-  endpointId: string;
-  role: string;
-  password: string;
-}
+type Project = CreatedProject;
 
 async function createProject(name: string, extra: Record<string, unknown> = {}): Promise<Project> {
   const res = await api("POST", "/projects", { project: { name, ...extra } });
   expect(res.status).toBe(201);
   await allSettled(res.body.project.id, res.body.operations);
-  return {
-    id: res.body.project.id,
-    branchId: res.body.branch.id,
-    endpointId: res.body.endpoints[0].id,
-    role: res.body.roles[0].name,
-    password: res.body.roles[0].password,
-  };
+  return createdProject(res.body);
 }
 
 function sql(p: Project, text: string, endpoint = p.endpointId) {

@@ -2,7 +2,12 @@ import { Pool as NeonPool, neonConfig } from "@neondatabase/serverless";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ws from "ws";
-import { computeClient, startComputeServer } from "../helpers/compute.js";
+import {
+  type CreatedProject,
+  computeClient,
+  createdProject,
+  startComputeServer,
+} from "../helpers/compute.js";
 import { http, type RunningServer, randomKey } from "../helpers/server.js";
 
 /**
@@ -28,26 +33,12 @@ const { api, clientOf } = computeClient(() => server, key);
 const advance = (seconds: number) => http(server.url, key, "POST", "/_emulator/clock/advance", { seconds });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Project {
-  id: string;
-  branchId: string;
-  endpointId: string;
-  role: string;
-  password: string;
-  uri: string;
-}
+type Project = CreatedProject;
 
 async function createProject(name: string): Promise<Project> {
   const res = await api("POST", "/projects", { project: { name } });
   expect(res.status).toBe(201);
-  return {
-    id: res.body.project.id,
-    branchId: res.body.branch.id,
-    endpointId: res.body.endpoints[0].id,
-    role: res.body.roles[0].name,
-    password: res.body.roles[0].password,
-    uri: res.body.connection_uris[0].connection_uri,
-  };
+  return createdProject(res.body);
 }
 
 function client(p: Project, endpoint = p.endpointId): pg.Client {

@@ -61,6 +61,31 @@ export function computeClient(server: () => RunningServer, key: string) {
   return { api, settled, allSettled, clientOf, query };
 }
 
+/** A project a `POST /projects` made: its ids, its role's credentials and the connection URI the API handed out. */
+export interface CreatedProject {
+  id: string;
+  branchId: string;
+  endpointId: string;
+  role: string;
+  password: string;
+  uri: string;
+}
+
+/** What a `POST /projects` response body says of the project it made. */
+export function createdProject(
+  // biome-ignore lint/suspicious/noExplicitAny: a response body, read field by field
+  body: any,
+): CreatedProject {
+  return {
+    id: body.project.id,
+    branchId: body.branch.id,
+    endpointId: body.endpoints[0].id,
+    role: body.roles[0].name,
+    password: body.roles[0].password,
+    uri: body.connection_uris[0].connection_uri,
+  };
+}
+
 /**
  * A server with real computes (NEON_EMULATOR_COMPUTE=postgres, the front door on a free port) on a
  * new folder, with `env` besides: the file's one server. The servers run as an unprivileged user

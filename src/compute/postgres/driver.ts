@@ -634,17 +634,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         if (branch.initSource === "schema-only") await this.keepSchemaOnly(major, work);
         if (!continues) {
           // A root: its history starts from a base copy of its own (the template's files, linked).
-          if (from) await this.startRootHistory(major, projectDir, work, branchId);
-          else {
-            const template = await this.template(major);
-            const control = controlInfo(work);
-            await startHistory(
-              projectDir,
-              work,
-              { lsn: lsnText(control.checkpoint), tli: control.tli, branchId },
-              (base) => linkTree(template, base),
-            );
-          }
+          await this.startRootHistory(
+            major,
+            projectDir,
+            work,
+            branchId,
+            from ? undefined : await this.template(major),
+          );
         }
         fs.renameSync(work, dir);
         this.walMeter?.wal(branchId, "reset", null);
@@ -719,7 +715,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   }
 
   /**
-   * Starts a root history for a folder no server runs on, from a copy of it. A folder that did not
+   * Starts a root history for a folder no server runs on, from a copy of it (or, for a copy of the
+   * template, from the template's files, linked: nothing writes to them). A folder that did not
    * stop cleanly (an online copy's, a crash's) is first brought to a clean stop, so the history
    * begins at a consistent point: its checkpoint.
    */
@@ -728,15 +725,16 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     projectDir: string,
     dir: string,
     branchId: string,
+    template?: string,
   ): Promise<void> {
-    const unclean = () => !controlInfo(dir).clean || fs.existsSync(path.join(dir, "backup_label"));
-    if (unclean()) await this.onFolder(major, dir, {}, async () => {});
+    if (!controlInfo(dir).clean || fs.existsSync(path.join(dir, "backup_label")))
+      await this.onFolder(major, dir, {}, async () => {});
     const control = controlInfo(dir);
     await startHistory(
       projectDir,
       dir,
       { lsn: lsnText(control.checkpoint), tli: control.tli, branchId },
-      (base) => copyWhole(dir, base),
+      (base) => (template ? linkTree(template, base) : copyWhole(dir, base)),
     );
   }
 
