@@ -24,7 +24,10 @@ const SEGMENT = /^[0-9A-F]{24}$/;
 export interface Origin {
   /** The history it continues (absent: it starts from its own `base` folder). */
   from?: string;
-  /** The LSN it starts at: where its branch was copied or recovered to (a root's base checkpoint). */
+  /**
+   * Where its own WAL begins: a root's base checkpoint, a copy's LSN (an online copy's backup end),
+   * a replay's switch to its new timeline.
+   */
   lsn: string;
   /** The timeline its WAL is written on. */
   tli: number;
