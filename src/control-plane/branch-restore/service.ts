@@ -57,10 +57,9 @@ export function restoreBranch(
         name: input.preserve_under_name,
         parentId: branch.parentId,
         dataSource: branch.id,
+        // It is the branch's previous state, past and all.
+        historySince: branch.historySince ?? branch.createdAt,
       });
-      // It is the branch's previous state, past and all.
-      kept = { ...kept, historySince: branch.historySince ?? branch.createdAt };
-      updateBranchRow(tx, kept);
       copyRoles(tx, branch.id, kept.id, now);
       copyDatabases(tx, branch.id, kept.id, now);
       moveChildren(tx, branch.id, kept.id, now);

@@ -28,6 +28,8 @@ export function newBranchRow(args: {
   /** The LSN or time of the parent's history it starts from, when not its parent's head. */
   parentLsn?: string | undefined;
   parentTimestamp?: number | undefined;
+  /** When its history begins, when not at its creation (a restore's kept state keeps its past). */
+  historySince?: number | undefined;
 }): BranchRow {
   const { id, now } = args;
   return {
@@ -57,7 +59,7 @@ export function newBranchRow(args: {
     checkBase: null,
     meteredLsn: null,
     historyPoint: args.historyPoint ?? null,
-    historySince: now,
+    historySince: args.historySince ?? now,
     createdAt: now,
     updatedAt: now,
   };
