@@ -204,6 +204,9 @@ describe("restoring a branch to a point", () => {
     const kept = list.find((b) => b.name === "main-before-restore");
     const main = list.find((b) => b.id === p.branchId);
     expect(main?.parent_id).toBe(kept?.id);
+    // The kept state of a root branch is a root: no parent, no parent_lsn.
+    expect(kept?.parent_id).toBeUndefined();
+    expect(kept).not.toHaveProperty("parent_lsn");
     // The kept branch holds the state the restore replaced.
     const keptBranch = await branch(p, { name: "look", parent_id: kept?.id });
     await expect(sql(p, "SELECT v FROM precious", keptBranch.endpoints[0].id)).rejects.toThrow(

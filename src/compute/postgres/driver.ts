@@ -292,8 +292,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
         const copiedAt = this.copiedAt.get(effect.branchId);
         this.copiedAt.delete(effect.branchId);
-        // A schema-only branch is a root branch: no parent, no parent_lsn.
-        const hasParent = this.view.branch(effect.branchId)?.initSource !== "schema-only";
+        // A root branch (a schema-only branch, a restored root's kept state) has no parent_lsn.
+        const hasParent = Boolean(this.view.branch(effect.branchId)?.parentId);
         return {
           branch: {
             id: effect.branchId,

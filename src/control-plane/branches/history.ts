@@ -123,6 +123,6 @@ export async function requireInHistory(
   const wall = ctx.clock.mode === "real" ? ms : wallTimeOf(ctx.db, accountId, ms);
   if (wall !== undefined && wall < range.since)
     throw badRequest(
-      `${names.timestamp} ${at.timestamp} is before branch ${source.id}'s history begins (the emulator keeps it from when the branch's current data was made)`,
+      `${names.timestamp} ${at.timestamp} is before branch ${source.id}'s history begins${ctx.clock.mode === "real" ? ` at ${iso(range.since)}` : ""} (the emulator keeps it from when the branch's current data was made)`,
     );
 }
