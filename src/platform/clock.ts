@@ -60,7 +60,11 @@ export function parseIsoMicros(text: string): number | null {
   return seconds * 1000 + Number(frac);
 }
 
-/** Wall time, for choosing a manual clock's starting point; everything else reads a Clock. */
+/**
+ * Wall time, for choosing a manual clock's starting point and for what is set against the
+ * computes' own clock (Postgres stamps commits with wall time: where a branch's history begins,
+ * when a manual clock's advance began); everything else reads a Clock.
+ */
 export function wallNow(): number {
   return Date.now();
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
+import { wallNow } from "../../platform/clock.js";
 import { readdir } from "./binaries.js";
 import { copyData, copyWal, HISTORY_FILE, parseLsn, SEGMENT_BYTES, segmentName } from "./copy.js";
 import { handOver } from "./process.js";
@@ -113,7 +114,7 @@ export async function startHistory(
     // Handed to the servers' user before it counts as made (its origin written whole, by rename).
     await handOver(dir);
     const origins = path.join(dir, `${ORIGIN_FILE}.tmp`);
-    fs.writeFileSync(origins, JSON.stringify({ since: Date.now(), ...origin }), { mode: 0o600 });
+    fs.writeFileSync(origins, JSON.stringify({ since: wallNow(), ...origin }), { mode: 0o600 });
     fs.renameSync(origins, path.join(dir, ORIGIN_FILE));
   } catch (err) {
     fs.rmSync(pointer, { force: true });
