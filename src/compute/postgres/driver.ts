@@ -646,6 +646,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         this.walMeter?.wal(branchId, "reset", null);
       } catch (err) {
         fs.rmSync(work, { recursive: true, force: true });
+        this.collect(projectId); // a history started for it
         throw err;
       }
       return dir;
@@ -710,6 +711,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       return copied.lsn;
     } catch (err) {
       fs.rmSync(work, { recursive: true, force: true });
+      this.collect(projectId); // a history started for it
       throw err;
     }
   }

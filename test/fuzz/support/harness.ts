@@ -372,7 +372,18 @@ export class FuzzApp {
         };
       }
       case "finalizeRestoreBranch": {
-        const restored = await made("POST", `${project}/snapshots/${ids.snapshot_id}/restore`, {
+        let snapshot = ids.snapshot_id;
+        if (snapshot === "snap-none") {
+          // A project made by an earlier request has no fixture snapshot: one is taken of it.
+          this.settleBranches();
+          const taken = await made(
+            "POST",
+            `${project}/branches/${this.defaultBranchOf(ids.project_id)}/snapshot`,
+            undefined,
+          );
+          snapshot = taken.snapshot.id;
+        }
+        const restored = await made("POST", `${project}/snapshots/${snapshot}/restore`, {
           name: `restored-${serial}`,
         });
         return { url: `${project}/branches/${restored.branch.id}/finalize_restore`, body: {} };
