@@ -1,6 +1,6 @@
 /**
  * Points in a branch's history that requests name: a create's `parent_lsn` / `parent_timestamp`, a
- * restore's `source_lsn` / `source_timestamp`. The data is made by replaying the source's history
+ * restore's `source_lsn` / `source_timestamp`, a schema read's or a snapshot's `lsn` / `timestamp`. The data is made by replaying the source's history
  * (compute/postgres/history.ts); here the point is checked against what that history holds and
  * turned into what the replay stops at: an LSN, or a wall time (Postgres stamps commits with wall
  * time; on a manual clock, the account's time maps to the wall time its clock moved past it).
@@ -13,8 +13,6 @@ import type { Tx } from "../../platform/db.js";
 import { type BranchRow, type ProjectRow, requireBranch, requireProject } from "../access.js";
 import { lsnBytes } from "../consumption/meter.js";
 import { findDefaultBranch } from "./store.js";
-
-const LSN = /^[0-9A-F]{1,8}\/[0-9A-F]{1,8}$/i;
 
 export interface PointRequest {
   lsn?: string | undefined;
@@ -45,7 +43,7 @@ export function historyPoint(
   if (at.lsn !== undefined && at.timestamp !== undefined)
     throw badRequest(`${names.lsn} and ${names.timestamp} cannot be specified at the same time`);
   if (at.lsn !== undefined) {
-    if (!LSN.test(at.lsn))
+    if (lsnBytes(at.lsn) === null)
       throw badRequest(`${names.lsn} must be an LSN such as 0/1A2B3C4 (got "${at.lsn}")`);
     const lsn = at.lsn.toUpperCase();
     return { point: `lsn:${lsn}`, parentLsn: lsn };
