@@ -617,15 +617,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           const point = parsePoint(branch.historyPoint);
           const copied = await this.copyFrom(projectId, from, fromDir, work, point);
           this.copiedAt.set(branchId, copied.lsn);
-          if (copied.history && branch.initSource !== "schema-only")
-            continues = {
-              from: copied.history,
-              lsn: copied.startsAt ?? copied.lsn,
-              tli: copied.tli,
-              branchId,
-              // A restore's kept state: the restored branch's past is its own.
-              ...(branch.dataSource ? { inherits: true } : {}),
-            };
+          // A restore's kept state: the restored branch's past is its own.
+          if (branch.initSource !== "schema-only")
+            continues = continuing(copied, branchId, Boolean(branch.dataSource));
         } else {
           await copyStopped(await this.template(major), work);
         }
@@ -680,16 +674,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         work,
         parsePoint(this.view.branch(branchId)?.historyPoint ?? null),
       );
-      const history = copied.history;
-      if (history)
-        await startHistory(projectDir, work, {
-          from: history,
-          lsn: copied.startsAt ?? copied.lsn,
-          tli: copied.tli,
-          branchId,
-        });
+      const continues = continuing(copied, branchId, false);
+      if (continues) await startHistory(projectDir, work, continues);
       await this.dropSubscriptions(major, work, projectDir);
-      if (!history) await this.startRootHistory(major, projectDir, work, branchId);
+      if (!continues) await this.startRootHistory(major, projectDir, work, branchId);
       await this.withBranch(branchId, async () => {
         wereRunning = await this.stopBranch(branchId);
         fs.rmSync(dir, { recursive: true, force: true });
@@ -756,8 +744,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * The branch's data as it was at `point`, made in `dir` by replaying its history: the chain's base
    * copied, the chain's WAL staged, and Postgres' archive recovery run to the point and promoted (a
    * new timeline, as on any point-in-time recovery). A time after the branch's last commit is its
-   * head: the recovery then runs to where its WAL ends. Under the source's lock, so its folder
-   * stays as it is (running or not) while its live WAL is read.
+   * head: the recovery then runs to where its WAL ends. The source's lock is held while the base is
+   * copied and its WAL (live files included) laid out, not through the replay.
    */
   private async copyAt(
     projectId: string,
@@ -1479,6 +1467,18 @@ interface Copied {
    * switch to its new timeline.
    */
   startsAt?: string | undefined;
+}
+
+/** The history a copy starts: continuing its source's (none when the source keeps none), from where the copy's own WAL begins. */
+function continuing(copied: Copied, branchId: string, inherits: boolean): Origin | undefined {
+  if (!copied.history) return undefined;
+  return {
+    from: copied.history,
+    lsn: copied.startsAt ?? copied.lsn,
+    tli: copied.tli,
+    branchId,
+    ...(inherits ? { inherits: true } : {}),
+  };
 }
 
 /** Where a recovery switched to timeline `tli` (the last line of its history file), if it did. */
