@@ -9,6 +9,7 @@ import { type ComputeAddress, PostgresDriver } from "./compute/postgres/driver.j
 import type { Config, Ctx } from "./context.js";
 import { ensureDefaultAccount } from "./control-plane/accounts/service.js";
 import { countKeys, createApiKey, ensureApiKey } from "./control-plane/api-keys/service.js";
+import { historyKeptSince } from "./control-plane/branches/history.js";
 import {
   findLoginTarget,
   recordClientConnection,
@@ -119,7 +120,10 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   };
   const postgres = binaries ? new PostgresDriver(storage.db, dataDirOf(env), binaries, logger) : null;
   const driver: ComputeDriver = postgres ?? noneDriver;
-  if (postgres) ctx.branchData = postgres;
+  if (postgres) {
+    ctx.branchData = postgres;
+    postgres.historyWindow = (projectId) => historyKeptSince(ctx, projectId);
+  }
   const worker = new Worker(ctx, { driver, logger });
   // Effects a previous process left half-done (it stopped mid-effect) are performed again.
   worker.releaseStaleClaims();

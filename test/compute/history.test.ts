@@ -386,3 +386,127 @@ describe("history on disk", () => {
     expect(count()).toBe(2);
   });
 });
+
+describe("history kept for the project's history_retention_seconds", () => {
+  let p: Project;
+  let childEndpoint = "";
+  let childId = "";
+  let historyDir = "";
+  let earlyLsn = "";
+  let before: string[] = [];
+  /** A branch's archived WAL segments, by name. */
+  const segments = (branchId: string) => {
+    const projectDir = path.join(dir, "db-data", "projects", p.id);
+    const id = fs.readFileSync(path.join(projectDir, "branches", branchId, "neon_history"), "utf8");
+    return fs
+      .readdirSync(path.join(historyDir, id))
+      .filter((name) => /^[0-9A-F]{24}\.gz$/.test(name))
+      .sort();
+  };
+  /** Suspends an endpoint (its server stops: its WAL segment is archived) and wakes it with a write. */
+  const cycle = async (endpointId: string, write: string) => {
+    const suspended = await api("POST", `/projects/${p.id}/endpoints/${endpointId}/suspend`);
+    expect(suspended.status).toBe(200);
+    await allSettled(p.id, suspended.body.operations);
+    await sql(p, write, endpointId);
+  };
+
+  it("WAL archived before the window goes once the retention changes; points inside it still replay", async () => {
+    p = await createProject("retention", { history_retention_seconds: 3600 });
+    historyDir = path.join(dir, "db-data", "projects", p.id, "history");
+    await sql(p, "CREATE TABLE t (v int)");
+    await sql(p, "INSERT INTO t VALUES (1)");
+    earlyLsn = String((await sql(p, "SELECT pg_current_wal_lsn()::text AS lsn"))[0]?.lsn);
+    const child = await branch(p, { name: "child" });
+    childEndpoint = child.endpoints[0].id;
+    childId = child.branch.id;
+    // A few stops of each compute: the child's history has WAL of its own to roll its base on.
+    for (const v of [11, 12, 13]) await cycle(childEndpoint, `INSERT INTO t VALUES (${v})`);
+    await cycle(p.endpointId, "INSERT INTO t VALUES (2)");
+    await cycle(p.endpointId, "INSERT INTO t VALUES (3)");
+    const suspended = await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/suspend`);
+    await allSettled(p.id, suspended.body.operations);
+    before = segments(p.branchId);
+    expect(before.length).toBeGreaterThanOrEqual(3);
+    const childBefore = segments(childId);
+
+    await advance(2 * 3600); // what was written so far is now out of the window
+    await sql(p, "INSERT INTO t VALUES (4)");
+    const t4 = await advance(60);
+    await sql(p, "INSERT INTO t VALUES (5)");
+    await sql(p, "INSERT INTO t VALUES (14)", childEndpoint);
+    await advance(60);
+    for (const id of [p.endpointId, childEndpoint]) {
+      const stop = await api("POST", `/projects/${p.id}/endpoints/${id}/suspend`);
+      await allSettled(p.id, stop.body.operations);
+    }
+
+    const changed = await api("PATCH", `/projects/${p.id}`, { project: { history_retention_seconds: 3000 } });
+    expect(changed.status).toBe(200);
+    const op = changed.body.operations.find((o: { action: string }) => o.action === "apply_storage_config");
+    await allSettled(p.id, [op]);
+
+    // Main's segments archived before the window are gone, but for the last: its base replays from there.
+    const after = segments(p.branchId);
+    expect(after[0]).toBe(before[before.length - 1]);
+    for (const name of before.slice(0, -1)) expect(after).not.toContain(name);
+    // The child's base no longer needs main's WAL: it keeps its own from where its base replays.
+    expect(segments(childId)[0]).not.toBe(childBefore[0]);
+    expect(fs.readdirSync(path.join(dir, "db-data", "projects", p.id, "branches"))).toEqual(
+      expect.not.arrayContaining([expect.stringMatching(/^\.at-/)]),
+    );
+
+    // A point inside the window replays from the new base (through the WAL kept).
+    const at = await branch(p, { name: "at-t4", parent_timestamp: iso(t4 - 30_000) });
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v", at.endpoints[0].id))).toEqual([1, 2, 3, 4]);
+    const childAt = await branch(p, {
+      name: "child-at-t4",
+      parent_id: childId,
+      parent_timestamp: iso(t4 - 30_000),
+    });
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v", childAt.endpoints[0].id))).toEqual([
+      1, 11, 12, 13,
+    ]);
+    // The branches hold all they did.
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v"))).toEqual([1, 2, 3, 4, 5]);
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v", childEndpoint))).toEqual([1, 11, 12, 13, 14]);
+  });
+
+  it("a branch continuing the history from an older point keeps its parent's WAL from there", async () => {
+    const q = await createProject("retention-held", { history_retention_seconds: 3600 });
+    const stop = async () => {
+      const suspended = await api("POST", `/projects/${q.id}/endpoints/${q.endpointId}/suspend`);
+      await allSettled(q.id, suspended.body.operations);
+    };
+    await sql(q, "CREATE TABLE t (v int)");
+    await sql(q, "INSERT INTO t VALUES (1)");
+    await stop();
+    // No compute ever runs on it: its history has no WAL of its own to roll a base on.
+    const held = await api("POST", `/projects/${q.id}/branches`, { branch: { name: "held" } });
+    expect(held.status).toBe(201);
+    await allSettled(q.id, held.body.operations);
+    const heldAt = (await api("GET", `/projects/${q.id}/branches/${held.body.branch.id}`)).body.branch
+      .parent_lsn;
+    for (const v of [2, 3]) {
+      await sql(q, `INSERT INTO t VALUES (${v})`);
+      await stop();
+    }
+    await advance(2 * 3600);
+    await sql(q, "INSERT INTO t VALUES (4)");
+    await stop();
+    const changed = await api("PATCH", `/projects/${q.id}`, { project: { history_retention_seconds: 3000 } });
+    await allSettled(
+      q.id,
+      changed.body.operations.filter((o: { action: string }) => o.action === "apply_storage_config"),
+    );
+    // Replayed from main's base, which may not have moved past where "held" begins.
+    const at = await branch(q, { name: "held-at", parent_id: held.body.branch.id, parent_lsn: heldAt });
+    expect(values(await sql(q, "SELECT v FROM t ORDER BY v", at.endpoints[0].id))).toEqual([1]);
+  });
+
+  it("an LSN from before the window is refused with the range the history now holds", async () => {
+    const refused = await api("POST", `/projects/${p.id}/branches`, { branch: { parent_lsn: earlyLsn } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/is outside branch .* history, which holds [0-9A-F]+\/[0-9A-F]+ to/);
+  });
+});

@@ -33,18 +33,28 @@ export function segmentName(tli: number, lsn: bigint): string {
 }
 
 /**
- * What pg_control says of a folder: the latest checkpoint, its redo point and timeline, and
- * whether the server shut down cleanly. (ControlFileData's layout, unchanged since Postgres 10:
- * state at 16, checkPoint at 32, checkPointCopy.redo at 40, its ThisTimeLineID at 48.)
+ * What pg_control says of a folder: the latest checkpoint (a recovery's latest restartpoint),
+ * its redo point and timeline, and whether the server shut down cleanly or mid-recovery.
+ * (ControlFileData's layout, unchanged since Postgres 10: state at 16, checkPoint at 32,
+ * checkPointCopy.redo at 40, its ThisTimeLineID at 48.)
  */
-export function controlInfo(dir: string): { checkpoint: bigint; redo: bigint; tli: number; clean: boolean } {
+export function controlInfo(dir: string): {
+  checkpoint: bigint;
+  redo: bigint;
+  tli: number;
+  clean: boolean;
+  stoppedInRecovery: boolean;
+} {
   const control = fs.readFileSync(path.join(dir, "global", "pg_control"));
   const DB_SHUTDOWNED = 1;
+  const DB_SHUTDOWNED_IN_RECOVERY = 2;
+  const state = control.readUInt32LE(16);
   return {
     checkpoint: control.readBigUInt64LE(32),
     redo: control.readBigUInt64LE(40),
     tli: control.readUInt32LE(48),
-    clean: control.readUInt32LE(16) === DB_SHUTDOWNED,
+    clean: state === DB_SHUTDOWNED,
+    stoppedInRecovery: state === DB_SHUTDOWNED_IN_RECOVERY,
   };
 }
 

@@ -24,13 +24,16 @@ import {
   makeCopiesFolder,
   markTops,
   parseLsn,
+  SEGMENT_BYTES,
   segmentName,
 } from "./copy.js";
 import { neonEngine } from "./engine.js";
 import {
+  adoptBase,
   archiveCommand,
   chainOf,
   collectHistories,
+  continuedFrom,
   copyBase,
   type HistoryLink,
   historiesDir,
@@ -39,8 +42,10 @@ import {
   namedHistory,
   type Origin,
   restoreCommand,
+  rollTarget,
   stageWal,
   startHistory,
+  tidyHistory,
 } from "./history.js";
 import { freePort, handOver, initdb, PgServer } from "./process.js";
 import {
@@ -68,6 +73,12 @@ const AT_POINT_PREFIX = ".at-";
 
 /** The longest a replay of a branch's history may take (a long history is gigabytes of WAL). */
 const RECOVERY_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * How often the histories of every project are pruned to its history_retention_seconds (a change
+ * of it prunes that project's at once).
+ */
+const PRUNE_EVERY_MS = 10 * 60_000;
 
 /** The longest the measure of a primary's WAL before it stops may hold up the stop. */
 const STOP_MEASURE_TIMEOUT_MS = 1000;
@@ -213,11 +224,29 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private readonly servers = new Map<string, Running>();
   private readonly templates = new Map<number, Promise<string>>();
   private readonly engines = new Map<number, Promise<PgBinaries>>();
-  /** Work on one branch's folder (making it, copying it, starting on it) runs one at a time. */
+  /**
+   * Work on one branch's folder (making it, copying it, starting on it) runs one at a time; so
+   * does reading a project's histories for a replay and moving one's base (withHistories).
+   */
   private readonly branchLocks = new Map<string, Promise<unknown>>();
   private adminPasswordCache: string | undefined;
   /** The LSN each branch copy was taken at (reported as the branch's parent_lsn). */
   private readonly copiedAt = new Map<string, string>();
+  /**
+   * The wall time (ms) before which a project's history may go (its history_retention_seconds
+   * back from now, on its clock); none kept when unset or undefined.
+   */
+  historyWindow: ((projectId: string) => number | undefined) | undefined;
+  /** Copies at a point under way per project, until their history is written: no base moves meanwhile. */
+  private readonly pointCopies = new Map<string, number>();
+  /** The target each history's base was last replayed to without gain (no restartpoint past its start). */
+  private readonly rolledInVain = new Map<string, bigint>();
+  /** Prunings run one at a time, in order. */
+  private pruning: Promise<void> = Promise.resolve();
+  private pruneTimer: NodeJS.Timeout | undefined;
+  /** Servers replaying a history (they are stopped at close). */
+  private readonly replays = new Set<PgServer>();
+  private closed = false;
 
   constructor(
     db: Db,
@@ -324,6 +353,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       case "delete_tenant":
         await this.deleteProject(effect.projectId);
         return undefined;
+      case "apply_storage_config":
+        await this.pruneHistories(effect.projectId);
+        return undefined;
     }
   }
 
@@ -335,14 +367,20 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await Promise.all(this.pidFiles().map((file) => endOrphan(file, this.logger)));
     // Copies a crash cut short (branch and snapshot folders being made, copies at a point, staged WAL).
     const projectsDir = path.join(this.dataDir, "projects");
-    for (const project of readdir(projectsDir))
+    for (const project of readdir(projectsDir)) {
       for (const folder of ["branches", "snapshots"]) {
         const dir = path.join(projectsDir, project, folder);
         for (const name of readdir(dir))
           if (name.startsWith(AT_POINT_PREFIX) || /\.tmp-\d+/.test(name) || name.endsWith(".stage"))
             fs.rmSync(path.join(dir, name), { recursive: true, force: true });
       }
+      // What a pruning cut short left: a base beside the one its history names, WAL before it.
+      const histories = historiesDir(path.join(projectsDir, project));
+      for (const id of readdir(histories)) tidyHistory(path.join(histories, id));
+    }
     await markTops(this.copiesFolders());
+    this.pruneTimer ??= setInterval(() => this.pruneAll(), PRUNE_EVERY_MS);
+    this.pruneTimer.unref();
     for (const id of this.view.activeEndpoints())
       await this.start(id).catch((err) =>
         this.logger?.error({ err, endpoint: id }, "could not resume a compute"),
@@ -367,6 +405,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.pruneTimer);
+    await Promise.all([...this.replays].map((server) => server.stop()));
+    await this.pruning;
     await Promise.all([...this.servers.keys()].map((id) => this.stop(id)));
     // The servers removed their sockets as they stopped; their folder goes too.
     if (this.socketDirReady) fs.rmSync(await this.socketDirReady, { recursive: true, force: true });
@@ -376,8 +418,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const files: string[] = [];
     const projectsDir = path.join(this.dataDir, "projects");
     for (const project of readdir(projectsDir)) {
-      for (const branch of readdir(path.join(projectsDir, project, "branches")))
-        files.push(path.join(projectsDir, project, "branches", branch, "postmaster.pid"));
+      // Branch folders, and those of copies and replays under way (a crash may have left their servers).
+      for (const folder of ["branches", "snapshots"])
+        for (const name of readdir(path.join(projectsDir, project, folder)))
+          files.push(path.join(projectsDir, project, folder, name, "postmaster.pid"));
       const replicas = path.join(projectsDir, project, "replicas");
       for (const branch of readdir(replicas))
         for (const endpoint of readdir(path.join(replicas, branch)))
@@ -601,6 +645,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const work = `${dir}.tmp-${process.pid}`;
       fs.rmSync(work, { recursive: true, force: true });
       fs.rmSync(dir, { recursive: true, force: true });
+      const release = branch.historyPoint ? this.holdHistories(projectId) : undefined;
       try {
         // A restore's preserved state is made from the restored branch's data, any other branch from its parent's.
         const from = branch.dataSource ?? branch.parentId;
@@ -642,6 +687,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         fs.rmSync(work, { recursive: true, force: true });
         this.collect(projectId); // a history started for it
         throw err;
+      } finally {
+        release?.();
       }
       return dir;
     });
@@ -666,14 +713,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     fs.rmSync(work, { recursive: true, force: true });
     await makeCopiesFolder(path.dirname(dir));
     let wereRunning: string[] = [];
+    const point = parsePoint(this.view.branch(branchId)?.historyPoint ?? null);
+    const release = point ? this.holdHistories(projectId) : undefined;
     try {
-      const copied = await this.copyFrom(
-        projectId,
-        sourceId,
-        sourceDir,
-        work,
-        parsePoint(this.view.branch(branchId)?.historyPoint ?? null),
-      );
+      const copied = await this.copyFrom(projectId, sourceId, sourceDir, work, point);
       const continues = continuing(copied, branchId, false);
       if (continues) await startHistory(projectDir, work, continues);
       await this.dropSubscriptions(major, work, projectDir);
@@ -701,6 +744,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       fs.rmSync(work, { recursive: true, force: true });
       this.collect(projectId); // a history started for it
       throw err;
+    } finally {
+      release?.();
     }
   }
 
@@ -762,42 +807,39 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     try {
       // Under the source's lock: what the replay reads is laid out (the base copied, the WAL
       // staged as links and copies), so the source's folder and history may move on after.
-      const { history, end, root } = await this.withBranch(sourceId, async () => {
-        const history = historyOf(sourceDir);
-        if (!history) throw noHistory(sourceId);
-        const chain = chainOf(projectDir, history);
-        const primary = this.view.primaryOf(sourceId);
-        const port = primary ? this.portOf(primary) : undefined;
-        // A stopped folder a crash left is brought to a clean stop: its WAL then ends at its checkpoint.
-        if (port === undefined && !controlInfo(sourceDir).clean)
-          await this.onFolder(major, sourceDir, archiving(projectDir, sourceDir), async () => {});
-        // Where its WAL ends: written out (to the files staged from its live pg_wal), or its shutdown checkpoint.
-        const end = parseLsn(
-          port === undefined ? checkpointLsn(sourceDir) : await this.withAdmin(port, currentLsn),
-        );
-        const start = parseLsn(historyStart(chain).lsn);
-        if ("lsn" in point) {
-          const lsn = parseLsn(point.lsn);
-          if (lsn < start || lsn > end) throw outsideHistory(`LSN ${point.lsn}`, sourceId, start, end);
-        }
-        await stageWal(
-          chain,
-          end,
-          (link) => {
-            const live = this.branchDir(projectId, link.origin.branchId);
-            return historyOf(live) === link.id ? live : undefined;
-          },
-          stage,
-        );
-        fs.rmSync(dir, { recursive: true, force: true });
-        const root = chain[chain.length - 1] as HistoryLink;
-        await copyBase(root, dir);
-        return { history, end, root };
-      });
+      const { history, end, root } = await this.withBranch(sourceId, () =>
+        this.withHistories(projectId, async () => {
+          const history = historyOf(sourceDir);
+          if (!history) throw noHistory(sourceId);
+          const chain = chainOf(projectDir, history);
+          const primary = this.view.primaryOf(sourceId);
+          const port = primary ? this.portOf(primary) : undefined;
+          // A stopped folder a crash left is brought to a clean stop: its WAL then ends at its checkpoint.
+          if (port === undefined && !controlInfo(sourceDir).clean)
+            await this.onFolder(major, sourceDir, archiving(projectDir, sourceDir), async () => {});
+          // Where its WAL ends: written out (to the files staged from its live pg_wal), or its shutdown checkpoint.
+          const end = parseLsn(
+            port === undefined ? checkpointLsn(sourceDir) : await this.withAdmin(port, currentLsn),
+          );
+          const start = parseLsn(historyStart(chain).lsn);
+          if ("lsn" in point) {
+            const lsn = parseLsn(point.lsn);
+            if (lsn < start || lsn > end) throw outsideHistory(`LSN ${point.lsn}`, sourceId, start, end);
+          }
+          await stageWal(chain, end, (link) => this.liveFolder(projectId, link), stage);
+          fs.rmSync(dir, { recursive: true, force: true });
+          const root = chain[chain.length - 1] as HistoryLink;
+          await copyBase(root, dir);
+          return { history, end, root };
+        }),
+      );
       const recover = async (target: Record<string, string>, fresh: boolean): Promise<string> => {
         if (fresh) {
           fs.rmSync(dir, { recursive: true, force: true });
-          await copyBase(root, dir);
+          // The chain's base now (pruning may have moved it since: the staged WAL reaches back further).
+          await this.withHistories(projectId, () =>
+            copyBase(chainOf(projectDir, history).at(-1) ?? root, dir),
+          );
         }
         fs.writeFileSync(path.join(dir, "recovery.signal"), "");
         await handOver(dir);
@@ -817,6 +859,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
             archive_mode: "off",
           },
           RECOVERY_TIMEOUT_MS,
+          (spawned) => this.replaying(spawned),
         );
         const redone = /redo done at ([0-9A-F]+\/[0-9A-F]+)/.exec(server.log())?.[1];
         await server.stop();
@@ -842,6 +885,165 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const tli = controlInfo(dir).tli;
       return { lsn, tli, history, startsAt: switchPoint(dir, tli) };
     } finally {
+      fs.rmSync(stage, { recursive: true, force: true });
+    }
+  }
+
+  /** The folder of the branch still writing to a history (its live pg_wal holds what is not archived yet), if any. */
+  private liveFolder(projectId: string, link: HistoryLink): string | undefined {
+    const live = this.branchDir(projectId, link.origin.branchId);
+    return historyOf(live) === link.id ? live : undefined;
+  }
+
+  /** Runs `work` after every earlier read of the project's histories for a replay, and every move of a base. */
+  private withHistories<T>(projectId: string, work: () => Promise<T>): Promise<T> {
+    return this.withBranch(`${projectId}/histories`, work);
+  }
+
+  /**
+   * A copy at a point of the project's histories is under way until the returned function is
+   * called (once the history continuing it is written): no base moves meanwhile, past the point.
+   */
+  private holdHistories(projectId: string): () => void {
+    this.pointCopies.set(projectId, (this.pointCopies.get(projectId) ?? 0) + 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const left = (this.pointCopies.get(projectId) ?? 1) - 1;
+      if (left > 0) this.pointCopies.set(projectId, left);
+      else this.pointCopies.delete(projectId);
+    };
+  }
+
+  /** A server replaying a history: stopped at close. */
+  private replaying(server: PgServer): void {
+    this.replays.add(server);
+    void server.exited.then(() => this.replays.delete(server));
+  }
+
+  /** Every project's histories pruned, one after another; a round still under way is not doubled. */
+  private pruneAll(): void {
+    if (this.pruneRound) return;
+    const projects = readdir(path.join(this.dataDir, "projects"));
+    this.pruneRound = (async () => {
+      for (const projectId of projects) {
+        if (this.closed) return;
+        await this.pruneHistories(projectId).catch((err) =>
+          this.logger?.warn({ err, project: projectId }, "could not prune a project's branch history"),
+        );
+      }
+    })().finally(() => {
+      this.pruneRound = undefined;
+    });
+  }
+
+  private pruneRound: Promise<void> | undefined;
+
+  /**
+   * Prunes a project's histories to its retention window (historyWindow), after any pruning under
+   * way. A history whose own WAL was archived before the window began has its base rolled forward
+   * past that WAL (a replay stopped there, kept at its restartpoint, becomes the base of a root),
+   * and the WAL goes: no point before the window can be asked for (the API refuses it), and every
+   * point after replays from the new base. The deepest histories go first, so one continuing
+   * another becomes a root of its own rather than holding the other's base back; a base never
+   * moves past where a history still continuing it begins.
+   */
+  pruneHistories(projectId: string): Promise<void> {
+    const run = this.pruning.then(async () => {
+      const before = this.historyWindow?.(projectId);
+      if (before === undefined || this.closed) return;
+      const projectDir = this.projectDir(projectId);
+      const depths: [string, number][] = [];
+      for (const id of readdir(historiesDir(projectDir)))
+        try {
+          depths.push([id, chainOf(projectDir, id).length]);
+        } catch {
+          // Still being made (no origin yet), or a chain a replay could not use: left as it is.
+        }
+      depths.sort((a, b) => b[1] - a[1]);
+      for (const [id] of depths) {
+        if (this.closed) return;
+        await this.rollForward(projectId, id, before).catch((err) =>
+          this.logger?.warn({ err, project: projectId, history: id }, "could not prune a branch's history"),
+        );
+      }
+    });
+    this.pruning = run.catch(() => {});
+    return run;
+  }
+
+  /** Rolls one history's base forward past its WAL archived before `before` (wall ms), if any. */
+  private async rollForward(projectId: string, id: string, before: number): Promise<void> {
+    const projectDir = this.projectDir(projectId);
+    const major = this.view.pgVersion(projectId);
+    if (major === undefined || !fs.existsSync(path.join(historiesDir(projectDir), id))) return;
+    const chain = chainOf(projectDir, id);
+    const link = chain[0] as HistoryLink;
+    const roll = rollTarget(link, before, continuedFrom(projectDir, id));
+    if (!roll || this.rolledInVain.get(id) === roll.target) return;
+    const work = path.join(projectDir, "branches", `${AT_POINT_PREFIX}${randomBytes(6).toString("hex")}`);
+    const stage = `${work}.stage`;
+    try {
+      await this.withHistories(projectId, async () => {
+        // Up to the segment after the target: the replay stops before that segment's first record.
+        await stageWal(chain, roll.target + 1n, (l) => this.liveFolder(projectId, l), stage);
+        await copyBase(chain[chain.length - 1] as HistoryLink, work);
+      });
+      fs.writeFileSync(path.join(work, "recovery.signal"), "");
+      await handOver(work);
+      const { log } = await PgServer.runToExit(
+        await this.serverBinaries(major),
+        work,
+        await freePort(),
+        {
+          ...ADMIN_SERVER_SETTINGS,
+          restore_command: restoreCommand(stage),
+          recovery_target_lsn: lsnText(roll.target),
+          recovery_target_inclusive: "off",
+          // Stopped in recovery, at a restartpoint: replays of later points go on from there.
+          recovery_target_action: "shutdown",
+          recovery_target_timeline: String(link.origin.tli),
+          hot_standby: "off",
+          archive_mode: "off",
+        },
+        RECOVERY_TIMEOUT_MS,
+        (server) => this.replaying(server),
+      );
+      if (this.closed) return; // stopped short by the emulator's shutdown
+      const control = controlInfo(work);
+      if (!control.stoppedInRecovery)
+        throw new Error(`the replay of history ${id} did not stop at ${lsnText(roll.target)}: ${log}`);
+      // The new base replays from its restartpoint: on the history's own WAL (a root needs no
+      // other's), and past the old base's first segment for a root (else nothing would go).
+      const own = parseLsn(link.origin.redo ?? link.origin.lsn);
+      const gains =
+        control.tli === link.origin.tli &&
+        control.redo >= own &&
+        (link.origin.from !== undefined || control.redo / SEGMENT_BYTES > own / SEGMENT_BYTES);
+      if (!gains) {
+        this.rolledInVain.set(id, roll.target);
+        return;
+      }
+      fs.rmSync(path.join(work, "recovery.signal"));
+      for (const name of readdir(path.join(work, "pg_wal")))
+        if (!fs.statSync(path.join(work, "pg_wal", name)).isDirectory())
+          fs.rmSync(path.join(work, "pg_wal", name));
+      await this.withHistories(projectId, async () => {
+        // A copy at a point began meanwhile, or a history continuing this one before the target
+        // was made: the base stays (the next pruning tries again).
+        const limit = continuedFrom(projectDir, id);
+        if (this.pointCopies.has(projectId) || (limit !== undefined && limit < roll.target)) return;
+        if (!fs.existsSync(link.dir)) return; // no branch reaches it any more: collected meanwhile
+        const removed = adoptBase(link, work, roll, control.redo);
+        this.rolledInVain.delete(id);
+        this.logger?.info(
+          { project: projectId, history: id, from: link.origin.lsn, to: lsnText(roll.target), removed },
+          "pruned a branch's history to the project's history retention",
+        );
+      });
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
       fs.rmSync(stage, { recursive: true, force: true });
     }
   }

@@ -4,7 +4,7 @@ import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { wallNow } from "../../platform/clock.js";
 import { readdir } from "./binaries.js";
-import { copyData, copyWal, HISTORY_FILE, parseLsn, SEGMENT_BYTES, segmentName } from "./copy.js";
+import { copyData, copyWal, HISTORY_FILE, lsnText, parseLsn, SEGMENT_BYTES, segmentName } from "./copy.js";
 import { handOver } from "./process.js";
 
 /**
@@ -36,6 +36,13 @@ export interface Origin {
   branchId: string;
   /** When it began (wall ms): no point before can be replayed from it. */
   since?: number;
+  /** The folder of its base copy (a root's), `base` unless its base was rolled forward. */
+  base?: string;
+  /**
+   * Where a replay from a rolled-forward base begins reading WAL (the base's restartpoint), before
+   * `lsn`, the first point the base can be replayed to.
+   */
+  redo?: string;
   /**
    * Its branch's past goes on into the history it continues (a restore's kept state is the
    * restored branch's past), rather than beginning at its copy.
@@ -55,6 +62,11 @@ export interface HistoryLink {
   id: string;
   dir: string;
   origin: Origin;
+}
+
+/** The folder of a history's base copy (a root's). */
+export function baseOf(link: HistoryLink): string {
+  return path.join(link.dir, link.origin.base ?? "base");
 }
 
 /** The folder of a project's histories. */
@@ -136,7 +148,7 @@ export function chainOf(projectDir: string, id: string): HistoryLink[] {
     next = origin.from;
   }
   const root = chain[chain.length - 1];
-  if (!root || !fs.existsSync(path.join(root.dir, "base", "PG_VERSION")))
+  if (!root || !fs.existsSync(path.join(baseOf(root), "PG_VERSION")))
     throw new Error(`history ${id} has no base copy to replay from`);
   return chain;
 }
@@ -184,7 +196,7 @@ export async function stageWal(
   };
   for (const [i, history] of chain.entries()) {
     const { tli } = history.origin;
-    const start = parseLsn(history.origin.lsn);
+    const start = parseLsn(history.origin.redo ?? history.origin.lsn);
     const newer = chain[i - 1];
     const stop = newer ? parseLsn(newer.origin.lsn) : end;
     const first = segmentName(tli, start);
@@ -240,7 +252,7 @@ export async function stageWal(
 
 /** Copies a history's base into `work` (data and all its WAL), for a recovery to start from. */
 export async function copyBase(link: HistoryLink, work: string): Promise<void> {
-  const base = path.join(link.dir, "base");
+  const base = baseOf(link);
   await copyData(base, work);
   await copyWal(base, work, segmentName(link.origin.tli, 0n));
 }
@@ -268,4 +280,127 @@ export function collectHistories(projectDir: string, live: Iterable<string>): vo
   }
   for (const id of readdir(root))
     if (!keep.has(id)) fs.rmSync(path.join(root, id), { recursive: true, force: true });
+}
+
+/** A segment's number along the WAL (its LSN divided by the segment size), from its file name. */
+function segmentNumber(name: string): bigint {
+  return BigInt(`0x${name.slice(8, 16)}`) * 256n + BigInt(`0x${name.slice(16, 24)}`);
+}
+
+/** Where a history's own WAL (or a rolled-forward base's replay) begins. */
+function ownStart(link: HistoryLink): bigint {
+  return parseLsn(link.origin.redo ?? link.origin.lsn);
+}
+
+/** How far a history's base may be rolled forward, and the time its history then begins. */
+export interface Roll {
+  /** A segment boundary: the replay stops before the first record at or after it. */
+  target: bigint;
+  /** Every commit before `target` is older (wall ms). */
+  since: number;
+}
+
+/**
+ * How far `link`'s base may move forward: past the run of its own archived segments, from its
+ * first, that were all archived before `before` (wall ms: they hold only WAL written before the
+ * retention window), whose next segment is archived too (the replay reads the first record after
+ * the target there), and never past `limit` (where a history continuing it begins). Undefined when
+ * no segment qualifies.
+ */
+export function rollTarget(link: HistoryLink, before: number, limit: bigint | undefined): Roll | undefined {
+  const { tli } = link.origin;
+  const archived = new Map<bigint, number>();
+  for (const file of readdir(link.dir)) {
+    const name = file.slice(0, -3);
+    if (!file.endsWith(".gz") || !SEGMENT.test(name) || Number.parseInt(name.slice(0, 8), 16) !== tli)
+      continue;
+    archived.set(segmentNumber(name), fs.statSync(path.join(link.dir, file)).mtimeMs);
+  }
+  const first = ownStart(link) / SEGMENT_BYTES;
+  // A copy's first segment may have been completed by its source (an online copy's, which ends
+  // with the source's switch to a new segment): its own WAL then begins in the next one.
+  let next = archived.has(first) ? first : first + 1n;
+  let since = link.origin.since ?? 0;
+  let moved = false;
+  for (;;) {
+    const archivedAt = archived.get(next);
+    if (archivedAt === undefined || archivedAt >= before || !archived.has(next + 1n)) break;
+    if (limit !== undefined && (next + 1n) * SEGMENT_BYTES > limit) break;
+    since = Math.max(since, archivedAt);
+    next++;
+    moved = true;
+  }
+  const target = next * SEGMENT_BYTES;
+  return moved && target > parseLsn(link.origin.lsn) ? { target, since } : undefined;
+}
+
+/** Where the histories that continue `id` begin (the lowest: a base of `id` may not move past it). */
+export function continuedFrom(projectDir: string, id: string): bigint | undefined {
+  let lowest: bigint | undefined;
+  for (const other of readdir(historiesDir(projectDir))) {
+    let origin: Origin;
+    try {
+      origin = JSON.parse(fs.readFileSync(path.join(historiesDir(projectDir), other, ORIGIN_FILE), "utf8"));
+    } catch {
+      continue; // still being made: its copy holds the history it continues (see the driver's holds)
+    }
+    if (origin.from !== id) continue;
+    const lsn = parseLsn(origin.lsn);
+    if (lowest === undefined || lsn < lowest) lowest = lsn;
+  }
+  return lowest;
+}
+
+/**
+ * Makes the data folder `work` (a replay of `link`'s chain stopped at `roll.target`, shut down at
+ * its restartpoint `redo`) the history's base: it becomes a root, beginning at the target, and its
+ * segments before the restartpoint's go. Returns the bytes removed. The origin names the new base
+ * before the old one goes (a crash between leaves what tidyHistory removes at the next start).
+ */
+export function adoptBase(link: HistoryLink, work: string, roll: Roll, redo: bigint): number {
+  const name = `base-${randomBytes(4).toString("hex")}`;
+  fs.renameSync(work, path.join(link.dir, name));
+  const origin: Origin = {
+    lsn: lsnText(roll.target),
+    redo: lsnText(redo),
+    tli: link.origin.tli,
+    branchId: link.origin.branchId,
+    since: roll.since,
+    base: name,
+  };
+  const tmp = path.join(link.dir, `${ORIGIN_FILE}.tmp`);
+  fs.writeFileSync(tmp, JSON.stringify(origin), { mode: 0o600 });
+  fs.renameSync(tmp, path.join(link.dir, ORIGIN_FILE));
+  return tidyHistory(link.dir);
+}
+
+/**
+ * Removes from a history's folder what its origin no longer needs: base folders it does not name
+ * and, for a base rolled forward, the WAL segments before the one its replays begin in. Returns
+ * the bytes of segments removed.
+ */
+export function tidyHistory(dir: string): number {
+  let origin: Origin;
+  try {
+    origin = JSON.parse(fs.readFileSync(path.join(dir, ORIGIN_FILE), "utf8"));
+  } catch {
+    return 0; // still being made, or unreadable: left as it is
+  }
+  const base = origin.base ?? "base";
+  const first = origin.redo === undefined ? undefined : parseLsn(origin.redo) / SEGMENT_BYTES;
+  let removed = 0;
+  for (const file of readdir(dir)) {
+    const at = path.join(dir, file);
+    if (/^base(-[0-9a-f]{8})?$/.test(file) && file !== base) fs.rmSync(at, { recursive: true, force: true });
+    else if (
+      first !== undefined &&
+      SEGMENT.test(file.slice(0, 24)) &&
+      file.endsWith(".gz") &&
+      segmentNumber(file) < first
+    ) {
+      removed += fs.statSync(at).size;
+      fs.rmSync(at, { force: true });
+    }
+  }
+  return removed;
 }

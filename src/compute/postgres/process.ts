@@ -79,17 +79,14 @@ export class PgServer {
     this.exited = new Promise((resolve) => proc.once("exit", (code) => resolve(code)));
   }
 
-  /**
-   * Starts `postgres` on `dataDir`, listening on 127.0.0.1:`port`, with `settings` as -c options,
-   * and resolves once it accepts connections (or rejects with its last log lines).
-   */
-  static async start(
+  /** Spawns `postgres` on `dataDir`, its log lines kept and passed to `onLine`. */
+  private static spawn(
     bin: PgBinaries,
     dataDir: string,
     port: number,
     settings: Record<string, string>,
-    timeoutMs = 30_000,
-  ): Promise<PgServer> {
+    onLine: (line: string) => void,
+  ): PgServer {
     const args = ["-D", dataDir, "-p", String(port)];
     for (const [name, value] of Object.entries(settings)) args.push("-c", `${name}=${value}`);
     const proc = childProcesses().spawn(bin.postgres, args, {
@@ -98,25 +95,48 @@ export class PgServer {
       env: { ...process.env, LC_ALL: "C" },
     });
     const server = new PgServer(proc, port);
+    let buffered = "";
+    proc.stderr?.setEncoding("utf8");
+    proc.stderr?.on("data", (chunk: string) => {
+      buffered += chunk;
+      const parts = buffered.split("\n");
+      buffered = parts.pop() ?? "";
+      for (const line of parts) {
+        server.keep(line);
+        onLine(line);
+      }
+    });
+    return server;
+  }
+
+  /**
+   * Starts `postgres` on `dataDir`, listening on 127.0.0.1:`port`, with `settings` as -c options,
+   * and resolves once it accepts connections (or rejects with its last log lines). `spawned`
+   * receives it at once (to stop it before it is ready).
+   */
+  static async start(
+    bin: PgBinaries,
+    dataDir: string,
+    port: number,
+    settings: Record<string, string>,
+    timeoutMs = 30_000,
+    spawned?: (server: PgServer) => void,
+  ): Promise<PgServer> {
+    let ready = () => {};
+    const server = PgServer.spawn(bin, dataDir, port, settings, (line) => {
+      if (READY.test(line)) ready();
+    });
+    spawned?.(server);
+    const { proc } = server;
     await new Promise<void>((resolve, reject) => {
-      let buffered = "";
       const timer = setTimeout(() => {
         proc.kill("SIGKILL");
         reject(new Error(`postgres did not start within ${timeoutMs} ms: ${server.log()}`));
       }, timeoutMs);
-      proc.stderr?.setEncoding("utf8");
-      proc.stderr?.on("data", (chunk: string) => {
-        buffered += chunk;
-        const parts = buffered.split("\n");
-        buffered = parts.pop() ?? "";
-        for (const line of parts) {
-          server.keep(line);
-          if (READY.test(line)) {
-            clearTimeout(timer);
-            resolve();
-          }
-        }
-      });
+      ready = () => {
+        clearTimeout(timer);
+        resolve();
+      };
       proc.once("error", (err) => {
         clearTimeout(timer);
         reject(err);
@@ -127,6 +147,31 @@ export class PgServer {
       });
     });
     return server;
+  }
+
+  /**
+   * Runs `postgres` on `dataDir` until it exits by itself (a recovery told to shut down at its
+   * target); `spawned` receives it at once (to stop it early). After `timeoutMs` it is killed.
+   * Resolves to its exit code and last log lines.
+   */
+  static async runToExit(
+    bin: PgBinaries,
+    dataDir: string,
+    port: number,
+    settings: Record<string, string>,
+    timeoutMs: number,
+    spawned: (server: PgServer) => void,
+  ): Promise<{ code: number | null; log: string }> {
+    const server = PgServer.spawn(bin, dataDir, port, settings, () => {});
+    spawned(server);
+    const timer = setTimeout(() => server.proc.kill("SIGKILL"), timeoutMs);
+    const failed = new Promise<never>((_, reject) => server.proc.once("error", reject));
+    try {
+      const code = await Promise.race([server.exited, failed]);
+      return { code, log: server.log() };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private keep(line: string): void {

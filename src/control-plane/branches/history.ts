@@ -5,6 +5,7 @@
  * turned into what the replay stops at: an LSN, or a wall time (Postgres stamps commits with wall
  * time; on a manual clock, the account's time maps to the wall time its clock moved past it).
  */
+import { eq } from "drizzle-orm";
 import type { Ctx } from "../../context.js";
 import { wallTimeOf } from "../../emulator/state-store.js";
 import { badRequest, unprocessable } from "../../errors.js";
@@ -12,6 +13,7 @@ import { iso } from "../../platform/clock.js";
 import type { Tx } from "../../platform/db.js";
 import { type BranchRow, type ProjectRow, requireBranch, requireProject } from "../access.js";
 import { lsnBytes } from "../consumption/meter.js";
+import { projects } from "../projects/table.js";
 import { findDefaultBranch } from "./store.js";
 
 export interface PointRequest {
@@ -123,4 +125,21 @@ export async function requireInHistory(
     throw badRequest(
       `${names.timestamp} ${at.timestamp} is before branch ${source.id}'s history begins${ctx.clock.mode === "real" ? ` at ${iso(range.since)}` : ""} (the emulator keeps it from when the branch's current data was made)`,
     );
+}
+
+/**
+ * The wall time before which a project's branch history may go (compute/postgres' pruning): its
+ * history_retention_seconds back from now, on its account's clock. On a manual clock that time maps
+ * to the wall time the clock moved past it, as a requested point does; undefined while it has not,
+ * or for a project that no longer exists.
+ */
+export function historyKeptSince(ctx: Ctx, projectId: string): number | undefined {
+  const project = ctx.db
+    .select({ accountId: projects.accountId, retention: projects.historyRetentionSeconds })
+    .from(projects)
+    .where(eq(projects.id, projectId))
+    .get();
+  if (!project) return undefined;
+  const from = ctx.clock.now(project.accountId) - project.retention * 1000;
+  return ctx.clock.mode === "real" ? from : wallTimeOf(ctx.db, project.accountId, from);
 }

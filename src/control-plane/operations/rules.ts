@@ -59,9 +59,10 @@ export type ComputeEffect =
   | { kind: "create_timeline"; projectId: string; branchId: string }
   | { kind: "create_branch"; projectId: string; branchId: string }
   | { kind: "apply_config"; projectId: string; branchId: string | null; endpointId: string | null }
-  | { kind: "delete_tenant"; projectId: string };
+  | { kind: "delete_tenant"; projectId: string }
+  | { kind: "apply_storage_config"; projectId: string };
 
-/** The effect of an operation, or null when it has none beyond its own row (checks, storage config). */
+/** The effect of an operation, or null when it has none beyond its own row (availability checks). */
 export function effectOf(op: {
   action: OperationAction;
   projectId: string;
@@ -83,8 +84,8 @@ export function effectOf(op: {
         endpointId: op.endpointId,
       };
     case "delete_tenant":
-      return { kind: "delete_tenant", projectId: op.projectId };
     case "apply_storage_config":
+      return { kind: op.action, projectId: op.projectId };
     case "check_availability":
       return null;
   }
@@ -93,6 +94,7 @@ export function effectOf(op: {
 /** Actions whose completion has an effect for the compute driver (effectOf is non-null for them). */
 export const EFFECT_ACTIONS: readonly OperationAction[] = [
   "apply_config",
+  "apply_storage_config",
   "create_branch",
   "create_timeline",
   "delete_tenant",
