@@ -143,6 +143,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, "shutting down");
     worker.stop();
+    driver.stopping?.();
     server.close(async () => {
       // Effects under way finish and are recorded before the driver and the database close.
       await door?.close();

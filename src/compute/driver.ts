@@ -68,6 +68,11 @@ export interface ComputeDriver {
    * processes end and their data folders go. Other events are ignored.
    */
   discard(event: DomainEvent): Promise<void>;
+  /**
+   * Shutdown begins (before the worker drains the effects under way): background work the driver
+   * does on its own stops where it can.
+   */
+  stopping?(): void;
   /** Ends whatever the driver holds (processes, sockets); called once at shutdown. */
   close(): Promise<void>;
 }

@@ -26,11 +26,13 @@ import {
   parseLsn,
   SEGMENT_BYTES,
   segmentName,
+  shareUnchanged,
 } from "./copy.js";
 import { neonEngine } from "./engine.js";
 import {
   adoptBase,
   archiveCommand,
+  baseOf,
   chainOf,
   collectHistories,
   continuedFrom,
@@ -41,8 +43,10 @@ import {
   historyStart,
   namedHistory,
   type Origin,
+  projectBases,
   restoreCommand,
   rollTarget,
+  segmentBytesBefore,
   stageWal,
   startHistory,
   tidyHistory,
@@ -239,13 +243,17 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   historyWindow: ((projectId: string) => number | undefined) | undefined;
   /** Copies at a point under way per project, until their history is written: no base moves meanwhile. */
   private readonly pointCopies = new Map<string, number>();
-  /** The target each history's base was last replayed to without gain (no restartpoint past its start). */
-  private readonly rolledInVain = new Map<string, bigint>();
+  /**
+   * Each history's last roll that was not kept: its target, and the bytes its base would have
+   * copied (a roll is kept only if it frees more): none is tried again until more could go.
+   */
+  private readonly rolledInVain = new Map<string, { target: bigint; copied: number }>();
   /** Prunings run one at a time, in order. */
   private pruning: Promise<void> = Promise.resolve();
   private pruneTimer: NodeJS.Timeout | undefined;
-  /** Servers replaying a history (they are stopped at close). */
+  /** Servers replaying a history for a copy at a point (stopped at close), and for a pruning (stopped as shutdown begins). */
   private readonly replays = new Set<PgServer>();
+  private readonly pruneReplays = new Set<PgServer>();
   private closed = false;
 
   constructor(
@@ -405,8 +413,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.pruneTimer);
+    this.stopping();
     await Promise.all([...this.replays].map((server) => server.stop()));
     await this.pruning;
     await Promise.all([...this.servers.keys()].map((id) => this.stop(id)));
@@ -645,7 +652,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const work = `${dir}.tmp-${process.pid}`;
       fs.rmSync(work, { recursive: true, force: true });
       fs.rmSync(dir, { recursive: true, force: true });
-      const release = branch.historyPoint ? this.holdHistories(projectId) : undefined;
+      // Until the history continuing its source's is written, no base moves past the copy.
+      const release = this.holdHistories(projectId);
       try {
         // A restore's preserved state is made from the restored branch's data, any other branch from its parent's.
         const from = branch.dataSource ?? branch.parentId;
@@ -688,7 +696,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         this.collect(projectId); // a history started for it
         throw err;
       } finally {
-        release?.();
+        release();
       }
       return dir;
     });
@@ -703,6 +711,20 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * copy was taken at.
    */
   private async restoreBranchData(projectId: string, branchId: string, sourceId: string): Promise<string> {
+    // Until the history continuing the source's is written, no base moves past the copy.
+    const release = this.holdHistories(projectId);
+    try {
+      return await this.restoreBranchDataHeld(projectId, branchId, sourceId);
+    } finally {
+      release();
+    }
+  }
+
+  private async restoreBranchDataHeld(
+    projectId: string,
+    branchId: string,
+    sourceId: string,
+  ): Promise<string> {
     for (const keeper of this.view.keepersOf(branchId)) await this.ensureBranchData(projectId, keeper);
     const sourceDir = await this.ensureBranchData(projectId, sourceId);
     const major = this.view.pgVersion(projectId);
@@ -713,10 +735,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     fs.rmSync(work, { recursive: true, force: true });
     await makeCopiesFolder(path.dirname(dir));
     let wereRunning: string[] = [];
-    const point = parsePoint(this.view.branch(branchId)?.historyPoint ?? null);
-    const release = point ? this.holdHistories(projectId) : undefined;
     try {
-      const copied = await this.copyFrom(projectId, sourceId, sourceDir, work, point);
+      const copied = await this.copyFrom(
+        projectId,
+        sourceId,
+        sourceDir,
+        work,
+        parsePoint(this.view.branch(branchId)?.historyPoint ?? null),
+      );
       const continues = continuing(copied, branchId, false);
       if (continues) await startHistory(projectDir, work, continues);
       await this.dropSubscriptions(major, work, projectDir);
@@ -744,8 +770,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       fs.rmSync(work, { recursive: true, force: true });
       this.collect(projectId); // a history started for it
       throw err;
-    } finally {
-      release?.();
     }
   }
 
@@ -821,11 +845,16 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           const end = parseLsn(
             port === undefined ? checkpointLsn(sourceDir) : await this.withAdmin(port, currentLsn),
           );
-          const start = parseLsn(historyStart(chain).lsn);
+          const begins = historyStart(chain);
+          const start = parseLsn(begins.lsn);
+          // Checked again here: a pruning may have moved the history's start since the request.
           if ("lsn" in point) {
             const lsn = parseLsn(point.lsn);
             if (lsn < start || lsn > end) throw outsideHistory(`LSN ${point.lsn}`, sourceId, start, end);
-          }
+          } else if (begins.since !== undefined && point.wallMs < begins.since)
+            throw badRequest(
+              `the time asked is before branch ${sourceId}'s history begins (the emulator keeps it from when the branch's current data was made, within the project's history_retention_seconds)`,
+            );
           await stageWal(chain, end, (link) => this.liveFolder(projectId, link), stage);
           fs.rmSync(dir, { recursive: true, force: true });
           const root = chain[chain.length - 1] as HistoryLink;
@@ -916,10 +945,21 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     };
   }
 
-  /** A server replaying a history: stopped at close. */
-  private replaying(server: PgServer): void {
-    this.replays.add(server);
-    void server.exited.then(() => this.replays.delete(server));
+  /** A server replaying a history, kept in `set` while it runs (to be stopped at shutdown). */
+  private replaying(server: PgServer, set: Set<PgServer> = this.replays): void {
+    set.add(server);
+    void server.exited.then(() => set.delete(server));
+    if (this.closed && set === this.pruneReplays) void server.stop();
+  }
+
+  /**
+   * Shutdown begins: pruning stops (between histories, and any replay of one under way), so the
+   * effects the worker drains end soon; what it had not done, the next start's pruning does.
+   */
+  stopping(): void {
+    this.closed = true;
+    clearInterval(this.pruneTimer);
+    for (const server of this.pruneReplays) void server.stop();
   }
 
   /** Every project's histories pruned, one after another; a round still under way is not doubled. */
@@ -952,8 +992,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   pruneHistories(projectId: string): Promise<void> {
     const run = this.pruning.then(async () => {
       const before = this.historyWindow?.(projectId);
-      if (before === undefined || this.closed) return;
+      // A create or restore at a point, accepted and not yet made, may need what would go.
+      if (before === undefined || this.closed || this.view.pointsPending(projectId)) return;
       const projectDir = this.projectDir(projectId);
+      this.collect(projectId); // none reached by no branch is rolled
       const depths: [string, number][] = [];
       for (const id of readdir(historiesDir(projectDir)))
         try {
@@ -968,6 +1010,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           this.logger?.warn({ err, project: projectId, history: id }, "could not prune a branch's history"),
         );
       }
+      // Those a rolled history no longer continues, unless a branch still reaches them.
+      this.collect(projectId);
     });
     this.pruning = run.catch(() => {});
     return run;
@@ -981,7 +1025,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const chain = chainOf(projectDir, id);
     const link = chain[0] as HistoryLink;
     const roll = rollTarget(link, before, continuedFrom(projectDir, id));
-    if (!roll || this.rolledInVain.get(id) === roll.target) return;
+    const vain = this.rolledInVain.get(id);
+    if (!roll || (vain && (vain.target === roll.target || roll.bytes <= vain.copied))) return;
     const work = path.join(projectDir, "branches", `${AT_POINT_PREFIX}${randomBytes(6).toString("hex")}`);
     const stage = `${work}.stage`;
     try {
@@ -992,6 +1037,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       });
       fs.writeFileSync(path.join(work, "recovery.signal"), "");
       await handOver(work);
+      if (this.closed) return;
       const { log } = await PgServer.runToExit(
         await this.serverBinaries(major),
         work,
@@ -1008,7 +1054,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           archive_mode: "off",
         },
         RECOVERY_TIMEOUT_MS,
-        (server) => this.replaying(server),
+        (server) => this.replaying(server, this.pruneReplays),
       );
       if (this.closed) return; // stopped short by the emulator's shutdown
       const control = controlInfo(work);
@@ -1022,23 +1068,50 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         control.redo >= own &&
         (link.origin.from !== undefined || control.redo / SEGMENT_BYTES > own / SEGMENT_BYTES);
       if (!gains) {
-        this.rolledInVain.set(id, roll.target);
+        this.rolledInVain.set(id, { target: roll.target, copied: 0 });
         return;
       }
       fs.rmSync(path.join(work, "recovery.signal"));
       for (const name of readdir(path.join(work, "pg_wal")))
         if (!fs.statSync(path.join(work, "pg_wal", name)).isDirectory())
           fs.rmSync(path.join(work, "pg_wal", name));
+      // What is the same as in the project's other bases is shared with them (hard links). A root
+      // rolls only if that frees more than the base copies (WAL that wrote data once, gzipped, is
+      // often smaller than the data); a history that continues another rolls to free its parent.
+      const copied = await shareUnchanged(work, projectBases(projectDir));
+      if (
+        link.origin.from === undefined &&
+        segmentBytesBefore(link.dir, control.redo / SEGMENT_BYTES) <= copied
+      ) {
+        this.rolledInVain.set(id, { target: roll.target, copied });
+        this.logger?.debug(
+          { project: projectId, history: id, to: lsnText(roll.target), copied },
+          "a branch's history keeps its base: rolling it forward would copy more than it frees",
+        );
+        return;
+      }
       await this.withHistories(projectId, async () => {
         // A copy at a point began meanwhile, or a history continuing this one before the target
         // was made: the base stays (the next pruning tries again).
         const limit = continuedFrom(projectDir, id);
-        if (this.pointCopies.has(projectId) || (limit !== undefined && limit < roll.target)) return;
+        if (
+          this.pointCopies.has(projectId) ||
+          this.view.pointsPending(projectId) ||
+          (limit !== undefined && limit < roll.target)
+        )
+          return;
         if (!fs.existsSync(link.dir)) return; // no branch reaches it any more: collected meanwhile
         const removed = adoptBase(link, work, roll, control.redo);
         this.rolledInVain.delete(id);
         this.logger?.info(
-          { project: projectId, history: id, from: link.origin.lsn, to: lsnText(roll.target), removed },
+          {
+            project: projectId,
+            history: id,
+            from: link.origin.lsn,
+            to: lsnText(roll.target),
+            removed,
+            copied,
+          },
           "pruned a branch's history to the project's history retention",
         );
       });

@@ -298,6 +298,8 @@ export interface Roll {
   target: bigint;
   /** Every commit before `target` is older (wall ms). */
   since: number;
+  /** The bytes of the history's archived segments before `target` (at most what could go). */
+  bytes: number;
 }
 
 /**
@@ -309,29 +311,47 @@ export interface Roll {
  */
 export function rollTarget(link: HistoryLink, before: number, limit: bigint | undefined): Roll | undefined {
   const { tli } = link.origin;
-  const archived = new Map<bigint, number>();
+  const archived = new Map<bigint, { at: number; bytes: number }>();
   for (const file of readdir(link.dir)) {
     const name = file.slice(0, -3);
     if (!file.endsWith(".gz") || !SEGMENT.test(name) || Number.parseInt(name.slice(0, 8), 16) !== tli)
       continue;
-    archived.set(segmentNumber(name), fs.statSync(path.join(link.dir, file)).mtimeMs);
+    const stat = fs.statSync(path.join(link.dir, file));
+    archived.set(segmentNumber(name), { at: stat.mtimeMs, bytes: stat.size });
   }
   const first = ownStart(link) / SEGMENT_BYTES;
   // A copy's first segment may have been completed by its source (an online copy's, which ends
   // with the source's switch to a new segment): its own WAL then begins in the next one.
   let next = archived.has(first) ? first : first + 1n;
   let since = link.origin.since ?? 0;
+  let bytes = 0;
   let moved = false;
   for (;;) {
-    const archivedAt = archived.get(next);
-    if (archivedAt === undefined || archivedAt >= before || !archived.has(next + 1n)) break;
+    const segment = archived.get(next);
+    if (segment === undefined || segment.at >= before || !archived.has(next + 1n)) break;
     if (limit !== undefined && (next + 1n) * SEGMENT_BYTES > limit) break;
-    since = Math.max(since, archivedAt);
+    since = Math.max(since, segment.at);
+    bytes += segment.bytes;
     next++;
     moved = true;
   }
   const target = next * SEGMENT_BYTES;
-  return moved && target > parseLsn(link.origin.lsn) ? { target, since } : undefined;
+  return moved && target > parseLsn(link.origin.lsn) ? { target, since, bytes } : undefined;
+}
+
+/** The base folders of a project's histories (roots'). */
+export function projectBases(projectDir: string): string[] {
+  const bases: string[] = [];
+  for (const id of readdir(historiesDir(projectDir))) {
+    const dir = path.join(historiesDir(projectDir), id);
+    try {
+      const origin = JSON.parse(fs.readFileSync(path.join(dir, ORIGIN_FILE), "utf8")) as Origin;
+      if (origin.from === undefined) bases.push(baseOf({ id, dir, origin }));
+    } catch {
+      // still being made
+    }
+  }
+  return bases;
 }
 
 /** Where the histories that continue `id` begin (the lowest: a base of `id` may not move past it). */
@@ -374,6 +394,15 @@ export function adoptBase(link: HistoryLink, work: string, roll: Roll, redo: big
   return tidyHistory(link.dir);
 }
 
+/** The bytes of a history's archived segments before `firstSegment` (what a base replaying from there frees). */
+export function segmentBytesBefore(dir: string, firstSegment: bigint): number {
+  let bytes = 0;
+  for (const file of readdir(dir))
+    if (SEGMENT.test(file.slice(0, 24)) && file.endsWith(".gz") && segmentNumber(file) < firstSegment)
+      bytes += fs.statSync(path.join(dir, file)).size;
+  return bytes;
+}
+
 /**
  * Removes from a history's folder what its origin no longer needs: base folders it does not name
  * and, for a base rolled forward, the WAL segments before the one its replays begin in. Returns
@@ -388,7 +417,7 @@ export function tidyHistory(dir: string): number {
   }
   const base = origin.base ?? "base";
   const first = origin.redo === undefined ? undefined : parseLsn(origin.redo) / SEGMENT_BYTES;
-  let removed = 0;
+  const removed = first === undefined ? 0 : segmentBytesBefore(dir, first);
   for (const file of readdir(dir)) {
     const at = path.join(dir, file);
     if (/^base(-[0-9a-f]{8})?$/.test(file) && file !== base) fs.rmSync(at, { recursive: true, force: true });
@@ -397,10 +426,8 @@ export function tidyHistory(dir: string): number {
       SEGMENT.test(file.slice(0, 24)) &&
       file.endsWith(".gz") &&
       segmentNumber(file) < first
-    ) {
-      removed += fs.statSync(at).size;
+    )
       fs.rmSync(at, { force: true });
-    }
   }
   return removed;
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, isNotNull } from "drizzle-orm";
 import { branches } from "../../control-plane/branches/table.js";
 import { endpoints } from "../../control-plane/endpoints/table.js";
 import { enabledPreloadLibraries } from "../../control-plane/projects/preload-libraries.js";
@@ -44,6 +44,21 @@ export class ControlPlaneView {
       .from(branches)
       .where(eq(branches.id, id))
       .get();
+  }
+
+  /**
+   * Whether a branch of the project waits for its data to be made at a point of a history (a
+   * create or restore at a point, accepted, its operation not finished).
+   */
+  pointsPending(projectId: string): boolean {
+    return (
+      this.db
+        .select({ id: branches.id })
+        .from(branches)
+        .where(and(eq(branches.projectId, projectId), isNotNull(branches.historyPoint)))
+        .limit(1)
+        .get() !== undefined
+    );
   }
 
   /** Branches whose folder is still to be made from this branch's data (a restore's preserved state). */

@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import type { Ctx } from "../../context.js";
 import { wallTimeOf } from "../../emulator/state-store.js";
 import { badRequest, unprocessable } from "../../errors.js";
-import { iso } from "../../platform/clock.js";
+import { iso, wallNow } from "../../platform/clock.js";
 import type { Tx } from "../../platform/db.js";
 import { type BranchRow, type ProjectRow, requireBranch, requireProject } from "../access.js";
 import { lsnBytes } from "../consumption/meter.js";
@@ -130,8 +130,8 @@ export async function requireInHistory(
 /**
  * The wall time before which a project's branch history may go (compute/postgres' pruning): its
  * history_retention_seconds back from now, on its account's clock. On a manual clock that time maps
- * to the wall time the clock moved past it, as a requested point does; undefined while it has not,
- * or for a project that no longer exists.
+ * to the wall time the clock moved past it, as a requested point does (with no retention, now);
+ * undefined while it has not, or for a project that no longer exists.
  */
 export function historyKeptSince(ctx: Ctx, projectId: string): number | undefined {
   const project = ctx.db
@@ -140,6 +140,9 @@ export function historyKeptSince(ctx: Ctx, projectId: string): number | undefine
     .where(eq(projects.id, projectId))
     .get();
   if (!project) return undefined;
-  const from = ctx.clock.now(project.accountId) - project.retention * 1000;
-  return ctx.clock.mode === "real" ? from : wallTimeOf(ctx.db, project.accountId, from);
+  const now = ctx.clock.now(project.accountId);
+  const from = now - project.retention * 1000;
+  if (ctx.clock.mode === "real") return from;
+  // None kept: all written so far is before the window (the clock has not moved past now).
+  return from >= now ? wallNow() : wallTimeOf(ctx.db, project.accountId, from);
 }
