@@ -1,0 +1,278 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type CreatedProject,
+  computeClient,
+  createdProject,
+  startComputeServer,
+} from "../helpers/compute.js";
+import { http, type RunningServer, randomKey } from "../helpers/server.js";
+
+/**
+ * Branch history kept for the project's history_retention_seconds, on real computes and the manual
+ * clock: WAL archived before the window goes once the base is rolled past it (apply_storage_config
+ * prunes at once), and points inside the window still replay. A branch's create takes 5 s here, so
+ * a pruning can run between a create at a point being accepted and its data being made. One
+ * server (and its computes) for the file.
+ */
+let server: RunningServer;
+let dir: string;
+const key = randomKey();
+const CREATE_MS = 5000;
+
+beforeAll(async () => {
+  ({ server, dir } = await startComputeServer(key, {
+    NEON_EMULATOR_CLOCK: "manual",
+    NEON_EMULATOR_CLOCK_START: "2026-05-04T09:00:00Z",
+    NEON_EMULATOR_OPERATION_MS: `create_branch=${CREATE_MS}`,
+  }));
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+const { api, query, settled } = computeClient(() => server, key);
+
+async function advance(seconds: number): Promise<number> {
+  const res = await http(server.url, key, "POST", "/_emulator/clock/advance", { seconds });
+  expect(res.status).toBe(200);
+  return Date.parse(res.body.now);
+}
+
+/** Operations finish as the manual clock passes their time: past the longest, until all have. */
+async function allSettled(projectId: string, ops: { id: string }[]): Promise<void> {
+  await advance(CREATE_MS / 1000 + 1);
+  const results = [];
+  for (const op of ops) results.push(await settled(projectId, op.id));
+  expect(results.map((r) => `${r.status} ${r.error ?? ""}`.trim())).toEqual(ops.map(() => "finished"));
+}
+
+type Project = CreatedProject;
+
+async function createProject(name: string, extra: Record<string, unknown> = {}): Promise<Project> {
+  const res = await api("POST", "/projects", { project: { name, ...extra } });
+  expect(res.status).toBe(201);
+  await allSettled(res.body.project.id, res.body.operations);
+  return createdProject(res.body);
+}
+
+function sql(p: Project, text: string, endpoint = p.endpointId) {
+  return query(endpoint, p.role, p.password, "neondb", text);
+}
+
+/** Creates a branch with a read_write endpoint and waits for its operations; returns the response body. */
+async function branch(p: Project, body: Record<string, unknown>) {
+  const res = await api("POST", `/projects/${p.id}/branches`, {
+    branch: body,
+    endpoints: [{ type: "read_write" }],
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  await allSettled(p.id, res.body.operations);
+  return res.body;
+}
+
+/** Suspends an endpoint: its server stops, and its WAL segment is archived. */
+async function suspend(p: Project, endpointId = p.endpointId): Promise<void> {
+  const suspended = await api("POST", `/projects/${p.id}/endpoints/${endpointId}/suspend`);
+  expect(suspended.status).toBe(200);
+  await allSettled(p.id, suspended.body.operations);
+}
+
+/** Changes the project's retention and waits for its apply_storage_config (the pruning). */
+async function retain(p: Project, seconds: number): Promise<void> {
+  const changed = await api("PATCH", `/projects/${p.id}`, {
+    project: { history_retention_seconds: seconds },
+  });
+  expect(changed.status).toBe(200);
+  await allSettled(
+    p.id,
+    changed.body.operations.filter((o: { action: string }) => o.action === "apply_storage_config"),
+  );
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const values = (rows: Record<string, unknown>[]) => rows.map((r) => r.v);
+
+describe("history kept for the project's history_retention_seconds", () => {
+  let p: Project;
+  let childEndpoint = "";
+  let childId = "";
+  let historyDir = "";
+  let earlyLsn = "";
+  let before: string[] = [];
+  /** A branch's archived WAL segments, by name. */
+  const segments = (branchId: string) => {
+    const projectDir = path.join(dir, "db-data", "projects", p.id);
+    const id = fs.readFileSync(path.join(projectDir, "branches", branchId, "neon_history"), "utf8");
+    return fs
+      .readdirSync(path.join(historyDir, id))
+      .filter((name) => /^[0-9A-F]{24}\.gz$/.test(name))
+      .sort();
+  };
+  /** Suspends an endpoint and wakes it with a write. */
+  const cycle = async (endpointId: string, write: string) => {
+    await suspend(p, endpointId);
+    await sql(p, write, endpointId);
+  };
+
+  it("WAL archived before the window goes once the retention changes; points inside it still replay", async () => {
+    p = await createProject("retention", { history_retention_seconds: 3600 });
+    historyDir = path.join(dir, "db-data", "projects", p.id, "history");
+    await sql(p, "CREATE TABLE t (v int)");
+    await sql(p, "INSERT INTO t VALUES (1)");
+    earlyLsn = String((await sql(p, "SELECT pg_current_wal_lsn()::text AS lsn"))[0]?.lsn);
+    const child = await branch(p, { name: "child" });
+    childEndpoint = child.endpoints[0].id;
+    childId = child.branch.id;
+    // A few stops of each compute: the child's history has WAL of its own to roll its base on.
+    for (const v of [11, 12, 13]) await cycle(childEndpoint, `INSERT INTO t VALUES (${v})`);
+    await cycle(p.endpointId, "INSERT INTO t VALUES (2)");
+    await cycle(p.endpointId, "INSERT INTO t VALUES (3)");
+    await suspend(p);
+    before = segments(p.branchId);
+    expect(before.length).toBeGreaterThanOrEqual(3);
+    const childBefore = segments(childId);
+
+    await advance(2 * 3600); // what was written so far is now out of the window
+    await sql(p, "INSERT INTO t VALUES (4)");
+    const t4 = await advance(60);
+    await sql(p, "INSERT INTO t VALUES (5)");
+    await sql(p, "INSERT INTO t VALUES (14)", childEndpoint);
+    await advance(60);
+    for (const id of [p.endpointId, childEndpoint]) await suspend(p, id);
+    await retain(p, 3000);
+
+    // Main's segments archived before the window are gone, but for the last: its base replays from there.
+    const after = segments(p.branchId);
+    expect(after[0]).toBe(before[before.length - 1]);
+    for (const name of before.slice(0, -1)) expect(after).not.toContain(name);
+    // The child's base no longer needs main's WAL: it keeps its own from where its base replays.
+    expect(segments(childId)[0]).not.toBe(childBefore[0]);
+    expect(fs.readdirSync(path.join(dir, "db-data", "projects", p.id, "branches"))).toEqual(
+      expect.not.arrayContaining([expect.stringMatching(/^\.at-/)]),
+    );
+
+    // A point inside the window replays from the new base (through the WAL kept).
+    const at = await branch(p, { name: "at-t4", parent_timestamp: iso(t4 - 30_000) });
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v", at.endpoints[0].id))).toEqual([1, 2, 3, 4]);
+    const childAt = await branch(p, {
+      name: "child-at-t4",
+      parent_id: childId,
+      parent_timestamp: iso(t4 - 30_000),
+    });
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v", childAt.endpoints[0].id))).toEqual([
+      1, 11, 12, 13,
+    ]);
+    // The branches hold all they did.
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v"))).toEqual([1, 2, 3, 4, 5]);
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v", childEndpoint))).toEqual([1, 11, 12, 13, 14]);
+  });
+
+  it("a branch continuing the history from an older point keeps its parent's WAL from there", async () => {
+    const q = await createProject("retention-held", { history_retention_seconds: 3600 });
+    const stop = () => suspend(q);
+    await sql(q, "CREATE TABLE t (v int)");
+    await sql(q, "INSERT INTO t VALUES (1)");
+    await stop();
+    // No compute ever runs on it: its history has no WAL of its own to roll a base on.
+    const held = await api("POST", `/projects/${q.id}/branches`, { branch: { name: "held" } });
+    expect(held.status).toBe(201);
+    await allSettled(q.id, held.body.operations);
+    const heldAt = (await api("GET", `/projects/${q.id}/branches/${held.body.branch.id}`)).body.branch
+      .parent_lsn;
+    for (const v of [2, 3]) {
+      await sql(q, `INSERT INTO t VALUES (${v})`);
+      await stop();
+    }
+    await advance(2 * 3600);
+    await sql(q, "INSERT INTO t VALUES (4)");
+    await stop();
+    await retain(q, 3000);
+    // Replayed from main's base, which may not have moved past where "held" begins.
+    const at = await branch(q, { name: "held-at", parent_id: held.body.branch.id, parent_lsn: heldAt });
+    expect(values(await sql(q, "SELECT v FROM t ORDER BY v", at.endpoints[0].id))).toEqual([1]);
+  });
+
+  it("an LSN from before the window is refused with the range the history now holds", async () => {
+    const refused = await api("POST", `/projects/${p.id}/branches`, { branch: { parent_lsn: earlyLsn } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/is outside branch .* history, which holds [0-9A-F]+\/[0-9A-F]+ to/);
+  });
+});
+
+describe("a pruning beside the requests that replay a history", () => {
+  it("a create at a point accepted before the retention shrinks is made as of that point", async () => {
+    const q = await createProject("race", { history_retention_seconds: 7200 });
+    const cycle = async (write: string) => {
+      await suspend(q);
+      await sql(q, write);
+    };
+    await sql(q, "CREATE TABLE t (v int)");
+    await sql(q, "INSERT INTO t VALUES (1)");
+    await cycle("SELECT 1");
+    await cycle("SELECT 1");
+    const tA = await advance(600);
+    await sql(q, "INSERT INTO t VALUES (2)");
+    for (let i = 0; i < 3; i++) await cycle("SELECT 1");
+    await advance(3600);
+    await sql(q, "INSERT INTO t VALUES (3)");
+    await cycle("SELECT 1");
+    await cycle("INSERT INTO t VALUES (4)");
+    // Inside the 2 h window when accepted; the shrunk window's pruning runs before the create's copy.
+    const res = await api("POST", `/projects/${q.id}/branches`, {
+      branch: { name: "at-a", parent_timestamp: iso(tA - 30_000) },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    await retain(q, 1800);
+    for (const op of res.body.operations) expect((await settled(q.id, op.id)).status).toBe("finished");
+    expect(values(await sql(q, "SELECT v FROM t ORDER BY v", res.body.endpoints[0].id))).toEqual([1]);
+  });
+
+  it("a history no branch reaches once the ones continuing it rolled forward goes", async () => {
+    const q = await createProject("unreached", { history_retention_seconds: 3600 });
+    const projectDir = path.join(dir, "db-data", "projects", q.id);
+    await sql(q, "CREATE TABLE t (v int)");
+    await sql(q, "INSERT INTO t VALUES (1)");
+    const schemaOnly = await api("POST", `/projects/${q.id}/branches`, {
+      branch: { name: "empty", init_source: "schema-only" },
+    });
+    expect(schemaOnly.status).toBe(201);
+    await allSettled(q.id, schemaOnly.body.operations);
+    // Main takes the schema-only state; "kept" holds (and continues the history of) main's old one.
+    const restored = await api("POST", `/projects/${q.id}/branches/${q.branchId}/restore`, {
+      source_branch_id: schemaOnly.body.branch.id,
+      preserve_under_name: "kept",
+    });
+    expect(restored.status).toBe(200);
+    await allSettled(q.id, restored.body.operations);
+    const branches = (await api("GET", `/projects/${q.id}/branches`)).body.branches;
+    const kept = branches.find((b: { name: string }) => b.name === "kept");
+    const ep = await api("POST", `/projects/${q.id}/endpoints`, {
+      endpoint: { branch_id: kept.id, type: "read_write" },
+    });
+    expect(ep.status).toBe(201);
+    await allSettled(q.id, ep.body.operations);
+    const keptEp = ep.body.endpoint.id;
+    for (const v of [11, 12, 13, 14]) {
+      await suspend(q, keptEp);
+      await sql(q, `INSERT INTO t VALUES (${v})`, keptEp);
+    }
+    await advance(2 * 3600);
+    await suspend(q, keptEp);
+    await sql(q, "INSERT INTO t VALUES (15)", keptEp);
+    await suspend(q, keptEp);
+    const histories = () => fs.readdirSync(path.join(projectDir, "history")).sort();
+    const named = () =>
+      fs
+        .readdirSync(path.join(projectDir, "branches"))
+        .map((b) => fs.readFileSync(path.join(projectDir, "branches", b, "neon_history"), "utf8"))
+        .sort();
+    expect(histories().length).toBeGreaterThan(named().length); // main's old history, continued by kept's
+    await retain(q, 3000);
+    expect(values(await sql(q, "SELECT v FROM t ORDER BY v", keptEp))).toEqual([1, 11, 12, 13, 14, 15]);
+    // Kept's history became a root: main's old one is reached by no branch and went.
+    expect(histories()).toEqual(named());
+  });
+});
