@@ -32,7 +32,6 @@ import { neonEngine } from "./engine.js";
 import {
   adoptBase,
   archiveCommand,
-  baseOf,
   chainOf,
   collectHistories,
   continuedFrom,

@@ -339,31 +339,40 @@ export function rollTarget(link: HistoryLink, before: number, limit: bigint | un
   return moved && target > parseLsn(link.origin.lsn) ? { target, since, bytes } : undefined;
 }
 
-/** The base folders of a project's histories (roots'). */
-export function projectBases(projectDir: string): string[] {
-  const bases: string[] = [];
-  for (const id of readdir(historiesDir(projectDir))) {
-    const dir = path.join(historiesDir(projectDir), id);
-    try {
-      const origin = JSON.parse(fs.readFileSync(path.join(dir, ORIGIN_FILE), "utf8")) as Origin;
-      if (origin.from === undefined) bases.push(baseOf({ id, dir, origin }));
-    } catch {
-      // still being made
-    }
+/** A history folder's origin; undefined while it is being made (or unreadable). */
+function readOrigin(dir: string): Origin | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, ORIGIN_FILE), "utf8")) as Origin;
+  } catch {
+    return undefined;
   }
-  return bases;
 }
 
-/** Where the histories that continue `id` begin (the lowest: a base of `id` may not move past it). */
+/** The project's histories whose origin is written. */
+function projectHistories(projectDir: string): HistoryLink[] {
+  const links: HistoryLink[] = [];
+  for (const id of readdir(historiesDir(projectDir))) {
+    const dir = path.join(historiesDir(projectDir), id);
+    const origin = readOrigin(dir);
+    if (origin) links.push({ id, dir, origin });
+  }
+  return links;
+}
+
+/** The base folders of a project's histories (roots'). */
+export function projectBases(projectDir: string): string[] {
+  return projectHistories(projectDir)
+    .filter((link) => link.origin.from === undefined)
+    .map(baseOf);
+}
+
+/**
+ * Where the histories that continue `id` begin (the lowest: a base of `id` may not move past it).
+ * One still being made is not seen: the copy making it holds the bases (see the driver's holds).
+ */
 export function continuedFrom(projectDir: string, id: string): bigint | undefined {
   let lowest: bigint | undefined;
-  for (const other of readdir(historiesDir(projectDir))) {
-    let origin: Origin;
-    try {
-      origin = JSON.parse(fs.readFileSync(path.join(historiesDir(projectDir), other, ORIGIN_FILE), "utf8"));
-    } catch {
-      continue; // still being made: its copy holds the history it continues (see the driver's holds)
-    }
+  for (const { origin } of projectHistories(projectDir)) {
     if (origin.from !== id) continue;
     const lsn = parseLsn(origin.lsn);
     if (lowest === undefined || lsn < lowest) lowest = lsn;
@@ -394,13 +403,18 @@ export function adoptBase(link: HistoryLink, work: string, roll: Roll, redo: big
   return tidyHistory(link.dir);
 }
 
+/** A history's archived segments (and backup history files) before `firstSegment`. */
+function segmentsBefore(dir: string, firstSegment: bigint): string[] {
+  return readdir(dir)
+    .filter(
+      (file) => SEGMENT.test(file.slice(0, 24)) && file.endsWith(".gz") && segmentNumber(file) < firstSegment,
+    )
+    .map((file) => path.join(dir, file));
+}
+
 /** The bytes of a history's archived segments before `firstSegment` (what a base replaying from there frees). */
 export function segmentBytesBefore(dir: string, firstSegment: bigint): number {
-  let bytes = 0;
-  for (const file of readdir(dir))
-    if (SEGMENT.test(file.slice(0, 24)) && file.endsWith(".gz") && segmentNumber(file) < firstSegment)
-      bytes += fs.statSync(path.join(dir, file)).size;
-  return bytes;
+  return segmentsBefore(dir, firstSegment).reduce((sum, file) => sum + fs.statSync(file).size, 0);
 }
 
 /**
@@ -409,25 +423,15 @@ export function segmentBytesBefore(dir: string, firstSegment: bigint): number {
  * the bytes of segments removed.
  */
 export function tidyHistory(dir: string): number {
-  let origin: Origin;
-  try {
-    origin = JSON.parse(fs.readFileSync(path.join(dir, ORIGIN_FILE), "utf8"));
-  } catch {
-    return 0; // still being made, or unreadable: left as it is
-  }
+  const origin = readOrigin(dir);
+  if (!origin) return 0; // still being made, or unreadable: left as it is
   const base = origin.base ?? "base";
-  const first = origin.redo === undefined ? undefined : parseLsn(origin.redo) / SEGMENT_BYTES;
-  const removed = first === undefined ? 0 : segmentBytesBefore(dir, first);
-  for (const file of readdir(dir)) {
-    const at = path.join(dir, file);
-    if (/^base(-[0-9a-f]{8})?$/.test(file) && file !== base) fs.rmSync(at, { recursive: true, force: true });
-    else if (
-      first !== undefined &&
-      SEGMENT.test(file.slice(0, 24)) &&
-      file.endsWith(".gz") &&
-      segmentNumber(file) < first
-    )
-      fs.rmSync(at, { force: true });
-  }
+  for (const file of readdir(dir))
+    if (/^base(-[0-9a-f]{8})?$/.test(file) && file !== base)
+      fs.rmSync(path.join(dir, file), { recursive: true, force: true });
+  if (origin.redo === undefined) return 0;
+  const old = segmentsBefore(dir, parseLsn(origin.redo) / SEGMENT_BYTES);
+  const removed = old.reduce((sum, file) => sum + fs.statSync(file).size, 0);
+  for (const file of old) fs.rmSync(file, { force: true });
   return removed;
 }
