@@ -201,6 +201,39 @@ describe("history kept for the project's history_retention_seconds", () => {
   });
 });
 
+describe("a child whose compute stopped once", () => {
+  it("becomes a root of its own and no longer holds its parent's WAL back", async () => {
+    const q = await createProject("stopped-once", { history_retention_seconds: 3600 });
+    const projectDir = path.join(dir, "db-data", "projects", q.id);
+    const segments = (branchId: string) => {
+      const id = fs.readFileSync(path.join(projectDir, "branches", branchId, "neon_history"), "utf8");
+      return fs
+        .readdirSync(path.join(projectDir, "history", id))
+        .filter((name) => /^[0-9A-F]{24}\.gz$/.test(name))
+        .sort();
+    };
+    await sql(q, "CREATE TABLE t (v int)");
+    await sql(q, "INSERT INTO t VALUES (1)");
+    const dev = await branch(q, { name: "dev" });
+    await sql(q, "INSERT INTO t VALUES (11)", dev.endpoints[0].id);
+    await suspend(q, dev.endpoints[0].id); // its one stop: one segment of its own archived
+    for (const v of [2, 3]) {
+      await suspend(q);
+      await sql(q, `INSERT INTO t VALUES (${v})`);
+    }
+    await suspend(q);
+    const before = segments(q.branchId);
+    await advance(2 * 3600);
+    await sql(q, "INSERT INTO t VALUES (4)");
+    await suspend(q);
+    await retain(q, 3000);
+    const after = segments(q.branchId);
+    expect(after[0]).toBe(before[before.length - 1]);
+    expect(values(await sql(q, "SELECT v FROM t ORDER BY v", dev.endpoints[0].id))).toEqual([1, 11]);
+    expect(values(await sql(q, "SELECT v FROM t ORDER BY v"))).toEqual([1, 2, 3, 4]);
+  });
+});
+
 describe("a pruning beside the requests that replay a history", () => {
   it("a create at a point accepted before the retention shrinks is made as of that point", async () => {
     const q = await createProject("race", { history_retention_seconds: 7200 });

@@ -1023,7 +1023,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (major === undefined || !fs.existsSync(path.join(historiesDir(projectDir), id))) return;
     const chain = chainOf(projectDir, id);
     const link = chain[0] as HistoryLink;
-    const roll = rollTarget(link, before, continuedFrom(projectDir, id));
+    const roll = rollTarget(link, before, continuedFrom(projectDir, id), this.liveFolder(projectId, link));
     const vain = this.rolledInVain.get(id);
     if (!roll || (vain && (vain.target === roll.target || roll.bytes <= vain.copied))) return;
     const work = path.join(projectDir, "branches", `${AT_POINT_PREFIX}${randomBytes(6).toString("hex")}`);

@@ -305,11 +305,17 @@ export interface Roll {
 /**
  * How far `link`'s base may move forward: past the run of its own archived segments, from its
  * first, that were all archived before `before` (wall ms: they hold only WAL written before the
- * retention window), whose next segment is archived too (the replay reads the first record after
- * the target there), and never past `limit` (where a history continuing it begins). Undefined when
- * no segment qualifies.
+ * retention window), whose next segment is archived too or still in the live pg_wal of its branch's
+ * folder, `liveDir` (the replay reads the first record after the target there: a branch stopped
+ * once has only that stop's segment archived), and never past `limit` (where a history continuing
+ * it begins). Undefined when no segment qualifies.
  */
-export function rollTarget(link: HistoryLink, before: number, limit: bigint | undefined): Roll | undefined {
+export function rollTarget(
+  link: HistoryLink,
+  before: number,
+  limit: bigint | undefined,
+  liveDir: string | undefined,
+): Roll | undefined {
   const { tli } = link.origin;
   const archived = new Map<bigint, { at: number; bytes: number }>();
   for (const file of readdir(link.dir)) {
@@ -319,6 +325,10 @@ export function rollTarget(link: HistoryLink, before: number, limit: bigint | un
     const stat = fs.statSync(path.join(link.dir, file));
     archived.set(segmentNumber(name), { at: stat.mtimeMs, bytes: stat.size });
   }
+  const live = new Set<bigint>();
+  if (liveDir)
+    for (const name of readdir(path.join(liveDir, "pg_wal")))
+      if (SEGMENT.test(name) && Number.parseInt(name.slice(0, 8), 16) === tli) live.add(segmentNumber(name));
   const first = ownStart(link) / SEGMENT_BYTES;
   // A copy's first segment may have been completed by its source (an online copy's, which ends
   // with the source's switch to a new segment): its own WAL then begins in the next one.
@@ -328,7 +338,8 @@ export function rollTarget(link: HistoryLink, before: number, limit: bigint | un
   let moved = false;
   for (;;) {
     const segment = archived.get(next);
-    if (segment === undefined || segment.at >= before || !archived.has(next + 1n)) break;
+    if (segment === undefined || segment.at >= before) break;
+    if (!archived.has(next + 1n) && !live.has(next + 1n)) break;
     if (limit !== undefined && (next + 1n) * SEGMENT_BYTES > limit) break;
     since = Math.max(since, segment.at);
     bytes += segment.bytes;
