@@ -1,13 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type CreatedProject,
-  computeClient,
-  createdProject,
-  startComputeServer,
-} from "../helpers/compute.js";
-import { http, type RunningServer, randomKey } from "../helpers/server.js";
+import { type CreatedProject, manualClockClient, startComputeServer } from "../helpers/compute.js";
+import { type RunningServer, randomKey } from "../helpers/server.js";
 
 /**
  * Branch history kept for the project's history_retention_seconds, on real computes and the manual
@@ -32,45 +27,13 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const { api, query, settled } = computeClient(() => server, key);
-
-async function advance(seconds: number): Promise<number> {
-  const res = await http(server.url, key, "POST", "/_emulator/clock/advance", { seconds });
-  expect(res.status).toBe(200);
-  return Date.parse(res.body.now);
-}
-
-/** Operations finish as the manual clock passes their time: past the longest, until all have. */
-async function allSettled(projectId: string, ops: { id: string }[]): Promise<void> {
-  await advance(CREATE_MS / 1000 + 1);
-  const results = [];
-  for (const op of ops) results.push(await settled(projectId, op.id));
-  expect(results.map((r) => `${r.status} ${r.error ?? ""}`.trim())).toEqual(ops.map(() => "finished"));
-}
+const { api, settled, advance, allSettled, createProject, sql, branch } = manualClockClient(
+  () => server,
+  key,
+  CREATE_MS / 1000 + 1,
+);
 
 type Project = CreatedProject;
-
-async function createProject(name: string, extra: Record<string, unknown> = {}): Promise<Project> {
-  const res = await api("POST", "/projects", { project: { name, ...extra } });
-  expect(res.status).toBe(201);
-  await allSettled(res.body.project.id, res.body.operations);
-  return createdProject(res.body);
-}
-
-function sql(p: Project, text: string, endpoint = p.endpointId) {
-  return query(endpoint, p.role, p.password, "neondb", text);
-}
-
-/** Creates a branch with a read_write endpoint and waits for its operations; returns the response body. */
-async function branch(p: Project, body: Record<string, unknown>) {
-  const res = await api("POST", `/projects/${p.id}/branches`, {
-    branch: body,
-    endpoints: [{ type: "read_write" }],
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  await allSettled(p.id, res.body.operations);
-  return res.body;
-}
 
 /** Suspends an endpoint: its server stops, and its WAL segment is archived. */
 async function suspend(p: Project, endpointId = p.endpointId): Promise<void> {

@@ -61,6 +61,53 @@ export function computeClient(server: () => RunningServer, key: string) {
   return { api, settled, allSettled, clientOf, query };
 }
 
+/**
+ * For suites on the manual clock (branch history): operations finish as the clock passes their
+ * time, so each wait advances it `settleSeconds` (past the longest operation the suite's server
+ * runs) and then polls; projects, branches with a read_write endpoint, and SQL on `neondb`.
+ */
+export function manualClockClient(server: () => RunningServer, key: string, settleSeconds = 1) {
+  const client = computeClient(server, key);
+  const { api, query, settled } = client;
+
+  async function advance(seconds: number): Promise<number> {
+    const res = await http(server().url, key, "POST", "/_emulator/clock/advance", { seconds });
+    expect(res.status).toBe(200);
+    return Date.parse(res.body.now);
+  }
+
+  async function allSettled(projectId: string, ops: { id: string }[]): Promise<void> {
+    await advance(settleSeconds);
+    const results = [];
+    for (const op of ops) results.push(await settled(projectId, op.id));
+    expect(results.map((r) => `${r.status} ${r.error ?? ""}`.trim())).toEqual(ops.map(() => "finished"));
+  }
+
+  async function createProject(name: string, extra: Record<string, unknown> = {}): Promise<CreatedProject> {
+    const res = await api("POST", "/projects", { project: { name, ...extra } });
+    expect(res.status).toBe(201);
+    await allSettled(res.body.project.id, res.body.operations);
+    return createdProject(res.body);
+  }
+
+  function sql(p: CreatedProject, text: string, endpoint = p.endpointId) {
+    return query(endpoint, p.role, p.password, "neondb", text);
+  }
+
+  /** Creates a branch with a read_write endpoint and waits for its operations; returns the response body. */
+  async function branch(p: CreatedProject, body: Record<string, unknown>) {
+    const res = await api("POST", `/projects/${p.id}/branches`, {
+      branch: body,
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    await allSettled(p.id, res.body.operations);
+    return res.body;
+  }
+
+  return { ...client, advance, allSettled, createProject, sql, branch };
+}
+
 /** A project a `POST /projects` made: its ids, its role's credentials and the connection URI the API handed out. */
 export interface CreatedProject {
   id: string;
