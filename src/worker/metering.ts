@@ -7,6 +7,7 @@ import {
   recordWal,
   type WalMeasure,
 } from "../control-plane/consumption/meter.js";
+import { recordHistory } from "../control-plane/consumption/storage.js";
 import { suspendProjectEndpoints } from "../control-plane/endpoints/service.js";
 import { quotaUsedUp } from "../control-plane/limits.js";
 import { writtenQuotaPrimaries } from "../control-plane/projects/store.js";
@@ -30,7 +31,8 @@ export interface WalSource {
  * by those of projects with a written_data_bytes quota (the driver reports the WAL of a primary
  * that stops, and around copies, itself). A project whose data quota (settings.quota:
  * data_transfer_bytes, written_data_bytes) the new bytes use up has its computes suspended in the
- * same transaction, as the time quotas do at the worker's pass.
+ * same transaction, as the time quotas do at the worker's pass. The driver also reports what the
+ * branches' histories hold (after each stop of a primary and each pruning round).
  */
 export class Metering implements WalMeter {
   private timer: NodeJS.Timeout | undefined;
@@ -87,6 +89,18 @@ export class Metering implements WalMeter {
       const counted = recordWal(tx, branchId, measure, lsn, (accountId) => this.ctx.clock.now(accountId));
       return counted ? [counted] : [];
     });
+  }
+
+  /** What a project's histories hold (consumption/storage.ts), from the driver. */
+  history(projectId: string, bytes: ReadonlyMap<string, number>): void {
+    try {
+      this.ctx.db.transaction((tx) =>
+        recordHistory(tx, projectId, bytes, (accountId) => this.ctx.clock.now(accountId)),
+      );
+    } catch (err) {
+      // Bookkeeping: the next measure (a stop, the next pruning round) records it.
+      this.logger?.error({ err }, "metering: could not record the branches' history");
+    }
   }
 
   private recordTransfer(): void {

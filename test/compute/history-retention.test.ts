@@ -272,3 +272,151 @@ describe("a pruning beside the requests that replay a history", () => {
     expect(histories()).toEqual(named());
   });
 });
+
+describe("instant restore and snapshot storage in consumption history", () => {
+  const HOUR = 3_600_000;
+  /** The bytes of the archived WAL segments in a branch's histories, read off the folder. */
+  const walBytes = (projectId: string, branchId: string) => {
+    const historyDir = path.join(dir, "db-data", "projects", projectId, "history");
+    let sum = 0;
+    for (const id of fs.readdirSync(historyDir)) {
+      const origin = JSON.parse(fs.readFileSync(path.join(historyDir, id, "origin.json"), "utf8"));
+      if (origin.branchId !== branchId) continue;
+      for (const name of fs.readdirSync(path.join(historyDir, id)))
+        if (/^[0-9A-F]{24}\.gz$/.test(name)) sum += fs.statSync(path.join(historyDir, id, name)).size;
+    }
+    return sum;
+  };
+  const monthOf = (ms: number) => {
+    const d = new Date(ms);
+    return (
+      Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)
+    );
+  };
+  /** Byte-months of `bytes` held for `ms` in the month of `at`. */
+  const byteMonths = (bytes: number, ms: number, at: number) => Math.round((bytes * ms) / monthOf(at));
+
+  it("bills the WAL a root branch's history holds, hour by hour, and each snapshot while it is kept", async () => {
+    // Start just past an hour, so what follows happens within it.
+    const now = await advance(1);
+    const h0 = Math.ceil(now / HOUR) * HOUR;
+    await advance((h0 + 60_000 - now) / 1000);
+    const p = await createProject("metered", { history_retention_seconds: 3600 });
+    await sql(p, "CREATE TABLE t (v int)");
+    for (const v of [1, 2, 3]) {
+      await sql(p, `INSERT INTO t VALUES (${v})`);
+      await suspend(p);
+    }
+    const child = await branch(p, { name: "child" });
+    await sql(p, "INSERT INTO t VALUES (10)", child.endpoints[0].id);
+    await suspend(p, child.endpoints[0].id);
+    const a = walBytes(p.id, p.branchId);
+    expect(a).toBeGreaterThan(0);
+    expect(walBytes(p.id, child.branch.id)).toBeGreaterThan(0); // a child's history is not billed
+    const taken = await api("POST", `/projects/${p.id}/branches/${p.branchId}/snapshot?name=kept`);
+    expect(taken.status, JSON.stringify(taken.body)).toBe(200);
+    const snapshot = taken.body.snapshot;
+    expect(snapshot.full_size).toBeGreaterThan(1_000_000);
+    const snapshotAt = Date.parse(snapshot.created_at);
+    expect(snapshotAt).toBeGreaterThanOrEqual(h0);
+    expect(snapshotAt).toBeLessThan(h0 + HOUR);
+
+    const h2 = h0 + 2 * HOUR;
+    const atH2 = await advance((h2 + 60_000 - (await advance(1))) / 1000);
+    const orgId = (await api("GET", "/users/me/organizations")).body.organizations[0].id;
+    const window = (hours: number) =>
+      `from=${iso(h0).replace(".000Z", "Z")}&to=${iso(h0 + hours * HOUR).replace(".000Z", "Z")}&granularity=hourly&org_id=${orgId}`;
+    const projectMetrics = async (hours: number) => {
+      const res = await api(
+        "GET",
+        `/consumption_history/v2/projects?${window(hours)}&project_ids=${p.id}&metrics=instant_restore_bytes_month,snapshot_storage_bytes_month`,
+      );
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.projects[0].periods.flatMap(
+        (period: { consumption: { metrics: { value: number }[] }[] }) =>
+          period.consumption.map((f) => f.metrics.map((m) => m.value)),
+      );
+    };
+    expect(await projectMetrics(3)).toEqual([
+      [byteMonths(a, HOUR, h0), byteMonths(snapshot.full_size, h0 + HOUR - snapshotAt, h0)],
+      [byteMonths(a, HOUR, h0), byteMonths(snapshot.full_size, HOUR, h0)],
+      [byteMonths(a, atH2 - h2, h0), byteMonths(snapshot.full_size, atH2 - h2, h0)],
+    ]);
+    // Per branch: main's history, none for the child.
+    const branches = await api(
+      "GET",
+      `/consumption_history/v2/branches?${window(1)}&project_ids=${p.id}&metrics=instant_restore_bytes_month`,
+    );
+    expect(branches.status, JSON.stringify(branches.body)).toBe(200);
+    const perBranch = Object.fromEntries(
+      branches.body.branches.map(
+        (b: { branch_id: string; periods: { consumption: { metrics: { value: number }[] }[] }[] }) => [
+          b.branch_id,
+          b.periods[0]?.consumption[0]?.metrics[0]?.value,
+        ],
+      ),
+    );
+    expect(perBranch).toEqual({ [p.branchId]: byteMonths(a, HOUR, h0), [child.branch.id]: 0 });
+
+    // The snapshot goes; main writes more, then the retention prunes what is out of its window.
+    expect((await api("DELETE", `/projects/${p.id}/snapshots/${snapshot.id}`)).status).toBe(202);
+    const deletedAt = (await advance(1)) - 1000; // the clock at the deletion
+    await sql(p, "INSERT INTO t VALUES (4)");
+    await suspend(p);
+    expect(walBytes(p.id, p.branchId)).toBeGreaterThan(a);
+    await retain(p, 3000);
+    const b = walBytes(p.id, p.branchId);
+    expect(b).toBeLessThan(a); // the segments before the window went
+    const atH3 = await advance((h0 + 3 * HOUR + 60_000 - (await advance(1))) / 1000);
+    expect(await projectMetrics(4)).toEqual([
+      [byteMonths(a, HOUR, h0), byteMonths(snapshot.full_size, h0 + HOUR - snapshotAt, h0)],
+      [byteMonths(a, HOUR, h0), byteMonths(snapshot.full_size, HOUR, h0)],
+      // An hour counts its last measure.
+      [byteMonths(b, HOUR, h0), byteMonths(snapshot.full_size, deletedAt - h2, h0)],
+      [byteMonths(b, atH3 - h0 - 3 * HOUR, h0), 0],
+    ]);
+    // The project's data_storage_bytes_hour: its branches' logical sizes since they were made, and the history.
+    const project = (await api("GET", `/projects/${p.id}`)).body.project;
+    const sizes = (await api("GET", `/projects/${p.id}/branches`)).body.branches.reduce(
+      (sum: number, br: { logical_size: number; created_at: string }) =>
+        sum + br.logical_size * (atH3 - Date.parse(br.created_at)),
+      0,
+    );
+    expect(project.data_storage_bytes_hour).toBe(Math.round((sizes + a * 2 * HOUR + b * (atH3 - h2)) / HOUR));
+  });
+
+  it("bills a schema-only branch's history as a root's, until the hour it is deleted in ends", async () => {
+    const now = await advance(1);
+    const g0 = Math.ceil(now / HOUR) * HOUR;
+    await advance((g0 + 60_000 - now) / 1000);
+    const p = await createProject("metered-roots", { history_retention_seconds: 3600 });
+    await sql(p, "CREATE TABLE s (v int)");
+    const root = await branch(p, { name: "schema", init_source: "schema-only" });
+    expect(root.branch.parent_id).toBeUndefined();
+    const rootEp = root.endpoints[0].id;
+    await sql(p, "INSERT INTO s VALUES (1)", rootEp);
+    await suspend(p, rootEp);
+    await suspend(p);
+    const m = walBytes(p.id, p.branchId);
+    const r = walBytes(p.id, root.branch.id);
+    expect(r).toBeGreaterThan(0);
+    await advance((g0 + HOUR + 60_000 - (await advance(1))) / 1000);
+    expect((await api("DELETE", `/projects/${p.id}/branches/${root.branch.id}`)).status).toBe(200);
+    await advance(2 * 3600);
+    const orgId = (await api("GET", "/users/me/organizations")).body.organizations[0].id;
+    const res = await api(
+      "GET",
+      `/consumption_history/v2/projects?from=${iso(g0).replace(".000Z", "Z")}&to=${iso(g0 + 3 * HOUR).replace(".000Z", "Z")}&granularity=hourly&org_id=${orgId}&project_ids=${p.id}&metrics=instant_restore_bytes_month`,
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const hours = res.body.projects[0].periods.flatMap(
+      (period: { consumption: { metrics: { value: number }[] }[] }) =>
+        period.consumption.map((f) => f.metrics[0]?.value),
+    );
+    expect(hours).toEqual([
+      byteMonths(m + r, HOUR, g0),
+      byteMonths(m + r, HOUR, g0),
+      byteMonths(m, HOUR, g0),
+    ]);
+  });
+});

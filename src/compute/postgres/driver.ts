@@ -38,6 +38,7 @@ import {
   copyBase,
   type HistoryLink,
   historiesDir,
+  historyBytesByBranch,
   historyOf,
   historyStart,
   namedHistory,
@@ -69,6 +70,8 @@ export type ComputeAddress = { path: string } | { host: string; port: number };
 /** Where the driver reports measures of the branches' WAL (the metering job records them). */
 export interface WalMeter {
   wal(branchId: string, measure: WalMeasure, lsn: string | null): void;
+  /** The WAL a project's histories hold now, by branch (historyBytesByBranch). */
+  history(projectId: string, bytes: ReadonlyMap<string, number>): void;
 }
 
 /** Folders of a branch's data at a point, read and removed (beside the branches' folders). */
@@ -1012,6 +1015,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       // Those a rolled history no longer continues, unless a branch still reaches them.
       this.collect(projectId);
     });
+    void run.finally(() => this.measureHistories(projectId)).catch(() => {});
     this.pruning = run.catch(() => {});
     return run;
   }
@@ -1614,7 +1618,17 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await running.server.stop();
     this.servers.delete(endpointId);
     if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
-    else this.measureStopped(running.projectId, running.branchId, ended);
+    else {
+      this.measureStopped(running.projectId, running.branchId, ended);
+      // Its shutdown archived its last segments.
+      this.measureHistories(running.projectId);
+    }
+  }
+
+  /** Reports the WAL the project's histories hold (instant restore storage). */
+  private measureHistories(projectId: string): void {
+    if (!this.walMeter || !fs.existsSync(this.projectDir(projectId))) return;
+    this.walMeter.history(projectId, historyBytesByBranch(this.projectDir(projectId)));
   }
 
   /**

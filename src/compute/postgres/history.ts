@@ -20,6 +20,8 @@ import { handOver } from "./process.js";
 
 const ORIGIN_FILE = "origin.json";
 const SEGMENT = /^[0-9A-F]{24}$/;
+/** An archived WAL segment's file in a history. */
+const ARCHIVED_SEGMENT = /^[0-9A-F]{24}\.gz$/;
 
 /** Where a history starts. */
 export interface Origin {
@@ -426,6 +428,25 @@ function segmentsBefore(dir: string, firstSegment: bigint): string[] {
 /** The bytes of a history's archived segments before `firstSegment` (what a base replaying from there frees). */
 export function segmentBytesBefore(dir: string, firstSegment: bigint): number {
   return segmentsBefore(dir, firstSegment).reduce((sum, file) => sum + fs.statSync(file).size, 0);
+}
+
+/**
+ * The WAL a project's histories hold (bytes of archived segments, gzipped as stored; not the
+ * backup history files beside them), summed by the branch each history belongs to.
+ */
+export function historyBytesByBranch(projectDir: string): Map<string, number> {
+  const bytes = new Map<string, number>();
+  for (const link of projectHistories(projectDir)) {
+    let held = 0;
+    for (const file of readdir(link.dir))
+      try {
+        if (ARCHIVED_SEGMENT.test(file)) held += fs.statSync(path.join(link.dir, file)).size;
+      } catch {
+        // removed meanwhile (a pruning)
+      }
+    bytes.set(link.origin.branchId, (bytes.get(link.origin.branchId) ?? 0) + held);
+  }
+  return bytes;
 }
 
 /**

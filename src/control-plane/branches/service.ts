@@ -15,6 +15,7 @@ import {
 import { getAccount } from "../accounts/store.js";
 import { connectionDetails } from "../connection/render.js";
 import { trafficByBranch, trafficOf } from "../consumption/meter.js";
+import { endHistory } from "../consumption/storage.js";
 import { toEndpointJson } from "../endpoints/render.js";
 import { addEndpoint } from "../endpoints/service.js";
 import { closeActivity, usageByBranch, usageOf } from "../endpoints/store.js";
@@ -194,6 +195,7 @@ export function deleteBranch(ctx: Ctx, accountId: string, projectId: string, bra
     if (findDataDependent(tx, projectId, branchId) !== undefined) throw conflictingOperations();
     deleteBranchRow(tx, branchId);
     closeActivity(tx, { branchId }, ctx.clock.now(accountId));
+    endHistory(tx, branch, ctx.clock.now(accountId));
     return branch;
   });
   return {

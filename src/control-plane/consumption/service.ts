@@ -3,14 +3,17 @@
  * periods of every compute (deleted ones too) times the size each ran at; storage from the
  * branches' logical sizes (as last measured) over the time they existed; public network transfer
  * and written data from the metered bytes (consumption/meter.ts: what the front door sent to
- * clients, the WAL the primaries wrote). Snapshot and instant-restore storage, which the emulator
- * does not keep, and private network transfer (it has no private networking) answer 0.
+ * clients, the WAL the primaries wrote); instant restore storage from the WAL root branches'
+ * histories held, hour by hour, and snapshot storage from each snapshot's bytes over the time it
+ * was kept (consumption/storage.ts). Private network transfer (the emulator has no private
+ * networking) answers 0.
  */
 import { createHash } from "node:crypto";
 import type { Ctx } from "../../context.js";
 import { badRequest, forbidden, notAcceptable, notFound } from "../../errors.js";
 import { PLANS } from "../../plans.js";
 import { iso } from "../../platform/clock.js";
+import type { Tx } from "../../platform/db.js";
 import { type AccountRow, getAccount } from "../accounts/store.js";
 import { type MeterRow, trafficIn } from "./meter.js";
 import {
@@ -25,6 +28,7 @@ import {
   V2_METRICS,
   windowOf,
 } from "./rules.js";
+import { type HistorySample, historyIn, type SnapshotSpan, snapshotsIn } from "./storage.js";
 import {
   type ActivityRow,
   accountProjectsNewestFirst,
@@ -45,6 +49,7 @@ export interface HistoryQuery {
   metrics?: string | string[] | undefined;
 }
 
+const HOUR_MS = 3_600_000;
 /** Branches a paid plan includes per project before extra branch-months count. */
 const INCLUDED_BRANCHES = 10;
 
@@ -113,14 +118,79 @@ const byteMonths = (branches: readonly BranchSizeRow[], frame: Frame) => {
   );
 };
 
-function metricValue(
-  metric: Metric,
-  activity: readonly ActivityRow[],
-  branches: readonly BranchSizeRow[],
-  traffic: readonly MeterRow[],
-  frame: Frame,
-  now: number,
-): number {
+/**
+ * Byte-milliseconds of history measures (by branch, then hour) in a frame: each holds from its
+ * hour until the branch's next measure (the last, until now).
+ */
+const historyByteMs = (samples: readonly HistorySample[], frame: Frame, now: number) => {
+  let sum = 0;
+  samples.forEach((s, i) => {
+    const after = samples[i + 1];
+    const end = after && after.branchId === s.branchId ? after.hour : now;
+    sum += s.bytes * overlap({ start: s.hour, end }, frame);
+  });
+  return sum;
+};
+
+/**
+ * A project's storage held from `from` until `now` in byte-hours (the project's
+ * `data_storage_bytes_hour` for its consumption period): its branches' logical sizes over the time
+ * they existed, as the storage metrics count them, and its root branches' history.
+ */
+export function storageByteHours(tx: Tx, projectId: string, from: number, now: number): number {
+  const frame = { start: from, end: now };
+  const data = branchSizes(tx, [projectId]).reduce(
+    (sum, b) => sum + b.logicalSize * overlap({ start: b.createdAt, end: now }, frame),
+    0,
+  );
+  return Math.round((data + historyByteMs(historyIn(tx, [projectId], from, now), frame, now)) / HOUR_MS);
+}
+const snapshotByteMonths = (spans: readonly SnapshotSpan[], frame: Frame, now: number) => {
+  const month = monthOf(frame);
+  return spans.reduce(
+    (sum, s) =>
+      sum + (s.bytes * overlap({ start: s.since, end: Math.min(s.until ?? now, now) }, frame)) / month,
+    0,
+  );
+};
+
+/** What consumption is computed from, for a project or a branch. */
+interface Usage {
+  activity: readonly ActivityRow[];
+  branches: readonly BranchSizeRow[];
+  traffic: readonly MeterRow[];
+  /** By branch, then hour. */
+  history: readonly HistorySample[];
+  snapshots: readonly SnapshotSpan[];
+}
+
+/** The usage of the given projects in the window, loaded once for all their timeframes. */
+function usageIn(ctx: Ctx, projectIds: readonly string[], w: { from: number; to: number }): Usage {
+  return {
+    activity: activityIn(ctx.db, projectIds, w.from, w.to),
+    branches: branchSizes(ctx.db, projectIds),
+    traffic: trafficIn(ctx.db, projectIds, w.from, w.to),
+    history: historyIn(ctx.db, projectIds, w.from, w.to),
+    snapshots: snapshotsIn(ctx.db, projectIds, w.from, w.to),
+  };
+}
+
+/** The part of `usage` that is one project's or one branch's. */
+function usageOf(usage: Usage, of: { projectId: string } | { branchId: string }): Usage {
+  const mine = (r: { projectId: string; branchId?: string; id?: string }) =>
+    "projectId" in of ? r.projectId === of.projectId : (r.branchId ?? r.id) === of.branchId;
+  return {
+    activity: usage.activity.filter(mine),
+    branches: usage.branches.filter(mine),
+    traffic: usage.traffic.filter(mine),
+    history: usage.history.filter(mine),
+    // Snapshots are the project's (the branch metrics do not include them).
+    snapshots: "projectId" in of ? usage.snapshots.filter(mine) : [],
+  };
+}
+
+function metricValue(metric: Metric, usage: Usage, frame: Frame, now: number): number {
+  const { activity, branches, traffic } = usage;
   switch (metric) {
     case "public_network_transfer_bytes":
       // Every client of the emulator's front door comes over its public network.
@@ -146,8 +216,12 @@ function metricValue(
       const extra = Math.max(0, branches.filter((b) => alive(b, frame)).length - INCLUDED_BRANCHES);
       return Math.round((extra * (frame.end - frame.start)) / month);
     }
-    default:
-      return 0; // not kept (snapshots, instant restore) or not possible (private networking)
+    case "instant_restore_bytes_month":
+      return Math.round(historyByteMs(usage.history, frame, now) / monthOf(frame));
+    case "snapshot_storage_bytes_month":
+      return Math.round(snapshotByteMonths(usage.snapshots, frame, now));
+    case "private_network_transfer_bytes":
+      return 0; // the emulator has no private networking
   }
 }
 
@@ -202,27 +276,17 @@ function projectHistory<T>(
   q: HistoryQuery,
   w: { from: number; to: number },
   plan: string,
-  describe: (
-    activity: readonly ActivityRow[],
-    branches: readonly BranchSizeRow[],
-    traffic: readonly MeterRow[],
-    frame: Frame,
-    now: number,
-  ) => T,
+  describe: (usage: Usage, frame: Frame, now: number) => T,
 ) {
   const now = ctx.clock.now(accountId);
   const { page, cursor } = projectPage(ctx, accountId, q, 10);
-  const activity = activityIn(ctx.db, page, w.from, w.to);
-  const sizes = branchSizes(ctx.db, page);
-  const traffic = trafficIn(ctx.db, page, w.from, w.to);
+  const usage = usageIn(ctx, page, w);
   return {
     projects: page.map((projectId) => {
-      const mine = activity.filter((a) => a.projectId === projectId);
-      const branches = sizes.filter((b) => b.projectId === projectId);
-      const moved = traffic.filter((t) => t.projectId === projectId);
+      const mine = usageOf(usage, { projectId });
       return {
         project_id: projectId,
-        periods: periodsOf(accountId, plan, w, q, now, (f) => describe(mine, branches, moved, f, now)),
+        periods: periodsOf(accountId, plan, w, q, now, (f) => describe(mine, f, now)),
       };
     }),
     ...(cursor ? { pagination: { cursor } } : {}),
@@ -233,12 +297,21 @@ function projectHistory<T>(
 export function projectHistoryV1(ctx: Ctx, accountId: string, q: HistoryQuery) {
   const account = checkAccess(ctx, accountId, q.org_id, "Project consumption history");
   const w = window(ctx, accountId, q);
-  return projectHistory(ctx, accountId, q, w, periodPlan(account), (activity, branches, traffic, f, now) => ({
-    active_time_seconds: Math.round(activeMs(activity, f, now) / 1000),
-    compute_time_seconds: Math.round(cuMs(activity, f, now) / 1000),
-    written_data_bytes: trafficSum(traffic, f, "writtenBytes"),
-    synthetic_storage_size_bytes: branches.filter((b) => alive(b, f)).reduce((s, b) => s + b.logicalSize, 0),
-  }));
+  return projectHistory(
+    ctx,
+    accountId,
+    q,
+    w,
+    periodPlan(account),
+    ({ activity, branches, traffic }, f, now) => ({
+      active_time_seconds: Math.round(activeMs(activity, f, now) / 1000),
+      compute_time_seconds: Math.round(cuMs(activity, f, now) / 1000),
+      written_data_bytes: trafficSum(traffic, f, "writtenBytes"),
+      synthetic_storage_size_bytes: branches
+        .filter((b) => alive(b, f))
+        .reduce((s, b) => s + b.logicalSize, 0),
+    }),
+  );
 }
 
 /** GET /consumption_history/v2/projects. */
@@ -246,10 +319,10 @@ export function projectHistoryV2(ctx: Ctx, accountId: string, q: HistoryQuery) {
   const account = checkAccess(ctx, accountId, q.org_id, "Project consumption history");
   const w = window(ctx, accountId, q);
   const metrics = metricsOf(q, V2_METRICS);
-  return projectHistory(ctx, accountId, q, w, periodPlan(account), (activity, branches, traffic, f, now) => ({
+  return projectHistory(ctx, accountId, q, w, periodPlan(account), (usage, f, now) => ({
     metrics: metrics.map((m) => ({
       metric_name: m,
-      value: metricValue(m, activity, branches, traffic, f, now),
+      value: metricValue(m, usage, f, now),
     })),
   }));
 }
@@ -282,20 +355,18 @@ export function branchHistoryV2(ctx: Ctx, accountId: string, q: HistoryQuery) {
   const page = all.slice(start, start + limit);
   const last = page[page.length - 1];
   const pageProjects = [...new Set(page.map((b) => b.projectId))];
-  const activity = activityIn(ctx.db, pageProjects, w.from, w.to);
-  const traffic = trafficIn(ctx.db, pageProjects, w.from, w.to);
+  const usage = usageIn(ctx, pageProjects, w);
   const plan = periodPlan(account);
   return {
     branches: page.map((branch) => {
-      const mine = activity.filter((a) => a.branchId === branch.id);
-      const moved = traffic.filter((t) => t.branchId === branch.id);
+      const mine = usageOf(usage, { branchId: branch.id });
       return {
         project_id: branch.projectId,
         branch_id: branch.id,
         periods: periodsOf(accountId, plan, w, q, now, (f) => ({
           metrics: metrics.map((m) => ({
             metric_name: m,
-            value: metricValue(m, mine, [branch], moved, f, now),
+            value: metricValue(m, mine, f, now),
           })),
         })),
       };

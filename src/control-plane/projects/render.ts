@@ -73,16 +73,18 @@ export function monthEndOf(ms: number): number {
 
 /**
  * A project as GET/POST/PATCH/DELETE /projects/{id} show it. `usage`: its computes' lifetime
- * figures (`cpu_used_sec`) and those of the current consumption period.
+ * figures (`cpu_used_sec`) and those of the current consumption period, and the storage it held
+ * in that period (`data_storage_bytes_hour`).
  */
 export function toProjectJson(
   row: ProjectRow,
   account: AccountRow & { limits: Plan },
   now: number,
-  usage: { lifetime: Usage; period: Usage; traffic: Traffic } = {
+  usage: { lifetime: Usage; period: Usage; traffic: Traffic; storageByteHours: number } = {
     lifetime: NO_USAGE,
     period: NO_USAGE,
     traffic: NO_TRAFFIC,
+    storageByteHours: 0,
   },
 ) {
   const start = monthStartOf(now);
@@ -90,7 +92,7 @@ export function toProjectJson(
   return {
     ...common(row),
     cpu_used_sec: usage.lifetime.computeSeconds,
-    data_storage_bytes_hour: 0,
+    data_storage_bytes_hour: usage.storageByteHours,
     data_transfer_bytes: usage.traffic.transferBytes,
     written_data_bytes: usage.traffic.writtenBytes,
     compute_time_seconds: usage.period.computeSeconds,

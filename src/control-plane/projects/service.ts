@@ -18,6 +18,7 @@ import { addBranch } from "../branches/service.js";
 import { findDefaultBranch, listProjectBranches } from "../branches/store.js";
 import { connectionDetails } from "../connection/render.js";
 import { trafficOf } from "../consumption/meter.js";
+import { storageByteHours } from "../consumption/service.js";
 import { toEndpointJson } from "../endpoints/render.js";
 import { addEndpoint, suspendProjectEndpoints } from "../endpoints/service.js";
 import { closeActivity, usageByProject, usageOf } from "../endpoints/store.js";
@@ -314,12 +315,13 @@ export function preloadLibraries(ctx: Ctx, accountId: string, projectId: string)
 
 /**
  * A project's compute usage over its lifetime and in the consumption period holding `now`, and
- * its traffic (bytes sent to clients, WAL written) in that period.
+ * its traffic (bytes sent to clients, WAL written) and storage in that period.
  */
 function projectUsage(tx: Tx, projectId: string, now: number) {
   return {
     lifetime: usageOf(tx, { projectId }, now),
     period: usageOf(tx, { projectId }, now, monthStartOf(now)),
     traffic: trafficOf(tx, { projectId }, now, monthStartOf(now)),
+    storageByteHours: storageByteHours(tx, projectId, monthStartOf(now), now),
   };
 }

@@ -15,6 +15,7 @@ import { historyPoint, requireInHistory } from "../branches/history.js";
 import { toBranchJson } from "../branches/render.js";
 import { addBranch } from "../branches/service.js";
 import { setDefault, updateBranchRow } from "../branches/store.js";
+import { snapshotDeleted, snapshotExpires, snapshotKept } from "../consumption/storage.js";
 import { moveBranchEndpoints } from "../endpoints/service.js";
 import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
@@ -117,7 +118,10 @@ export async function createSnapshot(
       const data = await ctx.branchData.snapshot(projectId, branchId, row.id, point);
       row.lsn = data.lsn;
       row.fullSize = data.size;
-      ctx.db.transaction((tx) => updateSnapshotRow(tx, row));
+      ctx.db.transaction((tx) => {
+        updateSnapshotRow(tx, row);
+        snapshotKept(tx, { ...row, bytes: data.size, since: row.createdAt, until: row.expiresAt });
+      });
     } catch (err) {
       ctx.db.transaction((tx) => deleteSnapshotRow(tx, row.id));
       throw err;
@@ -154,6 +158,7 @@ export function updateSnapshot(
             : futureTime(input.expires_at, ctx.clock.now(accountId), "expires_at"),
     };
     updateSnapshotRow(tx, next);
+    snapshotExpires(tx, snapshotId, next.expiresAt);
     return { snapshot: toSnapshotJson(next) };
   });
 }
@@ -163,6 +168,7 @@ export function deleteSnapshot(ctx: Ctx, accountId: string, projectId: string, s
     requireWritableProject(tx, accountId, projectId);
     if (!findSnapshot(tx, projectId, snapshotId)) throw snapshotNotFound(projectId, snapshotId);
     deleteSnapshotRow(tx, snapshotId);
+    snapshotDeleted(tx, snapshotId, ctx.clock.now(accountId));
   });
   return { body: { operations: [] }, events: [{ type: "snapshot_deleted" as const, projectId, snapshotId }] };
 }
