@@ -383,6 +383,21 @@ describe("instant restore and snapshot storage in consumption history", () => {
       0,
     );
     expect(project.data_storage_bytes_hour).toBe(Math.round((sizes + a * 2 * HOUR + b * (atH3 - h2)) / HOUR));
+    // v1's synthetic storage size: the branches' data and the history held at each timeframe's end.
+    const data = (await api("GET", `/projects/${p.id}/branches`)).body.branches.reduce(
+      (sum: number, br: { logical_size: number }) => sum + br.logical_size,
+      0,
+    );
+    const v1 = await api(
+      "GET",
+      `/consumption_history/projects?${window(4).replace(/&org_id=.*/, "")}&project_ids=${p.id}`,
+    );
+    expect(v1.status, JSON.stringify(v1.body)).toBe(200);
+    expect(
+      v1.body.projects[0].periods[0].consumption.map(
+        (f: { synthetic_storage_size_bytes: number }) => f.synthetic_storage_size_bytes,
+      ),
+    ).toEqual([data + a, data + a, data + b, data + b]);
   });
 
   it("bills a schema-only branch's history as a root's, until the hour it is deleted in ends", async () => {

@@ -132,6 +132,14 @@ const historyByteMs = (samples: readonly HistorySample[], frame: Frame, now: num
   return sum;
 };
 
+/** The bytes the history measures (by branch, then hour) hold at `at`. */
+const historyHeldAt = (samples: readonly HistorySample[], at: number) =>
+  samples.reduce((sum, s, i) => {
+    const after = samples[i + 1];
+    const next = after && after.branchId === s.branchId ? after.hour : Number.POSITIVE_INFINITY;
+    return s.hour <= at && at < next ? sum + s.bytes : sum;
+  }, 0);
+
 /**
  * A project's storage held from `from` until `now` in byte-hours (the project's
  * `data_storage_bytes_hour` for its consumption period): its branches' logical sizes over the time
@@ -303,13 +311,14 @@ export function projectHistoryV1(ctx: Ctx, accountId: string, q: HistoryQuery) {
     q,
     w,
     periodPlan(account),
-    ({ activity, branches, traffic }, f, now) => ({
+    ({ activity, branches, traffic, history }, f, now) => ({
       active_time_seconds: Math.round(activeMs(activity, f, now) / 1000),
       compute_time_seconds: Math.round(cuMs(activity, f, now) / 1000),
       written_data_bytes: trafficSum(traffic, f, "writtenBytes"),
-      synthetic_storage_size_bytes: branches
-        .filter((b) => alive(b, f))
-        .reduce((s, b) => s + b.logicalSize, 0),
+      // Neon's synthetic storage: the data, and the history kept, at the timeframe's end.
+      synthetic_storage_size_bytes:
+        branches.filter((b) => alive(b, f)).reduce((s, b) => s + b.logicalSize, 0) +
+        historyHeldAt(history, Math.min(f.end, now) - 1),
     }),
   );
 }
