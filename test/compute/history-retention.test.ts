@@ -275,32 +275,66 @@ describe("a pruning beside the requests that replay a history", () => {
 
 describe("instant restore and snapshot storage in consumption history", () => {
   const HOUR = 3_600_000;
-  /** The bytes of the archived WAL segments in a branch's histories, read off the folder. */
-  const walBytes = (projectId: string, branchId: string) => {
-    const historyDir = path.join(dir, "db-data", "projects", projectId, "history");
+  const projectDir = (projectId: string) => path.join(dir, "db-data", "projects", projectId);
+  /** The history a branch's folder writes to. */
+  const ownHistory = (projectId: string, branchId: string) =>
+    fs.readFileSync(path.join(projectDir(projectId), "branches", branchId, "neon_history"), "utf8");
+  /** The bytes of the archived WAL segments of the named histories (all: every one), read off the folders. */
+  const walBytes = (projectId: string, ids?: string[]) => {
+    const historyDir = path.join(projectDir(projectId), "history");
     let sum = 0;
-    for (const id of fs.readdirSync(historyDir)) {
-      const origin = JSON.parse(fs.readFileSync(path.join(historyDir, id, "origin.json"), "utf8"));
-      if (origin.branchId !== branchId) continue;
+    for (const id of ids ?? fs.readdirSync(historyDir))
       for (const name of fs.readdirSync(path.join(historyDir, id)))
         if (/^[0-9A-F]{24}\.gz$/.test(name)) sum += fs.statSync(path.join(historyDir, id, name)).size;
-    }
     return sum;
   };
+  const branchWal = (projectId: string, branchId: string) =>
+    walBytes(projectId, [ownHistory(projectId, branchId)]);
   const monthOf = (ms: number) => {
     const d = new Date(ms);
     return (
       Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)
     );
   };
-  /** Byte-months of `bytes` held for `ms` in the month of `at`. */
-  const byteMonths = (bytes: number, ms: number, at: number) => Math.round((bytes * ms) / monthOf(at));
+  /** Byte-months of each [bytes, ms] held, in the month of `at`. */
+  const byteMonths = (at: number, ...held: [number, number][]) =>
+    Math.round(held.reduce((sum, [bytes, ms]) => sum + bytes * ms, 0) / monthOf(at));
+  /** Moves the clock to a minute past the next whole hour; returns that hour. */
+  const nextHour = async () => {
+    const now = await advance(1);
+    const hour = Math.ceil(now / HOUR) * HOUR;
+    await advance((hour + 60_000 - now) / 1000);
+    return hour;
+  };
+  /** Moves the clock to `at`; returns it. */
+  const advanceTo = async (at: number) => advance((at - (await advance(1))) / 1000);
+  const z = (ms: number) => iso(ms).replace(".000Z", "Z");
+  type Frames = { consumption: { metrics: { value: number }[] }[] }[];
+  /** Hourly v2 consumption from `from`, each timeframe's values in the order `metrics` names them. */
+  async function consumption(
+    of: "projects" | "branches",
+    projectId: string,
+    from: number,
+    hours: number,
+    metrics: string,
+  ): Promise<Record<string, number[][]>> {
+    const orgId = (await api("GET", "/users/me/organizations")).body.organizations[0].id;
+    const res = await api(
+      "GET",
+      `/consumption_history/v2/${of}?from=${z(from)}&to=${z(from + hours * HOUR)}&granularity=hourly&org_id=${orgId}&project_ids=${projectId}&metrics=${metrics}`,
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return Object.fromEntries(
+      res.body[of].map((row: { project_id: string; branch_id?: string; periods: Frames }) => [
+        row.branch_id ?? row.project_id,
+        row.periods.flatMap((period) => period.consumption.map((f) => f.metrics.map((m) => m.value))),
+      ]),
+    );
+  }
 
   it("bills the WAL a root branch's history holds, hour by hour, and each snapshot while it is kept", async () => {
-    // Start just past an hour, so what follows happens within it.
-    const now = await advance(1);
-    const h0 = Math.ceil(now / HOUR) * HOUR;
-    await advance((h0 + 60_000 - now) / 1000);
+    const h0 = await nextHour();
+    const [h1, h2, h3] = [h0 + HOUR, h0 + 2 * HOUR, h0 + 3 * HOUR];
     const p = await createProject("metered", { history_retention_seconds: 3600 });
     await sql(p, "CREATE TABLE t (v int)");
     for (const v of [1, 2, 3]) {
@@ -310,87 +344,76 @@ describe("instant restore and snapshot storage in consumption history", () => {
     const child = await branch(p, { name: "child" });
     await sql(p, "INSERT INTO t VALUES (10)", child.endpoints[0].id);
     await suspend(p, child.endpoints[0].id);
-    const a = walBytes(p.id, p.branchId);
+    const a = branchWal(p.id, p.branchId);
     expect(a).toBeGreaterThan(0);
-    expect(walBytes(p.id, child.branch.id)).toBeGreaterThan(0); // a child's history is not billed
-    const taken = await api("POST", `/projects/${p.id}/branches/${p.branchId}/snapshot?name=kept`);
-    expect(taken.status, JSON.stringify(taken.body)).toBe(200);
-    const snapshot = taken.body.snapshot;
-    expect(snapshot.full_size).toBeGreaterThan(1_000_000);
-    const snapshotAt = Date.parse(snapshot.created_at);
-    expect(snapshotAt).toBeGreaterThanOrEqual(h0);
-    expect(snapshotAt).toBeLessThan(h0 + HOUR);
-
-    const h2 = h0 + 2 * HOUR;
-    const atH2 = await advance((h2 + 60_000 - (await advance(1))) / 1000);
-    const orgId = (await api("GET", "/users/me/organizations")).body.organizations[0].id;
-    const window = (hours: number) =>
-      `from=${iso(h0).replace(".000Z", "Z")}&to=${iso(h0 + hours * HOUR).replace(".000Z", "Z")}&granularity=hourly&org_id=${orgId}`;
-    const projectMetrics = async (hours: number) => {
-      const res = await api(
-        "GET",
-        `/consumption_history/v2/projects?${window(hours)}&project_ids=${p.id}&metrics=instant_restore_bytes_month,snapshot_storage_bytes_month`,
-      );
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      return res.body.projects[0].periods.flatMap(
-        (period: { consumption: { metrics: { value: number }[] }[] }) =>
-          period.consumption.map((f) => f.metrics.map((m) => m.value)),
-      );
+    expect(branchWal(p.id, child.branch.id)).toBeGreaterThan(0); // a child's history is not billed
+    const snapshot = async (name: string) => {
+      const taken = await api("POST", `/projects/${p.id}/branches/${p.branchId}/snapshot?name=${name}`);
+      expect(taken.status, JSON.stringify(taken.body)).toBe(200);
+      expect(taken.body.snapshot.full_size).toBeGreaterThan(1_000_000);
+      return taken.body.snapshot as { id: string; full_size: number; created_at: string };
     };
-    expect(await projectMetrics(3)).toEqual([
-      [byteMonths(a, HOUR, h0), byteMonths(snapshot.full_size, h0 + HOUR - snapshotAt, h0)],
-      [byteMonths(a, HOUR, h0), byteMonths(snapshot.full_size, HOUR, h0)],
-      [byteMonths(a, atH2 - h2, h0), byteMonths(snapshot.full_size, atH2 - h2, h0)],
+    const kept = await snapshot("kept");
+    const keptAt = Date.parse(kept.created_at);
+    expect(keptAt).toBeLessThan(h1);
+    // A second one is given an expiry after it was taken: it counts until then.
+    const brief = await snapshot("brief");
+    const briefAt = Date.parse(brief.created_at);
+    const expiresAt = h1 + 30 * 60_000;
+    const patched = await api("PATCH", `/projects/${p.id}/snapshots/${brief.id}`, {
+      snapshot: { expires_at: z(expiresAt) },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const k = kept.full_size;
+    const s = brief.full_size;
+
+    const atH2 = await advanceTo(h2 + 60_000);
+    const METRICS = "instant_restore_bytes_month,snapshot_storage_bytes_month";
+    expect((await consumption("projects", p.id, h0, 3, METRICS))[p.id]).toEqual([
+      [byteMonths(h0, [a, HOUR]), byteMonths(h0, [k, h1 - keptAt], [s, h1 - briefAt])],
+      [byteMonths(h0, [a, HOUR]), byteMonths(h0, [k, HOUR], [s, expiresAt - h1])],
+      [byteMonths(h0, [a, atH2 - h2]), byteMonths(h0, [k, atH2 - h2])],
+    ]);
+    // A window after the last measure: the measure before it holds.
+    expect((await consumption("projects", p.id, h1, 2, METRICS))[p.id]?.[0]).toEqual([
+      byteMonths(h0, [a, HOUR]),
+      byteMonths(h0, [k, HOUR], [s, expiresAt - h1]),
     ]);
     // Per branch: main's history, none for the child.
-    const branches = await api(
-      "GET",
-      `/consumption_history/v2/branches?${window(1)}&project_ids=${p.id}&metrics=instant_restore_bytes_month`,
-    );
-    expect(branches.status, JSON.stringify(branches.body)).toBe(200);
-    const perBranch = Object.fromEntries(
-      branches.body.branches.map(
-        (b: { branch_id: string; periods: { consumption: { metrics: { value: number }[] }[] }[] }) => [
-          b.branch_id,
-          b.periods[0]?.consumption[0]?.metrics[0]?.value,
-        ],
-      ),
-    );
-    expect(perBranch).toEqual({ [p.branchId]: byteMonths(a, HOUR, h0), [child.branch.id]: 0 });
+    expect(await consumption("branches", p.id, h0, 1, "instant_restore_bytes_month")).toEqual({
+      [p.branchId]: [[byteMonths(h0, [a, HOUR])]],
+      [child.branch.id]: [[0]],
+    });
 
     // The snapshot goes; main writes more, then the retention prunes what is out of its window.
-    expect((await api("DELETE", `/projects/${p.id}/snapshots/${snapshot.id}`)).status).toBe(202);
+    expect((await api("DELETE", `/projects/${p.id}/snapshots/${kept.id}`)).status).toBe(202);
     const deletedAt = (await advance(1)) - 1000; // the clock at the deletion
     await sql(p, "INSERT INTO t VALUES (4)");
     await suspend(p);
-    expect(walBytes(p.id, p.branchId)).toBeGreaterThan(a);
+    expect(branchWal(p.id, p.branchId)).toBeGreaterThan(a);
     await retain(p, 3000);
-    const b = walBytes(p.id, p.branchId);
+    const b = branchWal(p.id, p.branchId);
     expect(b).toBeLessThan(a); // the segments before the window went
-    const atH3 = await advance((h0 + 3 * HOUR + 60_000 - (await advance(1))) / 1000);
-    expect(await projectMetrics(4)).toEqual([
-      [byteMonths(a, HOUR, h0), byteMonths(snapshot.full_size, h0 + HOUR - snapshotAt, h0)],
-      [byteMonths(a, HOUR, h0), byteMonths(snapshot.full_size, HOUR, h0)],
+    const atH3 = await advanceTo(h3 + 60_000);
+    expect((await consumption("projects", p.id, h0, 4, METRICS))[p.id]).toEqual([
+      [byteMonths(h0, [a, HOUR]), byteMonths(h0, [k, h1 - keptAt], [s, h1 - briefAt])],
+      [byteMonths(h0, [a, HOUR]), byteMonths(h0, [k, HOUR], [s, expiresAt - h1])],
       // An hour counts its last measure.
-      [byteMonths(b, HOUR, h0), byteMonths(snapshot.full_size, deletedAt - h2, h0)],
-      [byteMonths(b, atH3 - h0 - 3 * HOUR, h0), 0],
+      [byteMonths(h0, [b, HOUR]), byteMonths(h0, [k, deletedAt - h2])],
+      [byteMonths(h0, [b, atH3 - h3]), 0],
     ]);
     // The project's data_storage_bytes_hour: its branches' logical sizes since they were made, and the history.
+    const branches: { logical_size: number; created_at: string }[] = (
+      await api("GET", `/projects/${p.id}/branches`)
+    ).body.branches;
+    const sizes = branches.reduce((sum, br) => sum + br.logical_size * (atH3 - Date.parse(br.created_at)), 0);
     const project = (await api("GET", `/projects/${p.id}`)).body.project;
-    const sizes = (await api("GET", `/projects/${p.id}/branches`)).body.branches.reduce(
-      (sum: number, br: { logical_size: number; created_at: string }) =>
-        sum + br.logical_size * (atH3 - Date.parse(br.created_at)),
-      0,
-    );
     expect(project.data_storage_bytes_hour).toBe(Math.round((sizes + a * 2 * HOUR + b * (atH3 - h2)) / HOUR));
     // v1's synthetic storage size: the branches' data and the history held at each timeframe's end.
-    const data = (await api("GET", `/projects/${p.id}/branches`)).body.branches.reduce(
-      (sum: number, br: { logical_size: number }) => sum + br.logical_size,
-      0,
-    );
+    const data = branches.reduce((sum, br) => sum + br.logical_size, 0);
     const v1 = await api(
       "GET",
-      `/consumption_history/projects?${window(4).replace(/&org_id=.*/, "")}&project_ids=${p.id}`,
+      `/consumption_history/projects?from=${z(h0)}&to=${z(h0 + 4 * HOUR)}&granularity=hourly&project_ids=${p.id}`,
     );
     expect(v1.status, JSON.stringify(v1.body)).toBe(200);
     expect(
@@ -401,9 +424,7 @@ describe("instant restore and snapshot storage in consumption history", () => {
   });
 
   it("bills a schema-only branch's history as a root's, until the hour it is deleted in ends", async () => {
-    const now = await advance(1);
-    const g0 = Math.ceil(now / HOUR) * HOUR;
-    await advance((g0 + 60_000 - now) / 1000);
+    const g0 = await nextHour();
     const p = await createProject("metered-roots", { history_retention_seconds: 3600 });
     await sql(p, "CREATE TABLE s (v int)");
     const root = await branch(p, { name: "schema", init_source: "schema-only" });
@@ -412,26 +433,52 @@ describe("instant restore and snapshot storage in consumption history", () => {
     await sql(p, "INSERT INTO s VALUES (1)", rootEp);
     await suspend(p, rootEp);
     await suspend(p);
-    const m = walBytes(p.id, p.branchId);
-    const r = walBytes(p.id, root.branch.id);
+    const m = branchWal(p.id, p.branchId);
+    const r = branchWal(p.id, root.branch.id);
     expect(r).toBeGreaterThan(0);
-    await advance((g0 + HOUR + 60_000 - (await advance(1))) / 1000);
+    await advanceTo(g0 + HOUR + 60_000);
     expect((await api("DELETE", `/projects/${p.id}/branches/${root.branch.id}`)).status).toBe(200);
     await advance(2 * 3600);
-    const orgId = (await api("GET", "/users/me/organizations")).body.organizations[0].id;
-    const res = await api(
-      "GET",
-      `/consumption_history/v2/projects?from=${iso(g0).replace(".000Z", "Z")}&to=${iso(g0 + 3 * HOUR).replace(".000Z", "Z")}&granularity=hourly&org_id=${orgId}&project_ids=${p.id}&metrics=instant_restore_bytes_month`,
-    );
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const hours = res.body.projects[0].periods.flatMap(
-      (period: { consumption: { metrics: { value: number }[] }[] }) =>
-        period.consumption.map((f) => f.metrics[0]?.value),
-    );
-    expect(hours).toEqual([
-      byteMonths(m + r, HOUR, g0),
-      byteMonths(m + r, HOUR, g0),
-      byteMonths(m, HOUR, g0),
+    expect((await consumption("projects", p.id, g0, 3, "instant_restore_bytes_month"))[p.id]).toEqual([
+      [byteMonths(g0, [m + r, HOUR])],
+      [byteMonths(g0, [m + r, HOUR])],
+      [byteMonths(g0, [m, HOUR])],
     ]);
+  });
+
+  it("bills a root restored from its own past to the branch that keeps that past", async () => {
+    const g0 = await nextHour();
+    const p = await createProject("metered-restore", { history_retention_seconds: 86_400 });
+    await sql(p, "CREATE TABLE r (v int)");
+    for (const v of [1, 2]) {
+      await sql(p, `INSERT INTO r VALUES (${v})`);
+      await suspend(p);
+    }
+    const before = branchWal(p.id, p.branchId);
+    const then = await advance(60);
+    await sql(p, "INSERT INTO r VALUES (3)");
+    await suspend(p);
+    await advance(60);
+    const restored = await api("POST", `/projects/${p.id}/branches/${p.branchId}/restore`, {
+      source_branch_id: p.branchId,
+      source_timestamp: z(then - 1000), // writes at `then` are after it
+      preserve_under_name: "old",
+    });
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    await allSettled(p.id, restored.body.operations);
+    expect(values(await sql(p, "SELECT v FROM r ORDER BY v"))).toEqual([1, 2]);
+    const old = (await api("GET", `/projects/${p.id}/branches`)).body.branches.find(
+      (b: { name: string }) => b.name === "old",
+    );
+    expect(old.parent_id).toBeUndefined(); // the kept state is the root now; main its child
+    // The restored branch's past (its old history, and its kept state's own) is the kept state's.
+    const past = walBytes(p.id) - branchWal(p.id, p.branchId);
+    expect(past).toBeGreaterThan(before);
+    // The hour of the restore counts its last measure, and the next the same.
+    await advanceTo(g0 + 2 * HOUR + 60_000);
+    expect(await consumption("branches", p.id, g0, 2, "instant_restore_bytes_month")).toEqual({
+      [p.branchId]: [[0], [0]],
+      [old.id]: [[byteMonths(g0, [past, HOUR])], [byteMonths(g0, [past, HOUR])]],
+    });
   });
 });

@@ -325,10 +325,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         const restoreFrom = this.view.branch(effect.branchId)?.restoreSource;
         if (restoreFrom) {
           const parentLsn = await this.restoreBranchData(effect.projectId, effect.branchId, restoreFrom);
+          this.measureHistories(effect.projectId); // whose past each history is has changed
           const dir = this.branchDir(effect.projectId, effect.branchId);
           return { branch: { id: effect.branchId, logicalSize: dataSize(dir), parentLsn } };
         }
         const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
+        this.measureHistories(effect.projectId); // a restore's kept state takes the restored branch's past
         const copiedAt = this.copiedAt.get(effect.branchId);
         this.copiedAt.delete(effect.branchId);
         // A root branch (a schema-only branch, a restored root's kept state) has no parent_lsn.
@@ -1224,7 +1226,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     try {
       const { lsn } = await this.copyFrom(projectId, branchId, branchDir, work, parsePoint(point));
       fs.renameSync(work, dir);
-      return { lsn, size: dataSize(dir) };
+      const size = dataSize(dir);
+      // Deleted while it was being copied: its deletion found no folder to remove.
+      if (!this.view.snapshotExists(snapshotId)) fs.rmSync(dir, { recursive: true, force: true });
+      return { lsn, size };
     } catch (err) {
       fs.rmSync(work, { recursive: true, force: true });
       throw err;

@@ -431,22 +431,43 @@ export function segmentBytesBefore(dir: string, firstSegment: bigint): number {
 }
 
 /**
- * The WAL a project's histories hold (bytes of archived segments, gzipped as stored; not the
- * backup history files beside them), summed by the branch each history belongs to.
+ * The WAL each branch's past holds (bytes of archived segments, gzipped as stored; not the backup
+ * history files beside them): the history its folder writes to, and those its past goes on into
+ * (a restore's kept state inherits the restored branch's) that no other branch's folder writes to.
  */
 export function historyBytesByBranch(projectDir: string): Map<string, number> {
+  const links = new Map(projectHistories(projectDir).map((link) => [link.id, link]));
+  const writers = new Map<string, string>(); // history -> the branch whose folder writes to it
+  for (const branchId of readdir(path.join(projectDir, "branches"))) {
+    if (branchId.startsWith(".")) continue; // a copy at a point, being made
+    const id = namedHistory(path.join(projectDir, "branches", branchId));
+    if (id) writers.set(id, branchId);
+  }
   const bytes = new Map<string, number>();
-  for (const link of projectHistories(projectDir)) {
+  for (const [id, branchId] of writers) {
     let held = 0;
-    for (const file of readdir(link.dir))
-      try {
-        if (ARCHIVED_SEGMENT.test(file)) held += fs.statSync(path.join(link.dir, file)).size;
-      } catch {
-        // removed meanwhile (a pruning)
-      }
-    bytes.set(link.origin.branchId, (bytes.get(link.origin.branchId) ?? 0) + held);
+    const seen = new Set<string>();
+    for (let link = links.get(id); link && !seen.has(link.id); ) {
+      seen.add(link.id);
+      held += archivedBytes(link.dir);
+      const next = link.origin.inherits && link.origin.from ? links.get(link.origin.from) : undefined;
+      link = next && !writers.has(next.id) ? next : undefined;
+    }
+    bytes.set(branchId, held);
   }
   return bytes;
+}
+
+/** The bytes of a history's archived segments. */
+function archivedBytes(dir: string): number {
+  let held = 0;
+  for (const file of readdir(dir))
+    try {
+      if (ARCHIVED_SEGMENT.test(file)) held += fs.statSync(path.join(dir, file)).size;
+    } catch {
+      // removed meanwhile (a pruning)
+    }
+  return held;
 }
 
 /**

@@ -79,6 +79,13 @@ export class ControlPlaneView {
     );
   }
 
+  /** Whether a snapshot is still recorded (not deleted, its project neither). */
+  snapshotExists(id: string): boolean {
+    return (
+      this.db.select({ id: snapshots.id }).from(snapshots).where(eq(snapshots.id, id)).get() !== undefined
+    );
+  }
+
   pgVersion(projectId: string): number | undefined {
     return this.db.select({ v: projects.pgVersion }).from(projects).where(eq(projects.id, projectId)).get()
       ?.v;

@@ -123,11 +123,13 @@ const byteMonths = (branches: readonly BranchSizeRow[], frame: Frame) => {
  * hour until the branch's next measure (the last, until now).
  */
 const historyByteMs = (samples: readonly HistorySample[], frame: Frame, now: number) => {
+  // Nothing counts past now (a deleted branch's 0 is measured from the next hour on).
+  const past = { start: frame.start, end: Math.min(frame.end, now) };
   let sum = 0;
   samples.forEach((s, i) => {
     const after = samples[i + 1];
     const end = after && after.branchId === s.branchId ? after.hour : now;
-    sum += s.bytes * overlap({ start: s.hour, end }, frame);
+    sum += s.bytes * overlap({ start: s.hour, end }, past);
   });
   return sum;
 };

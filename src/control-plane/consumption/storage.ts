@@ -35,10 +35,11 @@ function setHistory(
   const hour = Math.floor(at / HOUR_MS) * HOUR_MS;
   const last = statement<{ bytes: number }>(
     tx,
-    `SELECT history_bytes AS bytes FROM usage_meter
-      WHERE branch_id = @branchId AND history_bytes IS NOT NULL AND hour <= @hour
+    `SELECT history_bytes AS bytes FROM usage_meter INDEXED BY usage_meter_branch_history_idx
+      WHERE project_id = @projectId AND branch_id = @branchId AND history_bytes IS NOT NULL
+        AND hour <= @hour
       ORDER BY hour DESC LIMIT 1`,
-  ).get({ branchId: row.branchId, hour });
+  ).get({ projectId: row.projectId, branchId: row.branchId, hour });
   if ((last?.bytes ?? 0) === bytes) return;
   statement(
     tx,
@@ -49,8 +50,10 @@ function setHistory(
 }
 
 /**
- * Records what a project's histories hold now (`bytes`: WAL bytes per branch, from the driver):
- * each root branch of the project its own (none: 0), at the current hour of the account's clock.
+ * Records what a project's histories hold now (`bytes`: the WAL of each branch's past, from the
+ * driver) at the current hour of the account's clock: each root branch its own (none: 0), every
+ * other branch 0 (a root restored from its own history becomes a child of its kept state, which
+ * takes its past).
  */
 export function recordHistory(
   tx: Tx,
@@ -58,12 +61,18 @@ export function recordHistory(
   bytes: ReadonlyMap<string, number>,
   now: (accountId: string) => number,
 ): void {
-  const roots = statement<{ id: string; accountId: string }>(
+  const branches = statement<{ id: string; accountId: string; root: number }>(
     tx,
-    "SELECT id, account_id AS accountId FROM branches WHERE project_id = @projectId AND parent_id IS NULL",
+    `SELECT id, account_id AS accountId, parent_id IS NULL AS root FROM branches
+      WHERE project_id = @projectId`,
   ).all({ projectId });
-  for (const root of roots)
-    setHistory(tx, { ...root, projectId, branchId: root.id }, now(root.accountId), bytes.get(root.id) ?? 0);
+  for (const b of branches)
+    setHistory(
+      tx,
+      { accountId: b.accountId, projectId, branchId: b.id },
+      now(b.accountId),
+      b.root ? (bytes.get(b.id) ?? 0) : 0,
+    );
 }
 
 /** A branch goes at `at`: its history counts to the end of that hour (it was kept in it), then no more. */
@@ -77,19 +86,39 @@ export function endHistory(
 
 /**
  * The given projects' history measures in [from, to), and each branch's last one before `from`
- * (which holds at `from`), by branch and hour.
+ * (which holds at `from`), by branch and hour. Both read only the history measures' indexes (a
+ * project's other rows are one per branch and hour): the branches with measures are found by
+ * skipping from one to the next in the index, and each one's last measure before `from` at once.
  */
 export function historyIn(tx: Tx, projectIds: readonly string[], from: number, to: number): HistorySample[] {
-  return statement<HistorySample>(
-    tx,
-    `SELECT project_id AS projectId, branch_id AS branchId, hour, history_bytes AS bytes
-       FROM usage_meter u
-      WHERE project_id IN (SELECT value FROM json_each(@ids)) AND history_bytes IS NOT NULL AND hour < @to
-        AND (hour >= @from OR hour = (SELECT max(hour) FROM usage_meter p
-                                       WHERE p.branch_id = u.branch_id AND p.history_bytes IS NOT NULL
-                                         AND p.hour < @from))
-      ORDER BY branch_id, hour`,
-  ).all({ ids: JSON.stringify(projectIds), from, to });
+  const samples: HistorySample[] = [];
+  for (const projectId of new Set(projectIds)) {
+    samples.push(
+      ...statement<HistorySample>(
+        tx,
+        `WITH RECURSIVE measured(id) AS (
+           SELECT min(branch_id) FROM usage_meter INDEXED BY usage_meter_branch_history_idx
+            WHERE project_id = @projectId AND history_bytes IS NOT NULL
+           UNION ALL
+           SELECT (SELECT min(branch_id) FROM usage_meter INDEXED BY usage_meter_branch_history_idx
+                    WHERE project_id = @projectId AND history_bytes IS NOT NULL AND branch_id > measured.id)
+             FROM measured WHERE measured.id IS NOT NULL)
+         SELECT project_id AS projectId, branch_id AS branchId, hour, history_bytes AS bytes
+           FROM measured JOIN usage_meter ON usage_meter.rowid = (
+             SELECT rowid FROM usage_meter INDEXED BY usage_meter_branch_history_idx
+              WHERE project_id = @projectId AND branch_id = measured.id AND history_bytes IS NOT NULL
+                AND hour < @from
+              ORDER BY hour DESC LIMIT 1)
+         UNION ALL
+         SELECT project_id, branch_id, hour, history_bytes
+           FROM usage_meter INDEXED BY usage_meter_history_idx
+          WHERE project_id = @projectId AND history_bytes IS NOT NULL AND hour >= @from AND hour < @to`,
+      ).all({ projectId, from, to }),
+    );
+  }
+  return samples.sort((a, b) =>
+    a.branchId === b.branchId ? a.hour - b.hour : a.branchId < b.branchId ? -1 : 1,
+  );
 }
 
 /** A snapshot's data was copied (`bytes`): kept from its creation until it expires or goes. */

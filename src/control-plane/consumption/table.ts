@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
@@ -23,6 +24,11 @@ export const usageMeter = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.branchId, t.hour] }),
     index("usage_meter_project_idx").on(t.projectId, t.hour),
+    // The history measures alone (an hour in many): those in a window, and each branch's last before it.
+    index("usage_meter_history_idx").on(t.projectId, t.hour).where(sql`history_bytes IS NOT NULL`),
+    index("usage_meter_branch_history_idx")
+      .on(t.projectId, t.branchId, t.hour)
+      .where(sql`history_bytes IS NOT NULL`),
   ],
 );
 

@@ -91,6 +91,7 @@ const ACCOUNT_TABLES = [
   ["backup_schedules", "project_id"],
   ["metric_samples", "project_id"],
   ["usage_meter", "project_id"],
+  ["snapshot_storage", "project_id"],
 ] as const;
 
 /** Hands a project, with everything it holds, to another account (a transfer between organizations). */

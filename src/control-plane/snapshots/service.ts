@@ -113,21 +113,27 @@ export async function createSnapshot(
     insertSnapshot(tx, row);
     return { row, point: at.point };
   });
-  if (ctx.branchData) {
-    try {
-      const data = await ctx.branchData.snapshot(projectId, branchId, row.id, point);
-      row.lsn = data.lsn;
-      row.fullSize = data.size;
-      ctx.db.transaction((tx) => {
-        updateSnapshotRow(tx, row);
-        snapshotKept(tx, { ...row, bytes: data.size, since: row.createdAt, until: row.expiresAt });
-      });
-    } catch (err) {
-      ctx.db.transaction((tx) => deleteSnapshotRow(tx, row.id));
-      throw err;
-    }
+  if (!ctx.branchData) return { snapshot: toSnapshotJson(row), operations: [] };
+  let data: { lsn: string; size: number };
+  try {
+    data = await ctx.branchData.snapshot(projectId, branchId, row.id, point);
+  } catch (err) {
+    ctx.db.transaction((tx) => deleteSnapshotRow(tx, row.id));
+    throw err;
   }
-  return { snapshot: toSnapshotJson(row), operations: [] };
+  // As it is now: renamed, given an expiry or deleted while its data was copied.
+  const taken = ctx.db.transaction((tx) => {
+    const current = findSnapshot(tx, projectId, row.id);
+    if (!current) return undefined;
+    const next = { ...current, lsn: data.lsn, fullSize: data.size };
+    updateSnapshotRow(tx, next);
+    snapshotKept(tx, { ...next, bytes: data.size, since: next.createdAt, until: next.expiresAt });
+    return next;
+  });
+  return {
+    snapshot: toSnapshotJson(taken ?? { ...row, lsn: data.lsn, fullSize: data.size }),
+    operations: [],
+  };
 }
 
 export function listSnapshots(ctx: Ctx, accountId: string, projectId: string) {
