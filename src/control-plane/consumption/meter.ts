@@ -7,7 +7,8 @@
 import type { Tx } from "../../platform/db.js";
 import { statement } from "../../platform/statements.js";
 
-const HOUR_MS = 3_600_000;
+/** Meters count by the hour of the account's clock. */
+export const HOUR_MS = 3_600_000;
 
 /** Bytes sent to clients of one branch's computes since the last record. */
 export interface TransferEntry {

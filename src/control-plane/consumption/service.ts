@@ -15,7 +15,7 @@ import { PLANS } from "../../plans.js";
 import { iso } from "../../platform/clock.js";
 import type { Tx } from "../../platform/db.js";
 import { type AccountRow, getAccount } from "../accounts/store.js";
-import { type MeterRow, trafficIn } from "./meter.js";
+import { HOUR_MS, type MeterRow, trafficIn } from "./meter.js";
 import {
   BRANCH_METRICS,
   floorTo,
@@ -49,7 +49,6 @@ export interface HistoryQuery {
   metrics?: string | string[] | undefined;
 }
 
-const HOUR_MS = 3_600_000;
 /** Branches a paid plan includes per project before extra branch-months count. */
 const INCLUDED_BRANCHES = 10;
 
@@ -142,6 +141,16 @@ const historyHeldAt = (samples: readonly HistorySample[], at: number) =>
     return s.hour <= at && at < next ? sum + s.bytes : sum;
   }, 0);
 
+/** Byte-months of snapshots kept (each until it went or expires, and until now at most). */
+const snapshotByteMonths = (spans: readonly SnapshotSpan[], frame: Frame, now: number) => {
+  const month = monthOf(frame);
+  return spans.reduce(
+    (sum, s) =>
+      sum + (s.bytes * overlap({ start: s.since, end: Math.min(s.until ?? now, now) }, frame)) / month,
+    0,
+  );
+};
+
 /**
  * A project's storage held from `from` until `now` in byte-hours (the project's
  * `data_storage_bytes_hour` for its consumption period): its branches' logical sizes over the time
@@ -155,14 +164,6 @@ export function storageByteHours(tx: Tx, projectId: string, from: number, now: n
   );
   return Math.round((data + historyByteMs(historyIn(tx, [projectId], from, now), frame, now)) / HOUR_MS);
 }
-const snapshotByteMonths = (spans: readonly SnapshotSpan[], frame: Frame, now: number) => {
-  const month = monthOf(frame);
-  return spans.reduce(
-    (sum, s) =>
-      sum + (s.bytes * overlap({ start: s.since, end: Math.min(s.until ?? now, now) }, frame)) / month,
-    0,
-  );
-};
 
 /** What consumption is computed from, for a project or a branch. */
 interface Usage {

@@ -6,8 +6,7 @@
  */
 import type { Tx } from "../../platform/db.js";
 import { statement } from "../../platform/statements.js";
-
-const HOUR_MS = 3_600_000;
+import { HOUR_MS } from "./meter.js";
 
 /** A measure that holds from its hour until the branch's next one. */
 export interface HistorySample {
