@@ -173,6 +173,16 @@ describe("POST /projects/{p}/branches", () => {
     expect(both.body.message).toContain("cannot be specified at the same time");
     const list = await t.api("GET", base());
     expect(list.body.branches.map((b: { name: string }) => b.name)).not.toContain("early");
+    // Any RFC 3339 time, with an offset too (as restore, snapshot and schema take them).
+    const now = Math.floor(t.clock.now() / 1000) * 1000;
+    const offset = await t.api("POST", base(), {
+      branch: {
+        name: "offset",
+        parent_timestamp: new Date(now + 3_600_000).toISOString().replace("Z", "+01:00"),
+      },
+    });
+    expectStatus(offset, 201);
+    expect(Date.parse(offset.body.branch.parent_timestamp)).toBe(now);
   });
 });
 

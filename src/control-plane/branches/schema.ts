@@ -47,7 +47,7 @@ export const BranchCreateRequest = z
         parent_id: ResourceId.optional(),
         name: z.string().min(1).max(256).optional(),
         parent_lsn: z.string().optional(),
-        parent_timestamp: z.iso.datetime().optional(),
+        parent_timestamp: z.iso.datetime({ offset: true }).optional(),
         protected: z.boolean().optional(),
         init_source: z.enum(["parent-data", "schema-only"]).optional(),
         expires_at: z.iso.datetime({ offset: true }).optional(),
