@@ -2,6 +2,8 @@ import type { Logger } from "pino";
 import type { ComputeDriver, EffectResult } from "../compute/driver.js";
 import { noneDriver } from "../compute/none.js";
 import type { Ctx } from "../context.js";
+import { expireBranches } from "../control-plane/branches/service.js";
+import { nextExpiryAt } from "../control-plane/branches/store.js";
 import { findEndpointById, nextSuspendAt } from "../control-plane/endpoints/store.js";
 import { manualClockKey, recordClockMove, writeState } from "../emulator/state-store.js";
 import { clockNotManual } from "../errors.js";
@@ -103,14 +105,16 @@ export class Worker {
    */
   private pass(scope: Scope): number {
     const now = this.clock.now(scope);
-    const { moved, claimed } = this.ctx.db.transaction(
+    const { moved, claimed, expired } = this.ctx.db.transaction(
       (tx) => {
         // Persisted with the rows stamped with it, atomically: a crash can never leave rows later
         // than the clock a restart resumes from.
         this.saveClocks(tx);
         const finished = finishDue(tx, this.driver, now, () => `${this.claimPrefix}:${++this.claims}`, scope);
+        const expired = expireBranches(tx, now, scope);
         const moved =
           finished.moved +
+          expired.length +
           promoteScheduled(this.ctx, tx, now, scope) +
           quotaSuspend(this.ctx, tx, now, scope) +
           autoSuspend(this.ctx, tx, now, scope) +
@@ -118,11 +122,18 @@ export class Worker {
           pruneOperations(this.ctx, tx, now, scope) +
           pruneMonitoring(this.ctx, tx, now, scope);
         this.unsavedClocks.clear();
-        return { moved, claimed: finished.claimed };
+        return { moved, claimed: finished.claimed, expired };
       },
       { behavior: "immediate" },
     );
     for (const c of claimed) this.perform(c);
+    // An expired branch's computes stop and its data goes, as after a DELETE of it.
+    for (const event of expired)
+      this.driver
+        .discard(event)
+        .catch((err) =>
+          this.logger?.error({ err, branch: event.branchId }, "could not remove an expired branch's data"),
+        );
     return moved;
   }
 
@@ -210,6 +221,7 @@ export class Worker {
       nextSuspendAt(db, scope),
       nextCheckAt(this.ctx, db, scope),
       nextQuotaAt(db, this.clock.now(scope), scope),
+      nextExpiryAt(db, this.clock.now(scope), scope),
     ].filter((t): t is number => t !== null);
     // Waiting (scheduling) operations move only when another completes, a time already counted.
     return times.length ? Math.min(...times) : null;

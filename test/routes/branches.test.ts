@@ -447,3 +447,56 @@ describe("POST /projects/{p}/branches/{b}/restore", () => {
     });
   });
 });
+
+describe("branch expiry", () => {
+  it("deletes a branch when its expires_at passes, its endpoint with it; a protected one waits until it is not", async () => {
+    const discarded: string[] = [];
+    const driver: ComputeDriver = {
+      ...noneDriver,
+      discard: async (event) => {
+        if (event.type === "branch_deleted") discarded.push(event.branchId);
+      },
+    };
+    const f = createTestApp({ driver });
+    try {
+      const project = await f.api("POST", "/api/v2/projects", { project: { name: "q" } });
+      const branches = `/api/v2/projects/${project.body.project.id}/branches`;
+      const at = new Date(f.clock.now() + 60_000).toISOString();
+      const ttl = await f.api("POST", branches, {
+        branch: { name: "ttl", expires_at: at },
+        endpoints: [{ type: "read_write" }],
+      });
+      expectStatus(ttl, 201);
+      const guarded = await f.api("POST", branches, {
+        branch: { name: "guarded", protected: true, expires_at: at },
+      });
+      expectStatus(guarded, 201);
+      // The worker wakes at the expiry (a manual advance stops there).
+      expect(f.worker.nextEventAt(f.accountId)).toBeLessThanOrEqual(Date.parse(at));
+      f.advance(59);
+      expectStatus(await f.api("GET", `${branches}/${ttl.body.branch.id}`), 200);
+      f.advance(1);
+      expectStatus(await f.api("GET", `${branches}/${ttl.body.branch.id}`), 404);
+      expectStatus(
+        await f.api(
+          "GET",
+          `/api/v2/projects/${project.body.project.id}/endpoints/${ttl.body.endpoints[0].id}`,
+        ),
+        404,
+      );
+      expect(discarded).toEqual([ttl.body.branch.id]);
+      // Protected, it stays past its expiry; unprotected, it goes at the next pass.
+      f.advance(3600);
+      expectStatus(await f.api("GET", `${branches}/${guarded.body.branch.id}`), 200);
+      expectStatus(
+        await f.api("PATCH", `${branches}/${guarded.body.branch.id}`, { branch: { protected: false } }),
+        200,
+      );
+      f.advance(1);
+      expectStatus(await f.api("GET", `${branches}/${guarded.body.branch.id}`), 404);
+      expect(discarded).toEqual([ttl.body.branch.id, guarded.body.branch.id]);
+    } finally {
+      f.close();
+    }
+  });
+});

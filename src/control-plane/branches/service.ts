@@ -1,7 +1,7 @@
 import type { Ctx } from "../../context.js";
 import { notFound } from "../../errors.js";
 import type { Tx } from "../../platform/db.js";
-import { operationsStarted } from "../../platform/events.js";
+import { type DomainEvent, operationsStarted } from "../../platform/events.js";
 import {
   type BranchRow,
   conflictingOperations,
@@ -30,8 +30,10 @@ import { toAnnotationJson, toBranchJson } from "./render.js";
 import { checkDeletable, decodeCursor, encodeCursor, expiryOf, newBranchRow, sortValue } from "./rules.js";
 import type { BranchCreateInput, BranchListInput, BranchUpdateInput } from "./schema.js";
 import {
+  branchDataPending,
   countBranchRows,
   deleteBranchRow,
+  expiredBranches,
   findChild,
   findDataDependent,
   findDefaultBranch,
@@ -193,15 +195,45 @@ export function deleteBranch(ctx: Ctx, accountId: string, projectId: string, bra
     checkDeletable(branch, findChild(tx, branchId));
     // Another branch's data is still being made from this one's (its create_branch under way).
     if (findDataDependent(tx, projectId, branchId) !== undefined) throw conflictingOperations();
-    deleteBranchRow(tx, branchId);
-    closeActivity(tx, { branchId }, ctx.clock.now(accountId));
-    endHistory(tx, branch, ctx.clock.now(accountId));
+    removeBranch(tx, branch, ctx.clock.now(accountId));
     return branch;
   });
   return {
     body: { branch: toBranchJson(branch), operations: [] },
     events: [{ type: "branch_deleted", projectId, branchId } as const],
   };
+}
+
+type BranchDeleted = Extract<DomainEvent, { type: "branch_deleted" }>;
+
+/** Removes a branch (its endpoints, roles and databases go with its row) and ends what it counts. */
+function removeBranch(tx: Tx, branch: BranchRow, now: number): void {
+  deleteBranchRow(tx, branch.id);
+  closeActivity(tx, { branchId: branch.id }, now);
+  endHistory(tx, branch, now);
+}
+
+/**
+ * Deletes the branches whose expires_at has passed by `now` (of the account `scope` names; null:
+ * every account's), as Neon's background job does: each as a DELETE of it would be, once it can
+ * be (a default or protected branch, one with children, one being made or whose data another's is
+ * being made from, waits). Returns the events of those deleted, for the compute driver.
+ */
+export function expireBranches(tx: Tx, now: number, scope: string | null): BranchDeleted[] {
+  const events: BranchDeleted[] = [];
+  for (const branch of expiredBranches(tx, now, scope)) {
+    if (
+      branch.isDefault ||
+      branch.protected ||
+      findChild(tx, branch.id) !== undefined ||
+      findDataDependent(tx, branch.projectId, branch.id) !== undefined ||
+      branchDataPending(tx, branch.id)
+    )
+      continue;
+    removeBranch(tx, branch, now);
+    events.push({ type: "branch_deleted", projectId: branch.projectId, branchId: branch.id });
+  }
+  return events;
 }
 
 export function setDefaultBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, lt, ne, or } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, isNotNull, lt, lte, ne, or, sql } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { contains, uniqueOrConflict } from "../../platform/sql.js";
 import { statement } from "../../platform/statements.js";
@@ -160,4 +160,38 @@ export function moveChildren(tx: Tx, fromParentId: string, toParentId: string, n
     .set({ parentId: toParentId, updatedAt: now })
     .where(and(eq(branches.parentId, fromParentId), ne(branches.id, toParentId)))
     .run();
+}
+
+const expiryScope = (scope: string | null) => (scope === null ? undefined : eq(branches.accountId, scope));
+
+/**
+ * Branches whose expires_at passed by `now` (of the account `scope` names; null: every account's),
+ * earliest first, in projects not locked; at most 100 at a time.
+ */
+export function expiredBranches(tx: Tx, now: number, scope: string | null): BranchRow[] {
+  return tx
+    .select()
+    .from(branches)
+    .where(
+      and(
+        isNotNull(branches.expiresAt),
+        lte(branches.expiresAt, now),
+        expiryScope(scope),
+        sql`NOT EXISTS (SELECT 1 FROM projects WHERE projects.id = ${branches.projectId} AND projects.locked)`,
+      ),
+    )
+    .orderBy(asc(branches.expiresAt))
+    .limit(100)
+    .all();
+}
+
+/** The earliest expires_at after `now` (of the account `scope` names; null: every account's). */
+export function nextExpiryAt(tx: Tx, now: number, scope: string | null): number | null {
+  return (
+    tx
+      .select({ at: sql<number | null>`min(${branches.expiresAt})` })
+      .from(branches)
+      .where(and(isNotNull(branches.expiresAt), gt(branches.expiresAt, now), expiryScope(scope)))
+      .get()?.at ?? null
+  );
 }

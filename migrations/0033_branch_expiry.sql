@@ -1,0 +1,1 @@
+CREATE INDEX `branches_expires_idx` ON `branches` (`expires_at`) WHERE expires_at IS NOT NULL;
