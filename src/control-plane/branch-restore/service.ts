@@ -77,7 +77,8 @@ export function restoreBranch(
       // It takes the source's data, rows and all.
       initSource: "parent-data",
       parentTimestamp: at.parentTimestamp ?? now,
-      parentLsn: at.parentLsn ?? branch.parentLsn ?? "0/1F2E3D4",
+      // Asked for, or the source's once its data is copied (the compute driver reports it).
+      parentLsn: at.parentLsn ?? null,
       currentState: "init",
       pendingState: "ready",
       stateChangedAt: now,

@@ -44,7 +44,8 @@ export function newBranchRow(args: {
     pendingState: "ready",
     stateChangedAt: now,
     creationSource: "console",
-    parentLsn: args.parentId ? (args.parentLsn ?? "0/1F2E3D4") : null,
+    // Known when asked for; else once its data is copied (the compute driver reports the LSN).
+    parentLsn: args.parentId ? (args.parentLsn ?? null) : null,
     parentTimestamp: args.parentId ? (args.parentTimestamp ?? now) : null,
     logicalSize: 0,
     expiresAt: args.expiresAt ?? null,
