@@ -1,1 +1,2 @@
-CREATE INDEX `branches_expires_idx` ON `branches` (`expires_at`) WHERE expires_at IS NOT NULL;
+CREATE INDEX `branches_expires_idx` ON `branches` (`expires_at`) WHERE expires_at IS NOT NULL;--> statement-breakpoint
+CREATE INDEX `branches_account_expires_idx` ON `branches` (`account_id`,`expires_at`) WHERE expires_at IS NOT NULL;

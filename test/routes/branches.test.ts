@@ -499,4 +499,30 @@ describe("branch expiry", () => {
       f.close();
     }
   });
+
+  it("goes for a branch whose create failed; branches that must wait hold no others back", async () => {
+    const soon = (s: number) => new Date(t.clock.now() + s * 1000).toISOString();
+    expectStatus(await t.api("POST", "/_emulator/faults", { action: "create_branch", count: 1 }), 201);
+    const failed = await t.api("POST", base(), { branch: { name: "failed", expires_at: soon(60) } });
+    expectStatus(failed, 201);
+    t.advance(1);
+    expect((await t.api("GET", `${base()}/${failed.body.branch.id}`)).body.branch.current_state).toBe("init");
+    // More protected ones expiring first than the worker takes in one pass (100).
+    for (let i = 0; i < 101; i++)
+      expectStatus(
+        await t.api("POST", base(), {
+          branch: { name: `guarded-${i}`, protected: true, expires_at: soon(60) },
+        }),
+        201,
+      );
+    const plain = await t.api("POST", base(), { branch: { name: "plain", expires_at: soon(120) } });
+    expectStatus(plain, 201);
+    t.advance(600);
+    expectStatus(await t.api("GET", `${base()}/${failed.body.branch.id}`), 404);
+    expectStatus(await t.api("GET", `${base()}/${plain.body.branch.id}`), 404);
+    const left = await t.api("GET", `${base()}?limit=1000`);
+    expect(left.body.branches.filter((b: { name: string }) => b.name.startsWith("guarded-"))).toHaveLength(
+      101,
+    );
+  });
 });

@@ -67,11 +67,12 @@ async function readSchema(
   const branch = readBranch(ctx.db, accountId, projectId, branchId);
   requireDatabase(ctx.db, branchId, database);
   // A point of the branch's history: checked as a branch create's parent_lsn/parent_timestamp.
-  const { point } = historyPoint(ctx, ctx.db, project, branch, at, names);
+  historyPoint(ctx, ctx.db, project, branch, at, names);
   if (!ctx.branchData)
     throw unprocessable(
       "branches have no databases to read with NEON_EMULATOR_COMPUTE=none; run the emulator with real computes (NEON_EMULATOR_COMPUTE=postgres)",
     );
-  await requireInHistory(ctx, accountId, projectId, branchId, at, names);
+  const checked = await requireInHistory(ctx, accountId, projectId, branchId, at, names);
+  const { point } = historyPoint(ctx, ctx.db, project, branch, checked, names);
   return ctx.branchData.schema(projectId, branchId, database, point);
 }

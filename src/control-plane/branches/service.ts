@@ -25,12 +25,11 @@ import { startOperation } from "../operations/service.js";
 import type { OperationRow } from "../operations/store.js";
 import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
 import { copyDatabases, copyRoles } from "../roles-databases/store.js";
-import { historyPoint } from "./history.js";
+import { historyPoint, type PointRequest } from "./history.js";
 import { toAnnotationJson, toBranchJson } from "./render.js";
 import { checkDeletable, decodeCursor, encodeCursor, expiryOf, newBranchRow, sortValue } from "./rules.js";
 import type { BranchCreateInput, BranchListInput, BranchUpdateInput } from "./schema.js";
 import {
-  branchDataPending,
   countBranchRows,
   deleteBranchRow,
   expiredBranches,
@@ -95,7 +94,14 @@ export function listBranches(ctx: Ctx, accountId: string, projectId: string, q: 
   };
 }
 
-export function createBranch(ctx: Ctx, accountId: string, projectId: string, input: BranchCreateInput) {
+/** `point`: the parent point as requireInHistory checked it (else read from `input`). */
+export function createBranch(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  input: BranchCreateInput,
+  point?: PointRequest,
+) {
   const { body, ops } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
     const plan = getAccount(tx, accountId).plan;
@@ -108,7 +114,7 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
       tx,
       project,
       parent,
-      { lsn: input.branch?.parent_lsn, timestamp: input.branch?.parent_timestamp },
+      point ?? { lsn: input.branch?.parent_lsn, timestamp: input.branch?.parent_timestamp },
       { lsn: "parent_lsn", timestamp: "parent_timestamp" },
     );
     const expiresAt = expiryOf(input.branch?.expires_at, ctx.clock.now(accountId));
@@ -222,14 +228,6 @@ function removeBranch(tx: Tx, branch: BranchRow, now: number): void {
 export function expireBranches(tx: Tx, now: number, scope: string | null): BranchDeleted[] {
   const events: BranchDeleted[] = [];
   for (const branch of expiredBranches(tx, now, scope)) {
-    if (
-      branch.isDefault ||
-      branch.protected ||
-      findChild(tx, branch.id) !== undefined ||
-      findDataDependent(tx, branch.projectId, branch.id) !== undefined ||
-      branchDataPending(tx, branch.id)
-    )
-      continue;
     removeBranch(tx, branch, now);
     events.push({ type: "branch_deleted", projectId: branch.projectId, branchId: branch.id });
   }

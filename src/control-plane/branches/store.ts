@@ -165,10 +165,14 @@ export function moveChildren(tx: Tx, fromParentId: string, toParentId: string, n
 const expiryScope = (scope: string | null) => (scope === null ? undefined : eq(branches.accountId, scope));
 
 /**
- * Branches whose expires_at passed by `now` (of the account `scope` names; null: every account's),
- * earliest first, in projects not locked; at most 100 at a time.
+ * Branches whose expires_at passed by `now` (of the account `scope` names; null: every account's)
+ * and that a DELETE would remove: not the default, not protected, no children, not being made (an
+ * unfinished create_branch or create_timeline), no branch's data being made from theirs, in a
+ * project not locked. Earliest first, at most 100 at a time (those that must wait are not among
+ * them, so they hold no others back).
  */
 export function expiredBranches(tx: Tx, now: number, scope: string | null): BranchRow[] {
+  const unfinished = sql.raw(UNFINISHED_OPERATION_SQL);
   return tx
     .select()
     .from(branches)
@@ -177,6 +181,14 @@ export function expiredBranches(tx: Tx, now: number, scope: string | null): Bran
         isNotNull(branches.expiresAt),
         lte(branches.expiresAt, now),
         expiryScope(scope),
+        eq(branches.isDefault, false),
+        eq(branches.protected, false),
+        sql`NOT EXISTS (SELECT 1 FROM branches c WHERE c.parent_id = ${branches.id})`,
+        sql`NOT EXISTS (SELECT 1 FROM operations WHERE operations.branch_id = ${branches.id} AND ${unfinished}
+                          AND operations.action IN ('create_branch', 'create_timeline'))`,
+        sql`NOT EXISTS (SELECT 1 FROM branches d JOIN operations ON operations.branch_id = d.id
+                         WHERE d.project_id = ${branches.projectId} AND d.data_source = ${branches.id}
+                           AND operations.action = 'create_branch' AND ${unfinished})`,
         sql`NOT EXISTS (SELECT 1 FROM projects WHERE projects.id = ${branches.projectId} AND projects.locked)`,
       ),
     )

@@ -75,7 +75,8 @@ export const branches = sqliteTable(
     index("branches_parent_idx").on(t.parentId),
     index("branches_check_idx").on(t.checkBase).where(sql`check_base IS NOT NULL`),
     index("branches_account_check_idx").on(t.accountId, t.checkBase).where(sql`check_base IS NOT NULL`),
-    // Branches that expire (the worker deletes them when they do).
+    // Branches that expire (the worker deletes them when they do): every account's, and one account's.
     index("branches_expires_idx").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
+    index("branches_account_expires_idx").on(t.accountId, t.expiresAt).where(sql`expires_at IS NOT NULL`),
   ],
 );
