@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, isNotNull, lt, lte, ne, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, inArray, lt, ne, or } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { contains, uniqueOrConflict } from "../../platform/sql.js";
 import { statement } from "../../platform/statements.js";
@@ -162,48 +162,52 @@ export function moveChildren(tx: Tx, fromParentId: string, toParentId: string, n
     .run();
 }
 
-const expiryScope = (scope: string | null) => (scope === null ? undefined : eq(branches.accountId, scope));
+const expiryScope = (scope: string | null) => (scope === null ? "" : " AND b.account_id = @account");
 
 /**
  * Branches whose expires_at passed by `now` (of the account `scope` names; null: every account's)
  * and that a DELETE would remove: not the default, not protected, no children, not being made (an
  * unfinished create_branch or create_timeline), no branch's data being made from theirs, in a
  * project not locked. Earliest first, at most 100 at a time (those that must wait are not among
- * them, so they hold no others back).
+ * them, so they hold no others back). Read at every pass of the worker: a prepared statement, and
+ * rows only for those due.
  */
 export function expiredBranches(tx: Tx, now: number, scope: string | null): BranchRow[] {
-  const unfinished = sql.raw(UNFINISHED_OPERATION_SQL);
+  const due = statement<{ id: string }>(
+    tx,
+    `SELECT b.id FROM branches b
+      WHERE b.expires_at IS NOT NULL AND b.expires_at <= @now${expiryScope(scope)}
+        AND NOT b.is_default AND NOT b.protected
+        AND NOT EXISTS (SELECT 1 FROM branches c WHERE c.parent_id = b.id)
+        AND NOT EXISTS (SELECT 1 FROM operations WHERE operations.branch_id = b.id AND ${UNFINISHED_OPERATION_SQL}
+                          AND operations.action IN ('create_branch', 'create_timeline'))
+        AND NOT EXISTS (SELECT 1 FROM branches d JOIN operations ON operations.branch_id = d.id
+                         WHERE d.project_id = b.project_id AND d.data_source = b.id
+                           AND operations.action = 'create_branch' AND ${UNFINISHED_OPERATION_SQL})
+        AND NOT EXISTS (SELECT 1 FROM projects WHERE projects.id = b.project_id AND projects.locked)
+      ORDER BY b.expires_at LIMIT 100`,
+  ).all({ now, account: scope });
+  if (due.length === 0) return [];
   return tx
     .select()
     .from(branches)
     .where(
-      and(
-        isNotNull(branches.expiresAt),
-        lte(branches.expiresAt, now),
-        expiryScope(scope),
-        eq(branches.isDefault, false),
-        eq(branches.protected, false),
-        sql`NOT EXISTS (SELECT 1 FROM branches c WHERE c.parent_id = ${branches.id})`,
-        sql`NOT EXISTS (SELECT 1 FROM operations WHERE operations.branch_id = ${branches.id} AND ${unfinished}
-                          AND operations.action IN ('create_branch', 'create_timeline'))`,
-        sql`NOT EXISTS (SELECT 1 FROM branches d JOIN operations ON operations.branch_id = d.id
-                         WHERE d.project_id = ${branches.projectId} AND d.data_source = ${branches.id}
-                           AND operations.action = 'create_branch' AND ${unfinished})`,
-        sql`NOT EXISTS (SELECT 1 FROM projects WHERE projects.id = ${branches.projectId} AND projects.locked)`,
+      inArray(
+        branches.id,
+        due.map((d) => d.id),
       ),
     )
     .orderBy(asc(branches.expiresAt))
-    .limit(100)
     .all();
 }
 
 /** The earliest expires_at after `now` (of the account `scope` names; null: every account's). */
 export function nextExpiryAt(tx: Tx, now: number, scope: string | null): number | null {
   return (
-    tx
-      .select({ at: sql<number | null>`min(${branches.expiresAt})` })
-      .from(branches)
-      .where(and(isNotNull(branches.expiresAt), gt(branches.expiresAt, now), expiryScope(scope)))
-      .get()?.at ?? null
+    statement<{ at: number | null }>(
+      tx,
+      `SELECT min(b.expires_at) AS at FROM branches b
+        WHERE b.expires_at IS NOT NULL AND b.expires_at > @now${expiryScope(scope)}`,
+    ).get({ now, account: scope })?.at ?? null
   );
 }
