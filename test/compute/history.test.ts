@@ -131,20 +131,6 @@ describe("a branch at a point of its parent's history", () => {
     expect(res.status).toBe(400);
     expect(res.body.message).toContain("history_retention_seconds: 3600");
   });
-
-  it("a time between a branch's creation and its data being made is its first state", async () => {
-    const q = await createProject("first-state");
-    await sql(q, "CREATE TABLE g (v int)");
-    await sql(q, "INSERT INTO g VALUES (1)");
-    const young = await branch(q, { name: "young" });
-    const born = Date.parse(young.branch.created_at);
-    await sql(q, "INSERT INTO g VALUES (2)", young.endpoints[0].id);
-    await advance(60);
-    // Its history begins once its data is made, after the create: the point is what it held first.
-    const at = await branch(q, { name: "at-birth", parent_id: young.branch.id, parent_timestamp: iso(born) });
-    expect(Date.parse(at.branch.parent_timestamp)).toBe(born);
-    expect(values(await sql(q, "SELECT v FROM g ORDER BY v", at.endpoints[0].id))).toEqual([1]);
-  });
 });
 
 describe("restoring a branch to a point", () => {

@@ -2,7 +2,7 @@ import type { Ctx } from "../../context.js";
 import { badRequest } from "../../errors.js";
 import { operationsStarted } from "../../platform/events.js";
 import { type BranchRow, requireSettledBranch, requireWritableProject } from "../access.js";
-import { historyPoint, type PointRequest } from "../branches/history.js";
+import { historyPoint } from "../branches/history.js";
 import { toBranchJson } from "../branches/render.js";
 import { addBranch } from "../branches/service.js";
 import { findChild, moveChildren, updateBranchRow } from "../branches/store.js";
@@ -25,8 +25,6 @@ export function restoreBranch(
   projectId: string,
   branchId: string,
   input: BranchRestoreInput,
-  /** The source point as requireInHistory checked it (else read from `input`). */
-  point?: PointRequest,
 ) {
   const { body, ops } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
@@ -44,7 +42,7 @@ export function restoreBranch(
       tx,
       project,
       source,
-      point ?? { lsn: input.source_lsn, timestamp: input.source_timestamp },
+      { lsn: input.source_lsn, timestamp: input.source_timestamp },
       { lsn: "source_lsn", timestamp: "source_timestamp" },
     );
     if (findChild(tx, branchId) !== undefined && input.preserve_under_name === undefined)

@@ -67,12 +67,11 @@ async function readSchema(
   const branch = readBranch(ctx.db, accountId, projectId, branchId);
   requireDatabase(ctx.db, branchId, database);
   // A point of the branch's history: checked as a branch create's parent_lsn/parent_timestamp.
-  historyPoint(ctx, ctx.db, project, branch, at, names);
+  const { point } = historyPoint(ctx, ctx.db, project, branch, at, names);
   if (!ctx.branchData)
     throw unprocessable(
       "branches have no databases to read with NEON_EMULATOR_COMPUTE=none; run the emulator with real computes (NEON_EMULATOR_COMPUTE=postgres)",
     );
-  const checked = await requireInHistory(ctx, accountId, projectId, branchId, at, names);
-  const { point } = historyPoint(ctx, ctx.db, project, branch, checked, names);
+  await requireInHistory(ctx, accountId, projectId, branchId, at, names);
   return ctx.branchData.schema(projectId, branchId, database, point);
 }

@@ -19,11 +19,6 @@ import { findDefaultBranch } from "./store.js";
 export interface PointRequest {
   lsn?: string | undefined;
   timestamp?: string | undefined;
-  /**
-   * Set by requireInHistory for a time between the source's creation (or last restore) and its
-   * data being made: the LSN of its first state, what the branch held then.
-   */
-  firstLsn?: string | undefined;
 }
 
 /** A point checked: what the branch's data is made from (`history_point`), and what the branch shows of it. */
@@ -74,8 +69,6 @@ export function historyPoint(
     throw badRequest(
       `${names.timestamp} ${at.timestamp} is older than the project keeps history for (history_retention_seconds: ${project.historyRetentionSeconds}; the earliest point is ${iso(now - window)})`,
     );
-  if (at.firstLsn !== undefined)
-    return { point: `lsn:${at.firstLsn}`, parentLsn: at.firstLsn, parentTimestamp: ms };
   if (ms === now) return { parentTimestamp: ms };
   if (ctx.clock.mode === "real") return { point: `time:${ms}`, parentTimestamp: ms };
   // The manual clock stood at or before `ms` until the advance past it.
@@ -94,9 +87,7 @@ export function historyPoint(
  * a time not before the history began. 422 for a branch whose data was made before the emulator
  * kept history (its history starts at its compute's next start), 400 with the range otherwise.
  * With no compute driver, or a branch whose data is not made yet, there is nothing to check
- * against; a malformed point, or both kinds at once, are the request's own 400. Returns the point
- * to make: a time after the source was created (or last restored) but before its data was made
- * (its history starts then, seconds later) is its first state (`firstLsn`).
+ * against; a malformed point, or both kinds at once, are the request's own 400.
  */
 export async function requireInHistory(
   ctx: Ctx,
@@ -105,36 +96,35 @@ export async function requireInHistory(
   sourceId: string | undefined,
   at: PointRequest,
   names: { lsn: string; timestamp: string },
-): Promise<PointRequest> {
-  if ((at.lsn === undefined) === (at.timestamp === undefined) || !ctx.branchData) return at;
+): Promise<void> {
+  if ((at.lsn === undefined) === (at.timestamp === undefined) || !ctx.branchData) return;
   requireProject(ctx.db, accountId, projectId);
   const source = sourceId
     ? requireBranch(ctx.db, accountId, projectId, sourceId)
     : findDefaultBranch(ctx.db, projectId);
-  if (!source) return at;
+  if (!source) return;
   const range = await ctx.branchData.historyRange(projectId, source.id).catch(() => undefined);
-  if (range === undefined) return at;
+  if (range === undefined) return;
   if (range === null)
     throw unprocessable(
       `branch ${source.id} has no history to replay yet (its data was made before the emulator kept history); its history starts at its compute's next start`,
     );
   if (at.lsn !== undefined) {
     const lsn = lsnBytes(at.lsn);
-    if (lsn === null) return at;
+    if (lsn === null) return;
     if (lsn < (lsnBytes(range.start) ?? 0) || lsn > (lsnBytes(range.end) ?? Number.POSITIVE_INFINITY))
       throw badRequest(
         `${names.lsn} ${at.lsn} is outside branch ${source.id}'s history, which holds ${range.start} to ${range.end}`,
       );
-    return at;
+    return;
   }
   const ms = Date.parse(at.timestamp as string);
-  if (Number.isNaN(ms) || ms >= ctx.clock.now(accountId) || range.since === undefined) return at;
+  if (Number.isNaN(ms) || ms >= ctx.clock.now(accountId) || range.since === undefined) return;
   const wall = ctx.clock.mode === "real" ? ms : wallTimeOf(ctx.db, accountId, ms);
-  if (wall === undefined || wall >= range.since) return at;
-  if (ms >= (source.historySince ?? source.createdAt)) return { ...at, firstLsn: range.start };
-  throw badRequest(
-    `${names.timestamp} ${at.timestamp} is before branch ${source.id}'s history begins${ctx.clock.mode === "real" ? ` at ${iso(range.since)}` : ""} (the emulator keeps it from when the branch's current data was made)`,
-  );
+  if (wall !== undefined && wall < range.since)
+    throw badRequest(
+      `${names.timestamp} ${at.timestamp} is before branch ${source.id}'s history begins${ctx.clock.mode === "real" ? ` at ${iso(range.since)}` : ""} (the emulator keeps it from when the branch's current data was made)`,
+    );
 }
 
 /**

@@ -25,7 +25,7 @@ import { startOperation } from "../operations/service.js";
 import type { OperationRow } from "../operations/store.js";
 import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
 import { copyDatabases, copyRoles } from "../roles-databases/store.js";
-import { historyPoint, type PointRequest } from "./history.js";
+import { historyPoint } from "./history.js";
 import { toAnnotationJson, toBranchJson } from "./render.js";
 import { checkDeletable, decodeCursor, encodeCursor, expiryOf, newBranchRow, sortValue } from "./rules.js";
 import type { BranchCreateInput, BranchListInput, BranchUpdateInput } from "./schema.js";
@@ -94,14 +94,7 @@ export function listBranches(ctx: Ctx, accountId: string, projectId: string, q: 
   };
 }
 
-/** `point`: the parent point as requireInHistory checked it (else read from `input`). */
-export function createBranch(
-  ctx: Ctx,
-  accountId: string,
-  projectId: string,
-  input: BranchCreateInput,
-  point?: PointRequest,
-) {
+export function createBranch(ctx: Ctx, accountId: string, projectId: string, input: BranchCreateInput) {
   const { body, ops } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
     const plan = getAccount(tx, accountId).plan;
@@ -114,7 +107,7 @@ export function createBranch(
       tx,
       project,
       parent,
-      point ?? { lsn: input.branch?.parent_lsn, timestamp: input.branch?.parent_timestamp },
+      { lsn: input.branch?.parent_lsn, timestamp: input.branch?.parent_timestamp },
       { lsn: "parent_lsn", timestamp: "parent_timestamp" },
     );
     const expiresAt = expiryOf(input.branch?.expires_at, ctx.clock.now(accountId));

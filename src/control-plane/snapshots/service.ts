@@ -90,15 +90,12 @@ export async function createSnapshot(
 ) {
   const now = ctx.clock.now(accountId);
   const expiresAt = query.expires_at === undefined ? null : futureTime(query.expires_at, now, "expires_at");
-  const checked = await requireInHistory(ctx, accountId, projectId, branchId, query, {
-    lsn: "lsn",
-    timestamp: "timestamp",
-  });
+  await requireInHistory(ctx, accountId, projectId, branchId, query, { lsn: "lsn", timestamp: "timestamp" });
   const { row, point } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
     const branch = requireSettledBranch(tx, accountId, projectId, branchId);
     // A point of the branch's history (checked as a branch create's parent_lsn/parent_timestamp).
-    const at = historyPoint(ctx, tx, project, branch, checked, { lsn: "lsn", timestamp: "timestamp" });
+    const at = historyPoint(ctx, tx, project, branch, query, { lsn: "lsn", timestamp: "timestamp" });
     const row: SnapshotRow = {
       id: ctx.ids.snapshotId(),
       accountId,

@@ -31,7 +31,7 @@ export default createRouter().openapi(route, async (c) => {
   const { ctx, principal } = c.var;
   const p = c.req.valid("param");
   const input = c.req.valid("json");
-  const point = await requireInHistory(
+  await requireInHistory(
     ctx,
     principal.accountId,
     p.project_id,
@@ -39,8 +39,5 @@ export default createRouter().openapi(route, async (c) => {
     { lsn: input.source_lsn, timestamp: input.source_timestamp },
     { lsn: "source_lsn", timestamp: "source_timestamp" },
   );
-  return c.json(
-    publish(c, restoreBranch(ctx, principal.accountId, p.project_id, p.branch_id, input, point)),
-    200,
-  );
+  return c.json(publish(c, restoreBranch(ctx, principal.accountId, p.project_id, p.branch_id, input)), 200);
 });

@@ -45,7 +45,7 @@ export default createRouter().openapi(route, async (c) => {
   const projectId = c.req.valid("param").project_id;
   const input = c.req.valid("json");
   const at = input.branch;
-  const point = await requireInHistory(
+  await requireInHistory(
     ctx,
     principal.accountId,
     projectId,
@@ -53,5 +53,5 @@ export default createRouter().openapi(route, async (c) => {
     { lsn: at?.parent_lsn, timestamp: at?.parent_timestamp },
     { lsn: "parent_lsn", timestamp: "parent_timestamp" },
   );
-  return c.json(publish(c, createBranch(ctx, principal.accountId, projectId, input, point)), 201);
+  return c.json(publish(c, createBranch(ctx, principal.accountId, projectId, input)), 201);
 });
