@@ -330,11 +330,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           return { branch: { id: effect.branchId, logicalSize: dataSize(dir), parentLsn } };
         }
         const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
-        this.measureHistories(effect.projectId); // a restore's kept state takes the restored branch's past
         const copiedAt = this.copiedAt.get(effect.branchId);
         this.copiedAt.delete(effect.branchId);
         // A root branch (a schema-only branch, a restored root's kept state) has no parent_lsn.
         const hasParent = Boolean(this.view.branch(effect.branchId)?.parentId);
+        // A new root's history is billed (a restore's kept state takes the restored branch's past);
+        // a child's is not, and changes no root's.
+        if (!hasParent) this.measureHistories(effect.projectId);
         return {
           branch: {
             id: effect.branchId,
