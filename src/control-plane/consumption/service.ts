@@ -118,28 +118,31 @@ const byteMonths = (branches: readonly BranchSizeRow[], frame: Frame) => {
 };
 
 /**
- * Byte-milliseconds of history measures (by branch, then hour) in a frame: each holds from its
- * hour until the branch's next measure (the last, until now).
+ * Where the history measure `i` (of measures by branch, then hour) stops holding: its branch's
+ * next measure, or `last` for the branch's last one.
  */
+const heldUntil = (samples: readonly HistorySample[], i: number, last: number) => {
+  const after = samples[i + 1];
+  return after && after.branchId === samples[i]?.branchId ? after.hour : last;
+};
+
+/** Byte-milliseconds of history measures (by branch, then hour) in a frame; the last holds until now. */
 const historyByteMs = (samples: readonly HistorySample[], frame: Frame, now: number) => {
   // Nothing counts past now (a deleted branch's 0 is measured from the next hour on).
   const past = { start: frame.start, end: Math.min(frame.end, now) };
-  let sum = 0;
-  samples.forEach((s, i) => {
-    const after = samples[i + 1];
-    const end = after && after.branchId === s.branchId ? after.hour : now;
-    sum += s.bytes * overlap({ start: s.hour, end }, past);
-  });
-  return sum;
+  return samples.reduce(
+    (sum, s, i) => sum + s.bytes * overlap({ start: s.hour, end: heldUntil(samples, i, now) }, past),
+    0,
+  );
 };
 
 /** The bytes the history measures (by branch, then hour) hold at `at`. */
 const historyHeldAt = (samples: readonly HistorySample[], at: number) =>
-  samples.reduce((sum, s, i) => {
-    const after = samples[i + 1];
-    const next = after && after.branchId === s.branchId ? after.hour : Number.POSITIVE_INFINITY;
-    return s.hour <= at && at < next ? sum + s.bytes : sum;
-  }, 0);
+  samples.reduce(
+    (sum, s, i) =>
+      s.hour <= at && at < heldUntil(samples, i, Number.POSITIVE_INFINITY) ? sum + s.bytes : sum,
+    0,
+  );
 
 /** Byte-months of snapshots kept (each until it went or expires, and until now at most). */
 const snapshotByteMonths = (spans: readonly SnapshotSpan[], frame: Frame, now: number) => {
