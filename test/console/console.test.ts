@@ -295,7 +295,7 @@ describe("the web console in Chromium", () => {
     await page.goto(projectUrl);
     await page.getByRole("link", { name: "main" }).first().click();
     const row = page.locator("[data-endpoint-id]").first();
-    await row.getByText("Edit").click();
+    await row.getByText("Edit", { exact: true }).click();
     await row.getByLabel("Maximum CU").selectOption("2");
     await row.getByRole("button", { name: "Save" }).click();
     expect(await page.locator("[data-endpoint-id] td").nth(3).innerText()).toBe("0.25–2 CU");
