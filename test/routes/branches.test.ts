@@ -500,6 +500,49 @@ describe("branch expiry", () => {
     }
   });
 
+  it("shows the time to live an expiry gave (ttl_interval_seconds), and a reset from the parent counts it again from then", async () => {
+    const mainId = (await t.api("GET", base())).body.branches.find((b: { default: boolean }) => b.default).id;
+    const made = await t.api("POST", base(), {
+      branch: {
+        name: "ttl-reset",
+        parent_id: mainId,
+        expires_at: new Date(t.clock.now() + 3600_000).toISOString(),
+      },
+    });
+    expectStatus(made, 201);
+    expect(made.body.branch.ttl_interval_seconds).toBe(3600);
+    const id = made.body.branch.id;
+    t.advance(1);
+    // A new expiry sets a new time to live; a PATCH without one keeps it.
+    const patched = await t.api("PATCH", `${base()}/${id}`, {
+      branch: { expires_at: new Date(t.clock.now() + 7200_000).toISOString() },
+    });
+    expect(patched.body.branch.ttl_interval_seconds).toBe(7200);
+    t.advance(600);
+    expect(
+      (await t.api("PATCH", `${base()}/${id}`, { branch: { name: "ttl-reset-2" } })).body.branch
+        .ttl_interval_seconds,
+    ).toBe(7200);
+    // Reset from the parent: 7200 s from now again. A restore from another branch keeps the expiry.
+    const reset = await t.api("POST", `${base()}/${id}/restore`, { source_branch_id: mainId });
+    expectStatus(reset, 200);
+    expect(Date.parse(reset.body.branch.expires_at)).toBe(t.clock.now() + 7200_000);
+    t.advance(1);
+    const other = await t.api("POST", base(), { branch: { name: "ttl-other" } });
+    t.advance(1);
+    const before = (await t.api("GET", `${base()}/${id}`)).body.branch.expires_at;
+    expectStatus(
+      await t.api("POST", `${base()}/${id}/restore`, { source_branch_id: other.body.branch.id }),
+      200,
+    );
+    t.advance(1);
+    expect((await t.api("GET", `${base()}/${id}`)).body.branch.expires_at).toBe(before);
+    // No expiry, no time to live.
+    const cleared = await t.api("PATCH", `${base()}/${id}`, { branch: { expires_at: null } });
+    expect(cleared.body.branch).not.toHaveProperty("expires_at");
+    expect(cleared.body.branch).not.toHaveProperty("ttl_interval_seconds");
+  });
+
   it("goes for a branch whose create failed; branches that must wait hold no others back", async () => {
     const soon = (s: number) => new Date(t.clock.now() + s * 1000).toISOString();
     expectStatus(await t.api("POST", "/_emulator/faults", { action: "create_branch", count: 1 }), 201);

@@ -50,6 +50,8 @@ export function restoreBranch(
         `branch ${branchId} has child branches: preserve_under_name is required (they move to the branch that keeps its previous state)`,
       );
     const now = ctx.clock.now(accountId);
+    // A reset from the parent gives an expiring branch its time to live again, counted from now.
+    const resetFromParent = !self && source.id === branch.parentId;
     const ops: OperationRow[] = [];
     let kept: BranchRow | undefined;
     if (input.preserve_under_name !== undefined) {
@@ -83,6 +85,9 @@ export function restoreBranch(
       pendingState: "ready",
       stateChangedAt: now,
       updatedAt: now,
+      ...(resetFromParent && branch.expiresAt !== null && branch.ttlSeconds !== null
+        ? { expiresAt: now + branch.ttlSeconds * 1000 }
+        : {}),
     };
     updateBranchRow(tx, next);
     ops.push(startOperation(ctx, tx, { accountId, projectId, branchId, action: "create_branch" }));

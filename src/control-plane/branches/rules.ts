@@ -49,6 +49,7 @@ export function newBranchRow(args: {
     parentTimestamp: args.parentId ? (args.parentTimestamp ?? now) : null,
     logicalSize: 0,
     expiresAt: args.expiresAt ?? null,
+    ttlSeconds: ttlOf(args.expiresAt ?? null, now),
     annotations: args.annotations && Object.keys(args.annotations).length ? args.annotations : null,
     dataSource: args.dataSource ?? null,
     initSource: args.initSource ?? "parent-data",
@@ -72,6 +73,11 @@ export function expiryOf(text: string | null | undefined, now: number): number |
   const at = Date.parse(text);
   if (at <= now) throw badRequest("branch.expires_at must be in the future");
   return at;
+}
+
+/** The time to live an expiry set at `now` gives (whole seconds), or null for none. */
+export function ttlOf(expiresAt: number | null, now: number): number | null {
+  return expiresAt === null ? null : Math.round((expiresAt - now) / 1000);
 }
 
 export function nameTaken(name: string, projectId: string): string {

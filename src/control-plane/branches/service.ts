@@ -27,7 +27,15 @@ import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
 import { copyDatabases, copyRoles } from "../roles-databases/store.js";
 import { historyPoint } from "./history.js";
 import { toAnnotationJson, toBranchJson } from "./render.js";
-import { checkDeletable, decodeCursor, encodeCursor, expiryOf, newBranchRow, sortValue } from "./rules.js";
+import {
+  checkDeletable,
+  decodeCursor,
+  encodeCursor,
+  expiryOf,
+  newBranchRow,
+  sortValue,
+  ttlOf,
+} from "./rules.js";
 import type { BranchCreateInput, BranchListInput, BranchUpdateInput } from "./schema.js";
 import {
   countBranchRows,
@@ -170,16 +178,15 @@ export function updateBranch(
   const next = ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
     const branch = requireSettledBranch(tx, accountId, projectId, branchId);
-    const expiresAt =
-      input.expires_at === undefined
-        ? branch.expiresAt
-        : expiryOf(input.expires_at, ctx.clock.now(accountId));
+    const now = ctx.clock.now(accountId);
+    const expiresAt = input.expires_at === undefined ? branch.expiresAt : expiryOf(input.expires_at, now);
     const next: BranchRow = {
       ...branch,
       name: input.name ?? branch.name,
       protected: input.protected ?? branch.protected,
       expiresAt,
-      updatedAt: ctx.clock.now(accountId),
+      ttlSeconds: input.expires_at === undefined ? branch.ttlSeconds : ttlOf(expiresAt, now),
+      updatedAt: now,
     };
     updateBranchRow(tx, next);
     return next;

@@ -23,6 +23,11 @@ export const branches = sqliteTable(
     parentTimestamp: integer("parent_timestamp"),
     logicalSize: integer("logical_size").notNull().default(0),
     expiresAt: integer("expires_at"),
+    /**
+     * Seconds from when `expires_at` was last set to that time (Neon's ttl_interval_seconds): a
+     * reset from the parent sets `expires_at` that far from the reset. Null without an expiry.
+     */
+    ttlSeconds: integer("ttl_seconds"),
     /** JSON map of string annotations (console/branch annotations). */
     annotations: text("annotations", { mode: "json" }).$type<Record<string, string>>(),
     /**
