@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import net from "node:net";
+import os from "node:os";
 import type { Duplex } from "node:stream";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
 import { wallNow } from "../platform/clock.js";
@@ -83,6 +84,16 @@ const TRACKED = [
 
 /** How long a session its client abandoned mid-transaction may take to come back clean. */
 const ABANDON_MS = 5000;
+
+/**
+ * Server sessions a pool opens as soon as a client waits for one: two per core. Past them, a pool
+ * opens a session for a waiting client only while others are held by long transactions (the same
+ * one for HELD_MS and more), up to its size. PgBouncer opens one whenever a client waits; on a
+ * machine of a few cores, a hundred busy backends answering short transactions each cost Postgres
+ * about twice the CPU per query that a few do (the pooler figure of BENCHMARKS.md).
+ */
+const EAGER_SESSIONS = Math.max(4, 2 * os.availableParallelism());
+const HELD_MS = 10;
 
 const Z = 0x5a; // ReadyForQuery
 const S = 0x53; // ParameterStatus (server) / Sync (client)
@@ -187,6 +198,9 @@ class Server {
   zSeen = 0;
   status = IDLE;
   idleSince = wallNow();
+  /** Lends and returns so far, and their count when the pool last looked for held sessions. */
+  turns = 0;
+  turnsSeen = -1;
   /** Statements (the pool's names, PGBOUNCER_<n>) prepared on this session. */
   readonly prepared = new Set<string>();
   readonly expected: Expected[] = [];
@@ -346,7 +360,37 @@ class Pool {
     }
     this.waiting.push(client);
     client.waitSince(this.pooler.options.queryWaitMs);
-    if (this.servers.size + this.opening < this.size) void this.open().catch(() => {});
+    this.grow();
+  }
+
+  private growTimer: NodeJS.Timeout | undefined;
+
+  /** Sessions for the waiting clients: up to EAGER_SESSIONS at once, then as sessions are held. */
+  private grow(): void {
+    const open = this.servers.size + this.opening;
+    if (!this.waiting.length || open >= this.size) return;
+    if (open < EAGER_SESSIONS) void this.open().catch(() => {});
+    else if (!this.growTimer) {
+      this.growTimer = setTimeout(() => this.growHeld(), HELD_MS);
+      this.growTimer.unref();
+    }
+  }
+
+  /**
+   * Counts the sessions busy with the same turn as at the last look (HELD_MS or more before: a
+   * turn that ended meanwhile was seen ending, however late the timer fired) and opens one for each.
+   */
+  private growHeld(): void {
+    this.growTimer = undefined;
+    const idle = new Set(this.idle);
+    let held = 0;
+    for (const server of this.servers) {
+      if (!idle.has(server) && server.turns === server.turnsSeen) held++;
+      server.turnsSeen = server.turns;
+    }
+    const wanted = Math.min(this.size, EAGER_SESSIONS + held) - this.servers.size - this.opening;
+    for (let i = 0; i < Math.min(wanted, this.waiting.length); i++) void this.open().catch(() => {});
+    this.grow();
   }
 
   /** No longer waiting (the client left). */
@@ -361,6 +405,7 @@ class Pool {
   release(server: Server): void {
     const client = server.client;
     server.client = undefined;
+    server.turns++;
     client?.returned(server);
     for (let next = this.waiting.shift(); next; next = this.waiting.shift()) {
       if (next.alive) {
@@ -444,8 +489,7 @@ class Pool {
       // a session anew (waking the compute).
       for (const idle of this.idle.splice(0)) idle.socket.destroy();
       this.parameters = undefined;
-    } else if (this.waiting.length && this.servers.size + this.opening < this.size)
-      void this.open().catch(() => {});
+    } else this.grow();
     this.pooler.prune(this);
   }
 
@@ -460,6 +504,7 @@ class Pool {
   }
 
   closeAll(): void {
+    clearTimeout(this.growTimer);
     for (const client of this.clients) client.close();
     for (const server of this.servers) server.socket.destroy();
   }
@@ -629,6 +674,7 @@ class PooledClient {
   lend(server: Server): void {
     clearTimeout(this.waitTimer);
     server.client = this;
+    server.turns++;
     this.lending = server;
     const set = TRACKED.filter((name) => {
       const want = this.tracked.get(name);

@@ -451,6 +451,28 @@ describe("the pooler (transaction mode)", () => {
     }
   }, 120_000);
 
+  it("clients holding transactions open do not starve the others: the pool opens a session for each that waits", async () => {
+    // A pool of its own (another database): the test above left the first one's sessions idle.
+    const uri = new URL(p.pooledUri as string);
+    uri.pathname = "/postgres";
+    const holders = Array.from({ length: 12 }, () => pooledClient({ connectionString: uri.href }));
+    const late = pooledClient({ connectionString: uri.href });
+    try {
+      const pids = new Set<number>();
+      for (const c of holders) {
+        await c.connect();
+        await c.query("BEGIN");
+        pids.add((await c.query("SELECT pg_backend_pid() AS pid")).rows[0].pid);
+      }
+      expect(pids.size).toBe(holders.length);
+      await late.connect();
+      const pid = (await late.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+      expect(pids.has(pid)).toBe(false);
+    } finally {
+      await Promise.all([...holders, late].map((c) => c.end().catch(() => {})));
+    }
+  });
+
   it("a named prepared statement follows its client to another server session (as PgBouncer's max_prepared_statements)", async () => {
     const a = pooledClient();
     const b = pooledClient();
