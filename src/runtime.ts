@@ -18,6 +18,7 @@ import {
 } from "./control-plane/endpoints/service.js";
 import { DEFAULT_OPERATION_MS } from "./control-plane/operations/rules.js";
 import { proxyHost, REGION_IDS } from "./control-plane/regions/rules.js";
+import { syncServerRoles } from "./control-plane/roles-databases/service.js";
 import { MANUAL_CLOCK_KEY, readAccountClocks, readState, writeState } from "./emulator/state-store.js";
 import { type Env, EnvError } from "./env.js";
 import { loadTlsIdentity } from "./front-door/certificates.js";
@@ -152,6 +153,7 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   const metering =
     postgres && services && new Metering(ctx, services.egress, postgres, () => worker.notify(), logger);
   if (postgres && metering) postgres.walMeter = metering;
+  if (postgres) postgres.roleSink = (branchId, roles) => syncServerRoles(ctx, branchId, roles);
   const app = createApp(ctx, {
     logger,
     worker,
@@ -204,6 +206,7 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
   return {
     domain: ctx.config.domain,
     login: (endpointId, role) => findLoginTarget(ctx, endpointId, role),
+    serverRole: (endpointId, role) => postgres.serverRole(endpointId, role),
     ready(endpointId) {
       const shared = wakes.get(endpointId);
       if (shared) return shared;
@@ -221,7 +224,11 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
       wakes.set(endpointId, started);
       return started;
     },
-    connected: (endpointId, delta) => recordClientConnection(ctx, endpointId, delta),
+    connected: (endpointId, delta) => {
+      recordClientConnection(ctx, endpointId, delta);
+      // The session may have made, changed or dropped roles with SQL.
+      if (delta < 0) postgres.rolesMayHaveChanged(endpointId);
+    },
     egress: new EgressMeter(),
   };
 }

@@ -39,6 +39,22 @@ export const PgName = z
   .max(63, "must be at most 63 characters (a Postgres identifier)")
   .refine((s) => !s.includes("\u0000"), "must not contain NUL characters");
 
+/**
+ * Names no compute can give a new role (Postgres reserves `pg_*`, `public` and `none`; every compute
+ * has the emulator's administrator and neon_superuser) or a new database (every cluster has
+ * these): refused when asked for, rather than failing on the compute later (a change made while
+ * it is stopped is applied when it starts).
+ */
+const RESERVED_ROLES = new Set(["public", "none", "cloud_admin", "neon_superuser"]);
+const RESERVED_DATABASES = new Set(["postgres", "template0", "template1"]);
+
+export const RoleName = PgName.refine((s) => !s.startsWith("pg_") && !RESERVED_ROLES.has(s), {
+  error: (issue) => `role name "${String(issue.input)}" is reserved`,
+});
+export const DatabaseName = PgName.refine((s) => !RESERVED_DATABASES.has(s), {
+  error: (issue) => `database name "${String(issue.input)}" is reserved`,
+});
+
 /** Integer query parameter within [min, max], with a message naming the bounds. */
 export function intQuery(min: number, max: number) {
   return z.coerce

@@ -15,6 +15,7 @@ import {
   type MessageSource,
   sendCancel,
 } from "./relay.js";
+import type { Credential } from "./scram.js";
 import {
   authenticationOk,
   authenticationSaslFinal,
@@ -338,17 +339,18 @@ class Pool {
   private opening = 0;
   /** What a new client is told of the server (ParameterStatus), from the first session opened. */
   parameters: Map<string, string> | undefined;
-  password: string;
+  /** How its sessions log in: the credential of the pool's latest client. */
+  credential: Credential;
 
   constructor(
     readonly pooler: Pooler,
     readonly endpointId: string,
     readonly database: string,
     readonly user: string,
-    password: string,
+    credential: Credential,
     readonly size: number,
   ) {
-    this.password = password;
+    this.credential = credential;
   }
 
   /** A server session is needed by `client`: lent now, or when one frees up or opens. */
@@ -442,7 +444,7 @@ class Pool {
           socket,
           inbox,
           { user: this.user, database: this.database, application_name: "pgbouncer" },
-          this.password,
+          this.credential,
         );
       } catch (err) {
         socket.destroy();
@@ -800,12 +802,12 @@ export class Pooler {
         endpointId,
         database,
         user,
-        login.password,
+        login.credential,
         Math.max(1, Math.floor(0.9 * login.maxConnections)),
       );
       this.pools.set(key, pool);
     }
-    pool.password = login.password;
+    pool.credential = login.credential;
     const count = (this.perEndpoint.get(endpointId) ?? 0) + 1;
     this.perEndpoint.set(endpointId, count);
     const sent = this.services.egress.hold(login.compute);

@@ -3,7 +3,7 @@ import type { Duplex } from "node:stream";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
 import type { Compute, EgressCounter, EgressMeter } from "./egress.js";
 import { forwardedOptions, type Target } from "./routing.js";
-import { SCRAM, ScramClient } from "./scram.js";
+import { type Credential, SCRAM, ScramClient } from "./scram.js";
 import {
   authenticationOk,
   authenticationSaslFinal,
@@ -22,7 +22,8 @@ const CLOSE_GRACE_MS = 5000;
 /** A client that proved it knows the role's password, for an endpoint it may connect to. */
 export interface Login {
   target: Target;
-  password: string;
+  /** What logs in to the compute as the role. */
+  credential: Credential;
   /** SCRAM's server-final message, sent once the compute accepted the login too. */
   serverFinal?: string;
   /** The compute's max_connections (a pool's size follows it). */
@@ -75,17 +76,17 @@ export interface ComputeSession {
 }
 
 /**
- * Logs in to a compute as `startup.user` with the role's password (SCRAM, as the proxy does with
- * its own credentials) and reads up to its first ReadyForQuery.
+ * Logs in to a compute as `startup.user` with the role's password or the keys of the client's
+ * proof (SCRAM, as the proxy does) and reads up to its first ReadyForQuery.
  */
 export async function logIn(
   backend: net.Socket,
   inbox: MessageSource,
   startup: Record<string, string>,
-  password: string,
+  credential: Credential,
 ): Promise<ComputeSession> {
   backend.write(startupMessage(startup));
-  const scram = new ScramClient(password);
+  const scram = new ScramClient(credential);
   const session: ComputeSession = { messages: [], parameters: new Map() };
   for (let authenticated = false; ; ) {
     const message = await inbox.take((f) => f.typed(1 << 24));
@@ -139,7 +140,7 @@ export async function relay(
     if (name !== "options" && !name.startsWith("_pq_.")) startup[name] = value;
   const options = forwardedOptions(params.options);
   if (options) startup.options = options;
-  const session = await logIn(backend, backendInbox, startup, login.password);
+  const session = await logIn(backend, backendInbox, startup, login.credential);
   const toClient: Buffer[] = [];
   if (login.serverFinal) toClient.push(authenticationSaslFinal(login.serverFinal));
   toClient.push(authenticationOk(), ...session.messages);

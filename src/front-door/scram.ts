@@ -1,4 +1,5 @@
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { hmac, keysOf, type ScramKeys, sha256, type Verifier } from "../platform/scram-verifier.js";
 
 /**
  * SCRAM-SHA-256 (RFC 5802 / 7677) as Postgres speaks it, both ways: the front door is the server
@@ -8,55 +9,13 @@ import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from
 
 export const SCRAM = "SCRAM-SHA-256";
 export const SCRAM_PLUS = "SCRAM-SHA-256-PLUS";
-const ITERATIONS = 4096;
 
 export class ScramError extends Error {}
 
-const hmac = (key: Buffer, data: string | Buffer) => createHmac("sha256", key).update(data).digest();
-const sha256 = (data: Buffer) => createHash("sha256").update(data).digest();
 const xor = (a: Buffer, b: Buffer) => Buffer.from(a.map((byte, i) => byte ^ (b[i] ?? 0)));
 
-/** Salted passwords by password, salt and iterations: PBKDF2 is the costly step of each login. */
-const salted = new Map<string, Buffer>();
-const SALTED_KEPT = 1000;
-
-function saltedPassword(password: string, salt: Buffer, iterations: number): Buffer {
-  const key = `${iterations}:${salt.toString("base64")}:${password}`;
-  let value = salted.get(key);
-  if (!value) {
-    value = pbkdf2Sync(password.normalize("NFKC"), salt, iterations, 32, "sha256");
-    if (salted.size >= SALTED_KEPT) salted.delete(salted.keys().next().value as string);
-    salted.set(key, value);
-  }
-  return value;
-}
-
-interface Verifier {
-  salt: Buffer;
-  iterations: number;
-  storedKey: Buffer;
-  serverKey: Buffer;
-}
-
-/** One verifier per password for the life of the process (a fresh salt each start). */
-const verifiers = new Map<string, Verifier>();
-
-function verifierOf(password: string): Verifier {
-  let v = verifiers.get(password);
-  if (!v) {
-    const salt = randomBytes(16);
-    const sp = saltedPassword(password, salt, ITERATIONS);
-    v = {
-      salt,
-      iterations: ITERATIONS,
-      storedKey: sha256(hmac(sp, "Client Key")),
-      serverKey: hmac(sp, "Server Key"),
-    };
-    if (verifiers.size >= SALTED_KEPT) verifiers.delete(verifiers.keys().next().value as string);
-    verifiers.set(password, v);
-  }
-  return v;
-}
+/** How the front door logs in to a compute as a client's role: its password, or the keys its proof gave. */
+export type Credential = { password: string } | { keys: ScramKeys };
 
 function attributes(message: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -76,23 +35,13 @@ export class ScramServer {
   private serverFirst = "";
   private gs2Header = "";
   private nonce = "";
-  private readonly verifier: Verifier;
+  /** The client's keys, once its proof matched: what logs in to a server holding the same verifier. */
+  keys: ScramKeys | undefined;
 
-  /** `password` null: a role that does not exist; a random verifier no proof matches (and no PBKDF2). */
   constructor(
-    password: string | null,
+    private readonly verifier: Verifier,
     private readonly channelBinding: Buffer | undefined,
-  ) {
-    this.verifier =
-      password === null
-        ? {
-            salt: randomBytes(16),
-            iterations: ITERATIONS,
-            storedKey: randomBytes(32),
-            serverKey: randomBytes(32),
-          }
-        : verifierOf(password);
-  }
+  ) {}
 
   /** The mechanisms to offer, best first. */
   mechanisms(): string[] {
@@ -145,6 +94,7 @@ export class ScramServer {
       !timingSafeEqual(computed, this.verifier.storedKey)
     )
       throw new WrongPassword();
+    this.keys = { clientKey, serverKey: this.verifier.serverKey };
     return `v=${hmac(this.verifier.serverKey, authMessage).toString("base64")}`;
   }
 }
@@ -162,7 +112,7 @@ export class ScramClient {
   private readonly nonce = randomBytes(18).toString("base64");
   private serverSignature: Buffer | undefined;
 
-  constructor(private readonly password: string) {
+  constructor(private readonly credential: Credential) {
     this.clientFirstBare = `n=,r=${this.nonce}`;
   }
 
@@ -178,11 +128,13 @@ export class ScramClient {
     const iterations = Number(attrs.get("i"));
     if (!nonce?.startsWith(this.nonce) || !salt || !Number.isInteger(iterations) || iterations < 1)
       throw new ScramError("malformed SCRAM message from the compute");
-    const sp = saltedPassword(this.password, Buffer.from(salt, "base64"), iterations);
+    const { clientKey, serverKey } =
+      "keys" in this.credential
+        ? this.credential.keys
+        : keysOf(this.credential.password, Buffer.from(salt, "base64"), iterations);
     const withoutProof = `c=biws,r=${nonce}`;
     const authMessage = `${this.clientFirstBare},${serverFirst},${withoutProof}`;
-    const clientKey = hmac(sp, "Client Key");
-    this.serverSignature = hmac(hmac(sp, "Server Key"), authMessage);
+    this.serverSignature = hmac(serverKey, authMessage);
     const proof = xor(clientKey, hmac(sha256(clientKey), authMessage));
     return `${withoutProof},p=${proof.toString("base64")}`;
   }

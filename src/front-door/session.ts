@@ -6,6 +6,13 @@ import type { ComputeAddress } from "../compute/postgres/driver.js";
 import type { LoginTarget } from "../control-plane/endpoints/service.js";
 import { sameText } from "../platform/ids.js";
 import { plainAddress } from "../platform/peer.js";
+import {
+  parseVerifier,
+  unmatchable,
+  type Verifier,
+  verifierOf,
+  verifies,
+} from "../platform/scram-verifier.js";
 import type { Compute, EgressMeter } from "./egress.js";
 import { ClientGone, Inbox } from "./inbox.js";
 import { MAX_CLIENT_CONN, type Pooler } from "./pooler.js";
@@ -34,6 +41,13 @@ export interface DoorServices {
   domain: string;
   /** The endpoint (by id) and the password of the role a client logs in as. */
   login(endpointId: string, role: string): LoginTarget;
+  /**
+   * The role as the endpoint's running server holds it now (`verifier`: its pg_authid password,
+   * null for none; null: no such role), or undefined when its server does not run (or did not
+   * answer). A role made or a password set with SQL logs in at once, as on Neon, whose computes
+   * send such changes to the control plane as they commit.
+   */
+  serverRole(endpointId: string, role: string): Promise<{ verifier: string | null } | null | undefined>;
   /**
    * Makes sure the endpoint's server runs, waking an idle endpoint (concurrent callers share one
    * wake); resolves to where its server is reached (a Unix socket, or a loopback port).
@@ -309,10 +323,26 @@ async function scramLogin(
   peer: string | undefined,
 ): Promise<Login> {
   const found = lookUp(target, user, ctx, peer);
+  // The running server's verifier, else the control plane's (a password set with SQL, as the
+  // server held it when last read), else one made from the control plane's password.
+  const live = await ctx.services.serverRole(target.endpointId, user).catch(() => undefined);
+  let verifier: Verifier | undefined;
+  // The password the client proves, when the control plane knows it: the front door logs in to
+  // the server with it (any server of the branch takes it, also one a restore is about to start
+  // on new data); else with the keys the client's proof gives, as Neon's proxy does.
+  let password: string | null = null;
+  if (live !== undefined) {
+    verifier = parseVerifier(live?.verifier);
+    if (verifier && found.password !== null && verifies(verifier, found.password)) password = found.password;
+  } else if (found.verifier !== null) verifier = parseVerifier(found.verifier);
+  else if (found.password !== null) {
+    verifier = verifierOf(found.password);
+    password = found.password;
+  }
   // A role that does not exist goes through the same exchange (with a verifier nothing matches)
   // and fails at the end, as in Postgres.
   const scram = new ScramServer(
-    found.password,
+    verifier ?? unmatchable(),
     client instanceof tls().TLSSocket ? ctx.channelBinding : undefined,
   );
   client.write(authenticationSasl(scram.mechanisms()));
@@ -324,11 +354,11 @@ async function scramLogin(
     const clientFirst = length < 0 ? "" : initial.toString("utf8", at + 4, at + 4 + length);
     client.write(authenticationSaslContinue(scram.first(mechanism, clientFirst)));
     const serverFinal = scram.final((await inbox.password()).toString("utf8"));
-    if (found.password === null) throw new WrongPassword();
+    if (!verifier || !scram.keys) throw new WrongPassword();
     afterLogin(found);
     return {
       target,
-      password: found.password,
+      credential: password !== null ? { password } : { keys: scram.keys },
       serverFinal,
       maxConnections: found.maxConnections,
       compute: computeOf(target, found),
@@ -352,7 +382,7 @@ async function passwordLogin(
   client.write(authenticationCleartextPassword());
   const [given] = cstring(await inbox.password(), 0);
   const { target, password } = fromPassword(given);
-  return checkPassword(lookUp(target, user, ctx, peer), target, user, password);
+  return checkPassword(lookUp(target, user, ctx, peer), target, user, password, ctx.services);
 }
 
 /**
@@ -370,19 +400,42 @@ async function cleartextLogin(
   const found = lookUp(target, user, ctx, peer);
   client.write(authenticationCleartextPassword());
   const [given] = cstring(await inbox.password(), 0);
-  return checkPassword(found, target, user, given);
+  return checkPassword(found, target, user, given, ctx.services);
 }
 
-function checkPassword(
+async function checkPassword(
   found: Extract<LoginTarget, { found: true }>,
   target: Target,
   user: string,
   password: string,
-): Login {
-  if (found.password === null || !sameText(found.password, password))
+  services: DoorServices,
+): Promise<Login> {
+  if (!(await passwordHolds(services, found, target.endpointId, user, password)))
     throw new DoorError({ code: "28P01", message: TEXTS.wrongPassword(user) });
   afterLogin(found);
-  return { target, password, maxConnections: found.maxConnections, compute: computeOf(target, found) };
+  return {
+    target,
+    credential: { password },
+    maxConnections: found.maxConnections,
+    compute: computeOf(target, found),
+  };
+}
+
+/**
+ * Whether a cleartext password is the role's: the control plane's password, else (a role made or
+ * a password set with SQL) the verifier of the running server, or the control plane's copy of it.
+ */
+export async function passwordHolds(
+  services: DoorServices,
+  found: Extract<LoginTarget, { found: true }>,
+  endpointId: string,
+  user: string,
+  password: string,
+): Promise<boolean> {
+  if (found.password !== null && sameText(found.password, password)) return true;
+  const live = await services.serverRole(endpointId, user).catch(() => undefined);
+  const verifier = parseVerifier(live !== undefined ? live?.verifier : found.verifier);
+  return verifier !== undefined && verifies(verifier, password);
 }
 
 /** The endpoint a login is for, with its branch and project (what its traffic is metered under). */

@@ -6,12 +6,11 @@ import type { Pool, PoolClient, QueryResult } from "pg";
 import type { Logger } from "pino";
 import { parse as parseArray } from "postgres-array";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
-import { sameText } from "../platform/ids.js";
 import { pg } from "../platform/pg.js";
 import type { Compute } from "./egress.js";
 import { sendCancel } from "./relay.js";
 import { fromHostName, fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
-import { type DoorServices, networkRefusal, TEXTS } from "./session.js";
+import { type DoorServices, networkRefusal, passwordHolds, TEXTS } from "./session.js";
 import { DoorError } from "./wire.js";
 
 /**
@@ -250,7 +249,15 @@ export class SqlOverHttp {
     if (!found.found) throw bad(TEXTS.wrongPassword(connection.user));
     const refusal = networkRefusal(found, request.peer);
     if (refusal) throw bad(refusal);
-    if (found.password === null || !sameText(found.password, connection.password))
+    if (
+      !(await passwordHolds(
+        this.services,
+        found,
+        connection.target.endpointId,
+        connection.user,
+        connection.password,
+      ))
+    )
       throw bad(TEXTS.wrongPassword(connection.user));
     if (found.disabled) throw bad(TEXTS.disabled);
     const endpointId = connection.target.endpointId;

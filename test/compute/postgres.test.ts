@@ -162,14 +162,86 @@ describe("computes are real Postgres servers", () => {
     expect(left).toEqual([]);
   });
 
+  it("a role made and a password set with SQL log in through the front door at once, stay across a stop, and show in the API", async () => {
+    const base = `/projects/${p.projectId}/branches/${p.branchId}`;
+    const ep = p.endpointId;
+    const owner = (sql: string) => query(ep, p.role, p.password, "neondb", sql);
+    const names = async () =>
+      (await api("GET", `${base}/roles`)).body.roles.map((r: { name: string }) => r.name);
+    /** The API's view once the sessions that changed roles have been read (a second after they end). */
+    const eventually = async (check: () => Promise<boolean>) => {
+      for (let i = 0; i < 100 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await check()).toBe(true);
+    };
+    const whoAmI = "SELECT current_user AS me";
+    // A login role made with SQL (as a migration makes an app's least-privilege role).
+    await owner("CREATE ROLE sql_app LOGIN PASSWORD 'Sql-app-1'");
+    expect(await query(ep, "sql_app", "Sql-app-1", "neondb", whoAmI)).toEqual([{ me: "sql_app" }]);
+    expect(await query(`${ep}-pooler`, "sql_app", "Sql-app-1", "neondb", whoAmI)).toEqual([
+      { me: "sql_app" },
+    ]);
+    // The password form of the endpoint (a cleartext password), as over a WebSocket.
+    const door = new URL(p.uri);
+    const cleartext = new pg.Client({
+      host: "127.0.0.1",
+      port: Number(door.port),
+      user: "sql_app",
+      password: `endpoint=${ep};Sql-app-1`,
+      database: "neondb",
+    });
+    await cleartext.connect();
+    expect((await cleartext.query(whoAmI)).rows).toEqual([{ me: "sql_app" }]);
+    await cleartext.end();
+    await eventually(async () => (await names()).includes("sql_app"));
+    const reveal = await api("GET", `${base}/roles/sql_app/reveal_password`);
+    expect(reveal.status).toBe(412);
+    expect(reveal.body.message).toContain("set with SQL");
+    // An API role changes its own password with SQL: the new one works at once, the old one no longer.
+    const made = await api("POST", `${base}/roles`, { role: { name: "api_app" } });
+    await allSettled(p.projectId, made.body.operations);
+    const first = made.body.role.password as string;
+    await query(ep, "api_app", first, "neondb", "ALTER ROLE api_app PASSWORD 'Api-app-2'");
+    expect(await query(ep, "api_app", "Api-app-2", "neondb", whoAmI)).toEqual([{ me: "api_app" }]);
+    await expect(query(ep, "api_app", first, "neondb", whoAmI)).rejects.toMatchObject({ code: "28P01" });
+    await eventually(async () => (await api("GET", `${base}/roles/api_app/reveal_password`)).status === 412);
+    // Stopped and woken by a login with the SQL password: the server gets it back from the control plane.
+    await changeState(p, "suspend");
+    expect(await query(ep, "api_app", "Api-app-2", "neondb", whoAmI)).toEqual([{ me: "api_app" }]);
+    expect(await query(ep, "sql_app", "Sql-app-1", "neondb", whoAmI)).toEqual([{ me: "sql_app" }]);
+    await changeState(p, "restart");
+    await expect(query(ep, "api_app", first, "neondb", whoAmI)).rejects.toMatchObject({ code: "28P01" });
+    expect(await query(ep, "api_app", "Api-app-2", "neondb", whoAmI)).toEqual([{ me: "api_app" }]);
+    // reset_password makes the API's password the role's again.
+    const reset = await api("POST", `${base}/roles/api_app/reset_password`);
+    await allSettled(p.projectId, reset.body.operations);
+    await expect(query(ep, "api_app", "Api-app-2", "neondb", whoAmI)).rejects.toMatchObject({
+      code: "28P01",
+    });
+    expect(await query(ep, "api_app", reset.body.role.password, "neondb", whoAmI)).toEqual([
+      { me: "api_app" },
+    ]);
+    expect((await api("GET", `${base}/roles/api_app/reveal_password`)).body.password).toBe(
+      reset.body.role.password,
+    );
+    // A role dropped with SQL leaves the API; one deleted through the API leaves Postgres.
+    await owner("DROP ROLE sql_app");
+    await expect(query(ep, "sql_app", "Sql-app-1", "neondb", whoAmI)).rejects.toMatchObject({
+      code: "28P01",
+    });
+    await eventually(async () => !(await names()).includes("sql_app"));
+    const deleted = await api("DELETE", `${base}/roles/api_app`);
+    await allSettled(p.projectId, deleted.body.operations);
+    expect(await owner("SELECT count(*)::int AS n FROM pg_roles WHERE rolname = 'api_app'")).toEqual([
+      { n: 0 },
+    ]);
+  });
+
   it("a change Postgres refuses fails its apply_config and leaves the API's view as it was", async () => {
     const base = `/projects/${p.projectId}/branches/${p.branchId}`;
-    // A reserved role name: CREATE ROLE is refused, the role does not stay in the API.
+    // A name no compute can give a role is refused at once, compute running or not.
     const reserved = await api("POST", `${base}/roles`, { role: { name: "pg_reserved" } });
-    expect(reserved.status).toBe(201);
-    const refused = await settled(p.projectId, reserved.body.operations[0].id);
-    expect(refused.status).toBe("failed");
-    expect(refused.error).toContain('role name "pg_reserved" is reserved');
+    expect(reserved.status).toBe(400);
+    expect(reserved.body.message).toContain('role name "pg_reserved" is reserved');
     const roles = (await api("GET", `${base}/roles`)).body.roles.map((r: { name: string }) => r.name);
     expect(roles).not.toContain("pg_reserved");
     // Renaming a database someone is connected to is refused; the old name stays.

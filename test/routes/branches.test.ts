@@ -37,6 +37,30 @@ describe("POST /projects/{p}/branches", () => {
     );
   });
 
+  it("answers a new branch's connection URI with its first database and that database's owner", async () => {
+    const mainId = (await t.api("GET", base())).body.branches[0].id;
+    const roles = `${base()}/${mainId}/roles`;
+    // A role whose name sorts first, and a database it does not own.
+    t.advance(5); // the project's own operations settle
+    expectStatus(await t.api("POST", roles, { role: { name: "aaa_readonly" } }), 201);
+    t.advance(1);
+    expectStatus(
+      await t.api("POST", `${base()}/${mainId}/databases`, {
+        database: { name: "aaa_db", owner_name: "aaa_readonly" },
+      }),
+      201,
+    );
+    t.advance(1);
+    const res = await t.api("POST", base(), { branch: { name: "uri" }, endpoints: [{ type: "read_write" }] });
+    expectStatus(res, 201);
+    const uri = new URL(res.body.connection_uris[0].connection_uri);
+    expect([uri.username, uri.pathname]).toEqual(["neondb_owner", "/neondb"]);
+    expect(res.body.connection_uris[0].connection_parameters).toMatchObject({
+      role: "neondb_owner",
+      database: "neondb",
+    });
+  });
+
   it("creates endpoints when asked: create_branch plus one start_compute each", async () => {
     const res = await t.api("POST", base(), {
       branch: { name: "dev" },

@@ -47,6 +47,15 @@ describe("roles", () => {
     const bad = await t.api("POST", `${b()}/roles`, { role: { name: "" } });
     expectStatus(bad, 400);
     expect(bad.body.message).toContain("role.name");
+    // Names no compute can make (Postgres reserves pg_*, public and none; every compute has these two).
+    for (const name of ["pg_monitorish", "public", "none", "cloud_admin", "neon_superuser"]) {
+      const reserved = await t.api("POST", `${b()}/roles`, { role: { name } });
+      expectStatus(reserved, 400);
+      expect(reserved.body.message).toContain(`role name "${name}" is reserved`);
+    }
+    const project = await t.api("POST", "/api/v2/projects", { project: { branch: { role_name: "pg_app" } } });
+    expectStatus(project, 400);
+    expect(project.body.message).toContain('role name "pg_app" is reserved');
     expectStatus(await t.api("GET", `${b()}/roles/ghost/reveal_password`), 404);
     const owner = await t.api("DELETE", `${b()}/roles/neondb_owner`);
     expectStatus(owner, 409);
@@ -88,6 +97,18 @@ describe("databases", () => {
     const missing = await t.api("POST", `${b()}/databases`, { database: { name: "x" } });
     expectStatus(missing, 400);
     expect(missing.body.message).toContain("database.owner_name");
+    for (const name of ["postgres", "template0", "template1"]) {
+      const reserved = await t.api("POST", `${b()}/databases`, {
+        database: { name, owner_name: "neondb_owner" },
+      });
+      expectStatus(reserved, 400);
+      expect(reserved.body.message).toContain(`database name "${name}" is reserved`);
+      expectStatus(await t.api("PATCH", `${b()}/databases/neondb`, { database: { name } }), 400);
+    }
+    expectStatus(
+      await t.api("POST", "/api/v2/projects", { project: { branch: { database_name: "template1" } } }),
+      400,
+    );
     expect((await t.api("GET", `${b()}/databases`)).body.databases).toHaveLength(1);
   });
 });

@@ -7,6 +7,7 @@ import type { WalMeasure } from "../../control-plane/consumption/meter.js";
 import { maxConnections, pgSettingProblem, SHARED_BUFFERS } from "../../control-plane/endpoints/rules.js";
 import type { ComputeEffect } from "../../control-plane/operations/rules.js";
 import { DEFAULT_DATABASE_NAME, DEFAULT_ROLE_NAME } from "../../control-plane/projects/rules.js";
+import type { ServerRole } from "../../control-plane/roles-databases/service.js";
 import { badRequest, notFound, unprocessable } from "../../errors.js";
 import type { Db } from "../../platform/db.js";
 import type { DomainEvent } from "../../platform/events.js";
@@ -56,6 +57,7 @@ import {
   API_ROLE_ATTRIBUTES,
   databaseGrant,
   MANAGED,
+  markManaged,
   NEON_SUPERUSER,
   NEON_SUPERUSER_ATTRIBUTES,
   neonSuperuserGrants,
@@ -88,6 +90,12 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 
 /** The longest the measure of a primary's WAL before it stops may hold up the stop. */
 const STOP_MEASURE_TIMEOUT_MS = 1000;
+/** How long after a client's session ends its server's roles are read (sessions ending meanwhile share the read). */
+const ROLE_SYNC_MS = 1000;
+/** How long reading a server's roles may take (its login, each query). */
+const ROLE_READ_TIMEOUT_MS = 2000;
+/** How long an administrator's session kept for reading roles may stay unused. */
+const ROLE_READER_IDLE_MS = 10_000;
 
 /** The longest a measure of a running primary's WAL may take (its login, its query). */
 const WAL_POLL_TIMEOUT_MS = 5000;
@@ -290,6 +298,116 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   /** Where measures of the branches' WAL go (the written-data meter); none when unset. */
   walMeter: WalMeter | undefined;
+
+  /**
+   * Where a branch's roles as its running primary holds them go (the control plane's copy, which
+   * returns the names it added); none when unset. Read when a client's session ends (a second
+   * later, once for all that end meanwhile), when a login reads a role, and before the primary stops.
+   */
+  roleSink: ((branchId: string, roles: ServerRole[]) => string[]) | undefined;
+  /** An administrator's session per running server, kept while logins read roles through it. */
+  private readonly roleReaders = new Map<string, { client: Promise<PgClient>; used: number }>();
+  private readonly roleSyncs = new Map<string, NodeJS.Timeout>();
+
+  /**
+   * A role as the endpoint's running server holds it (its pg_authid password), null when it has
+   * none of that name (or it is the emulator's own administrator); undefined when it does not run.
+   */
+  async serverRole(
+    endpointId: string,
+    role: string,
+  ): Promise<{ verifier: string | null } | null | undefined> {
+    const running = this.servers.get(endpointId);
+    if (!running?.server.running) return undefined;
+    if (role === ADMIN_USER) return null;
+    const client = await this.roleReader(endpointId, running.server.port);
+    const { rows } = await client.query<{ rolpassword: string | null }>(
+      "SELECT rolpassword FROM pg_authid WHERE rolname = $1",
+      [role],
+    );
+    if (!running.replicaDir) this.rolesMayHaveChanged(endpointId);
+    return rows[0] ? { verifier: rows[0].rolpassword } : null;
+  }
+
+  /** A client's session on the endpoint ended (or read a role): its primary's roles are read a second later. */
+  rolesMayHaveChanged(endpointId: string): void {
+    if (!this.roleSink || this.roleSyncs.has(endpointId)) return;
+    const timer = setTimeout(() => {
+      this.roleSyncs.delete(endpointId);
+      const running = this.servers.get(endpointId);
+      if (!running || running.replicaDir) return;
+      void this.withBranch(running.branchId, () => this.syncRoles(endpointId)).catch((err: unknown) =>
+        this.logger?.warn({ err, endpoint: endpointId }, "could not read the compute's roles"),
+      );
+    }, ROLE_SYNC_MS);
+    timer.unref();
+    this.roleSyncs.set(endpointId, timer);
+  }
+
+  /** Hands the roles the endpoint's running primary holds to the control plane; the ones it added become the emulator's. */
+  private async syncRoles(endpointId: string): Promise<void> {
+    const running = this.servers.get(endpointId);
+    if (!this.roleSink || !running?.server.running || running.replicaDir) return;
+    const client = await this.roleReader(endpointId, running.server.port);
+    const { rows } = await client.query<{
+      rolname: string;
+      rolpassword: string | null;
+      rolcanlogin: boolean;
+    }>(
+      `SELECT rolname, rolpassword, rolcanlogin FROM pg_authid
+        WHERE rolname NOT LIKE 'pg_%' AND rolname <> ALL($1) ORDER BY oid`,
+      [[ADMIN_USER, NEON_SUPERUSER]],
+    );
+    const added = this.roleSink(
+      running.branchId,
+      rows.map((r) => ({ name: r.rolname, verifier: r.rolpassword, canLogin: r.rolcanlogin })),
+    );
+    // The emulator's from now on: an API delete drops it, a restore of the branch replaces it.
+    for (const name of added) await client.query(markManaged(name));
+  }
+
+  /** The administrator's session on an endpoint's server, opened at need and closed after ROLE_READER_IDLE_MS unused. */
+  private roleReader(endpointId: string, port: number): Promise<PgClient> {
+    const kept = this.roleReaders.get(endpointId);
+    if (kept) {
+      kept.used = Date.now();
+      return kept.client;
+    }
+    const client = new (pg().Client)({
+      host: "127.0.0.1",
+      port,
+      user: ADMIN_USER,
+      password: this.adminPassword(),
+      database: "postgres",
+      options: ADMIN_SESSION_OPTIONS,
+      connectionTimeoutMillis: ROLE_READ_TIMEOUT_MS,
+      query_timeout: ROLE_READ_TIMEOUT_MS,
+    });
+    const entry = { client: client.connect().then(() => client), used: Date.now() };
+    const drop = () => {
+      if (this.roleReaders.get(endpointId) === entry) this.roleReaders.delete(endpointId);
+      clearInterval(idle);
+      void client.end().catch(() => {});
+    };
+    const idle = setInterval(() => {
+      if (Date.now() - entry.used > ROLE_READER_IDLE_MS) drop();
+    }, ROLE_READER_IDLE_MS);
+    idle.unref();
+    client.on("error", drop);
+    client.on("end", drop);
+    entry.client.catch(drop);
+    this.roleReaders.set(endpointId, entry);
+    return entry.client;
+  }
+
+  /** Ends the endpoint's role reader and pending read (its server stops). */
+  private dropRoleReader(endpointId: string): void {
+    clearTimeout(this.roleSyncs.get(endpointId));
+    this.roleSyncs.delete(endpointId);
+    const kept = this.roleReaders.get(endpointId);
+    this.roleReaders.delete(endpointId);
+    if (kept) void kept.client.then((c) => c.end()).catch(() => {});
+  }
   /** Branches being copied online: their WAL moves for the copy, not for their clients. */
   private readonly walCopying = new Set<string>();
 
@@ -1614,6 +1732,16 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private async stop(endpointId: string): Promise<void> {
     const running = this.servers.get(endpointId);
     if (!running) return;
+    // What SQL did to the roles since they were last read goes to the control plane before the
+    // server stops, so its next start does not undo it.
+    if (!running.replicaDir && running.server.running)
+      await this.syncRoles(endpointId).catch((err: unknown) =>
+        this.logger?.warn(
+          { err, endpoint: endpointId },
+          "could not read the compute's roles before its stop",
+        ),
+      );
+    this.dropRoleReader(endpointId);
     // Where a primary's clients' WAL ends: its shutdown then moves on to a new segment (archiving
     // the last one into the branch's history), which is not theirs.
     const ended =

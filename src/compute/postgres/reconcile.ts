@@ -2,7 +2,8 @@ import { type PgClient, pg } from "../../platform/pg.js";
 
 /** What the control plane says a branch holds. */
 export interface BranchSpec {
-  roles: { name: string; password: string; noLogin: boolean }[];
+  /** `verifier` (not null): the password was set with SQL, and this is Postgres' verifier of it ("" for none). */
+  roles: { name: string; password: string; verifier: string | null; noLogin: boolean }[];
   databases: { id: number; name: string; ownerName: string }[];
 }
 
@@ -45,6 +46,13 @@ export const API_ROLE_ATTRIBUTES = "INHERIT CREATEROLE CREATEDB BYPASSRLS REPLIC
 const ident = (name: string) => pg().escapeIdentifier(name);
 const literal = (text: string) => pg().escapeLiteral(text);
 
+/** Makes a role made with SQL one of the emulator's (see MANAGED). */
+export const markManaged = (name: string) => `COMMENT ON ROLE ${ident(name)} IS ${literal(MANAGED)}`;
+
+/** A role's password clause: the control plane's password, or the verifier SQL left (Postgres keeps it as it is). */
+const passwordOf = (role: BranchSpec["roles"][number]) =>
+  role.verifier === null ? literal(role.password) : role.verifier === "" ? "NULL" : literal(role.verifier);
+
 /**
  * Brings a running branch server's roles and databases to what the control plane holds: creates
  * what is missing (roles with LOGIN PASSWORD and Neon's attributes, in neon_superuser; databases with their owner),
@@ -83,11 +91,11 @@ export async function reconcile(
     if (managed === false) throw new Error(`role "${role.name}" already exists`);
     if (managed === undefined) {
       await client.query(
-        `CREATE ROLE ${ident(role.name)} ${login} ${API_ROLE_ATTRIBUTES} IN ROLE ${NEON_SUPERUSER} PASSWORD ${literal(role.password)}`,
+        `CREATE ROLE ${ident(role.name)} ${login} ${API_ROLE_ATTRIBUTES} IN ROLE ${NEON_SUPERUSER} PASSWORD ${passwordOf(role)}`,
       );
-      await client.query(`COMMENT ON ROLE ${ident(role.name)} IS ${literal(MANAGED)}`);
+      await client.query(markManaged(role.name));
     } else {
-      await client.query(`ALTER ROLE ${ident(role.name)} ${login} PASSWORD ${literal(role.password)}`);
+      await client.query(`ALTER ROLE ${ident(role.name)} ${login} PASSWORD ${passwordOf(role)}`);
     }
   }
   const dbs = await client.query<{ datname: string; owner: string; comment: string | null }>(

@@ -129,7 +129,12 @@ export class ControlPlaneView {
   branchSpec(branchId: string): BranchSpec {
     return {
       roles: this.db
-        .select({ name: roles.name, password: roles.password, noLogin: roles.noLogin })
+        .select({
+          name: roles.name,
+          password: roles.password,
+          verifier: roles.verifier,
+          noLogin: roles.noLogin,
+        })
         .from(roles)
         .where(eq(roles.branchId, branchId))
         .all(),

@@ -142,8 +142,9 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
     const created = (input.endpoints ?? []).map((e) => addEndpoint(ctx, tx, plan, project, branch.id, e));
     for (const c of created) ops.push(...c.operations);
     const rw = created.find((c) => c.endpoint.type === "read_write")?.endpoint ?? created[0]?.endpoint;
-    const owner = roles[0];
+    // The branch's first database with its owner (as a project's main branch is answered).
     const firstDb = databases[0];
+    const owner = roles.find((r) => r.name === firstDb?.ownerName);
     const connection_uris =
       rw && owner && firstDb ? [connectionDetails(owner, rw, firstDb.name, ctx.config.frontDoor)] : undefined;
     const body = {

@@ -13,6 +13,11 @@ export interface DoorAddress {
  * which a self-signed authority fails unless trusted: see the README). Without one, it names
  * the endpoint's host as Neon's do.
  */
+/** A role's password as far as the control plane knows it: "" once it was set with SQL. */
+export function knownPassword(role: { password: string; verifier: string | null }): string {
+  return role.verifier === null ? role.password : "";
+}
+
 export function connectionUri(
   role: string,
   password: string,
@@ -21,7 +26,10 @@ export function connectionUri(
   pooled: boolean,
   door: DoorAddress | undefined,
 ): string {
-  const credentials = `${encodeURIComponent(role)}:${encodeURIComponent(password)}`;
+  // A role whose password was set with SQL has none the emulator knows: the client supplies it.
+  const credentials = password
+    ? `${encodeURIComponent(role)}:${encodeURIComponent(password)}`
+    : encodeURIComponent(role);
   if (door) {
     const id = pooled ? `${endpoint.id}-pooler` : endpoint.id;
     const host = door.host.includes(":") ? `[${door.host}]` : door.host;
@@ -38,16 +46,17 @@ export function poolerHost(endpoint: { id: string; host: string }): string {
 
 /** One `connection_uris` entry, as project and branch creation answer it. */
 export function connectionDetails(
-  role: { name: string; password: string },
+  role: { name: string; password: string; verifier: string | null },
   endpoint: { id: string; host: string },
   database: string,
   door: DoorAddress | undefined,
 ) {
+  const password = knownPassword(role);
   return {
-    connection_uri: connectionUri(role.name, role.password, endpoint, database, false, door),
+    connection_uri: connectionUri(role.name, password, endpoint, database, false, door),
     connection_parameters: {
       database,
-      password: role.password,
+      password,
       role: role.name,
       host: endpoint.host,
       pooler_host: poolerHost(endpoint),

@@ -4,7 +4,7 @@ import { requireBranch, requireProject } from "../access.js";
 import { findDefaultBranch } from "../branches/store.js";
 import { findBranchReadWrite, findProjectEndpoint } from "../endpoints/store.js";
 import { findDatabase, findRole } from "../roles-databases/store.js";
-import { connectionUri } from "./render.js";
+import { connectionUri, knownPassword } from "./render.js";
 import type { ConnectionUriInput } from "./schema.js";
 
 /** GET /projects/{p}/connection_uri: the branch's read_write endpoint unless one is named. */
@@ -31,7 +31,7 @@ export function getConnectionUri(ctx: Ctx, accountId: string, projectId: string,
   return {
     uri: connectionUri(
       role.name,
-      role.password,
+      knownPassword(role),
       endpoint,
       database.name,
       q.pooled ?? false,

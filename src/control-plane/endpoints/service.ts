@@ -398,8 +398,10 @@ export type LoginTarget =
       projectId: string;
       branchId: string;
       disabled: boolean;
-      /** The role's password; null when the branch has no such role or it cannot log in. */
+      /** The role's password; null when the branch has no such role, it cannot log in, or its password was set with SQL. */
       password: string | null;
+      /** The SCRAM verifier of a password set with SQL on the compute ("" for none; null: `password` holds). */
+      verifier: string | null;
       /** The compute's max_connections (from its minimum size). */
       maxConnections: number;
       /** Whether the project's IP allow list lets a client at this address in (true when none applies). */
@@ -439,7 +441,8 @@ export function findLoginTarget(ctx: Ctx, endpointId: string, roleName: string):
     projectId: row.projectId,
     branchId: row.branchId,
     disabled: row.disabled !== 0,
-    password: row.password !== null && !row.noLogin ? row.password : null,
+    password: row.password !== null && row.verifier === null && !row.noLogin ? row.password : null,
+    verifier: row.verifier !== null && !row.noLogin ? row.verifier : null,
     maxConnections: maxConnections(row.minCu),
     allows: (peer) => allows(list, peer),
     publicBlocked: row.blockPublic === 1,

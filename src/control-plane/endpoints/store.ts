@@ -351,6 +351,7 @@ interface LoginRow {
   disabled: number;
   minCu: number;
   password: string | null;
+  verifier: string | null;
   noLogin: number | null;
   /** The project's allow list (JSON), null when it does not apply to this branch or is unset. */
   allowedIps: string | null;
@@ -367,7 +368,7 @@ export function loginRow(tx: Tx, endpointId: string, roleName: string): LoginRow
   return statement<LoginRow>(
     tx,
     `SELECT e.project_id AS projectId, e.branch_id AS branchId, e.disabled AS disabled,
-            e.autoscaling_limit_min_cu AS minCu, r.password AS password, r.no_login AS noLogin,
+            e.autoscaling_limit_min_cu AS minCu, r.password AS password, r.verifier AS verifier, r.no_login AS noLogin,
             CASE WHEN json_extract(p.settings, '$.allowed_ips.protected_branches_only') = 1 AND b.protected = 0
                  THEN NULL ELSE json_extract(p.settings, '$.allowed_ips.ips') END AS allowedIps,
             json_extract(p.settings, '$.block_public_connections') AS blockPublic

@@ -3,9 +3,10 @@ import { ComputeUnit, PgSettings, SuspendTimeoutSeconds } from "../endpoints/sch
 import {
   BoolQuery,
   BoundedStringMap,
+  DatabaseName,
   intQuery,
-  PgName,
   ResourceId,
+  RoleName,
   settingsWithinSize,
   Timestamp,
 } from "../schema.js";
@@ -163,8 +164,8 @@ export const ProjectCreateRequest = z
       branch: z
         .object({
           name: z.string().min(1).max(256).optional(),
-          role_name: PgName.optional(),
-          database_name: PgName.optional(),
+          role_name: RoleName.optional(),
+          database_name: DatabaseName.optional(),
           annotations: BoundedStringMap.optional(),
         })
         .optional(),

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { Operation } from "../operations/schema.js";
-import { BranchParams, PgName, Timestamp } from "../schema.js";
+import { BranchParams, DatabaseName, PgName, RoleName, Timestamp } from "../schema.js";
 
 export const Role = z
   .object({
@@ -14,7 +14,7 @@ export const Role = z
   .openapi("Role");
 
 export const RoleCreateRequest = z
-  .object({ role: z.object({ name: PgName, no_login: z.boolean().optional() }) })
+  .object({ role: z.object({ name: RoleName, no_login: z.boolean().optional() }) })
   .openapi("RoleCreateRequest");
 
 export const Database = z
@@ -29,10 +29,10 @@ export const Database = z
   .openapi("Database");
 
 export const DatabaseCreateRequest = z
-  .object({ database: z.object({ name: PgName, owner_name: PgName }) })
+  .object({ database: z.object({ name: DatabaseName, owner_name: PgName }) })
   .openapi("DatabaseCreateRequest");
 export const DatabaseUpdateRequest = z
-  .object({ database: z.object({ name: PgName.optional(), owner_name: PgName.optional() }) })
+  .object({ database: z.object({ name: DatabaseName.optional(), owner_name: PgName.optional() }) })
   .openapi("DatabaseUpdateRequest");
 
 export const RoleParams = BranchParams.extend({

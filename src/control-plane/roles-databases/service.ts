@@ -2,6 +2,7 @@ import type { Ctx } from "../../context.js";
 import { conflict, notFound, preconditionFailed } from "../../errors.js";
 import type { Tx } from "../../platform/db.js";
 import { type Outcome, operationsStarted } from "../../platform/events.js";
+import { parseVerifier, verifies } from "../../platform/scram-verifier.js";
 import {
   type BranchRow,
   readBranch,
@@ -15,9 +16,11 @@ import { startOperation } from "../operations/service.js";
 import { toDatabaseJson, toRoleJson } from "./render.js";
 import type { DatabaseCreateInput, DatabaseUpdateInput, RoleCreateInput } from "./schema.js";
 import {
+  branchBusy,
   type DatabaseRow,
   deleteDatabaseRow,
   deleteRoleRow,
+  findBranchOf,
   findDatabase,
   findOwnedDatabase,
   findRole,
@@ -28,9 +31,66 @@ import {
   type RoleRow,
   recordUndo,
   setRolePassword,
+  setServerRole,
   updateDatabaseRow,
 } from "./store.js";
 import type { ConfigUndo } from "./table.js";
+
+/** A role as a branch's running primary holds it (pg_authid). */
+export interface ServerRole {
+  name: string;
+  /** rolpassword: a SCRAM verifier, or null without a password. */
+  verifier: string | null;
+  canLogin: boolean;
+}
+
+/**
+ * Brings the control plane's roles of a branch to what its running primary holds, as Neon's
+ * computes send the roles SQL makes, changes and drops to the control plane: a role made with SQL
+ * is added (its password known only by its verifier), a password set with SQL replaces the
+ * control plane's, a role dropped with SQL goes. Nothing changes while a change of the branch is
+ * under way (an apply_config not yet on the server). Returns the names added.
+ */
+export function syncServerRoles(ctx: Ctx, branchId: string, server: ServerRole[]): string[] {
+  return ctx.db.transaction((tx) => {
+    const branch = findBranchOf(tx, branchId);
+    if (!branch || branchBusy(tx, branchId)) return [];
+    const now = ctx.clock.now(branch.accountId);
+    const known = new Map(listRoleRows(tx, branchId).map((r) => [r.name, r]));
+    const added: string[] = [];
+    for (const role of server) {
+      const row = known.get(role.name);
+      known.delete(role.name);
+      const verifier = role.verifier ?? "";
+      if (!row) {
+        insertRole(tx, {
+          accountId: branch.accountId,
+          projectId: branch.projectId,
+          branchId,
+          name: role.name,
+          password: "",
+          verifier,
+          protected: false,
+          noLogin: !role.canLogin,
+          createdAt: now,
+          updatedAt: now,
+        });
+        added.push(role.name);
+        continue;
+      }
+      const parsed = parseVerifier(role.verifier);
+      const same =
+        row.verifier === null
+          ? parsed !== undefined && verifies(parsed, row.password)
+          : row.verifier === verifier;
+      if (same && row.noLogin === !role.canLogin) continue;
+      setServerRole(tx, branchId, role.name, same ? row.verifier : verifier, !role.canLogin, now);
+    }
+    for (const row of known.values())
+      if (findOwnedDatabase(tx, branchId, row.name) === undefined) deleteRoleRow(tx, branchId, row.name);
+    return added;
+  });
+}
 
 function requireRole(tx: Tx, branchId: string, name: string): RoleRow {
   const row = findRole(tx, branchId, name);
@@ -58,6 +118,7 @@ export function addRole(
     branchId: branch.id,
     name: input.name,
     password: input.password ?? ctx.ids.password(),
+    verifier: null,
     protected: false,
     noLogin: input.noLogin ?? false,
     createdAt: now,
@@ -166,6 +227,10 @@ export function revealRolePassword(
     throw preconditionFailed(
       `project ${projectId} does not store role passwords (store_passwords: false); reset the password to get a new one`,
     );
+  if (role.verifier !== null)
+    throw preconditionFailed(
+      `the password of role ${name} was set with SQL, and only its hash is kept; reset the password to get a new one`,
+    );
   return { password: role.password };
 }
 
@@ -178,11 +243,22 @@ export function resetRolePassword(
 ) {
   return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
     const role = requireRole(tx, branchId, name);
-    const next = { ...role, password: ctx.ids.password(), updatedAt: ctx.clock.now(accountId) };
+    const next = {
+      ...role,
+      password: ctx.ids.password(),
+      verifier: null,
+      updatedAt: ctx.clock.now(accountId),
+    };
     setRolePassword(tx, branchId, name, next.password, next.updatedAt);
     return {
       body: { role: toRoleJson(next, { withPassword: true }) },
-      undo: { kind: "password_reset", name, previous: role.password, next: next.password },
+      undo: {
+        kind: "password_reset",
+        name,
+        previous: role.password,
+        previousVerifier: role.verifier,
+        next: next.password,
+      },
     };
   });
 }

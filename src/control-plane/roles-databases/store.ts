@@ -1,7 +1,10 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { uniqueOrConflict } from "../../platform/sql.js";
-import { prepared } from "../../platform/statements.js";
+import { prepared, statement } from "../../platform/statements.js";
+import type { BranchRow } from "../access.js";
+import { branches } from "../branches/table.js";
+import { UNFINISHED_OPERATION_SQL } from "../operations/rules.js";
 import type { BranchCatalog } from "../snapshots/table.js";
 import { type ConfigUndo, configUndo, databases, roles } from "./table.js";
 
@@ -34,11 +37,48 @@ export function listRoleRows(tx: Tx, branchId: string): RoleRow[] {
     .all();
 }
 
-export function setRolePassword(tx: Tx, branchId: string, name: string, password: string, now: number): void {
+export function setRolePassword(
+  tx: Tx,
+  branchId: string,
+  name: string,
+  password: string,
+  now: number,
+  verifier: string | null = null,
+): void {
   tx.update(roles)
-    .set({ password, updatedAt: now })
+    .set({ password, verifier, updatedAt: now })
     .where(and(eq(roles.branchId, branchId), eq(roles.name, name)))
     .run();
+}
+
+/** A role as its branch's server holds it: its verifier (see the column) and whether it may log in. */
+export function setServerRole(
+  tx: Tx,
+  branchId: string,
+  name: string,
+  verifier: string | null,
+  noLogin: boolean,
+  now: number,
+): void {
+  tx.update(roles)
+    .set({ verifier, noLogin, updatedAt: now })
+    .where(and(eq(roles.branchId, branchId), eq(roles.name, name)))
+    .run();
+}
+
+/** A branch by id alone (its account and project with it). */
+export function findBranchOf(tx: Tx, branchId: string): BranchRow | undefined {
+  return tx.select().from(branches).where(eq(branches.id, branchId)).get();
+}
+
+/** Whether an operation of the branch is unfinished. */
+export function branchBusy(tx: Tx, branchId: string): boolean {
+  return (
+    statement(
+      tx,
+      `SELECT 1 FROM operations WHERE ${UNFINISHED_OPERATION_SQL} AND branch_id = @branchId LIMIT 1`,
+    ).get({ branchId }) !== undefined
+  );
 }
 
 export function deleteRoleRow(tx: Tx, branchId: string, name: string): void {
@@ -47,12 +87,13 @@ export function deleteRoleRow(tx: Tx, branchId: string, name: string): void {
     .run();
 }
 
-/** Copies a branch's roles to another branch, dated `now`; returns the copies. */
+/** Copies a branch's roles to another branch (in their order), dated `now`; returns the copies. */
 export function copyRoles(tx: Tx, fromBranchId: string, toBranchId: string, now: number): RoleRow[] {
   const copies = tx
     .select()
     .from(roles)
     .where(eq(roles.branchId, fromBranchId))
+    .orderBy(asc(roles.createdAt), sql`rowid`)
     .all()
     .map((r) => ({ ...r, branchId: toBranchId, createdAt: now, updatedAt: now }));
   if (copies.length) tx.insert(roles).values(copies).run();
@@ -103,12 +144,13 @@ export function deleteDatabaseRow(tx: Tx, id: number): void {
   tx.delete(databases).where(eq(databases.id, id)).run();
 }
 
-/** Copies a branch's databases to another branch, dated `now`; returns the copies. */
+/** Copies a branch's databases to another branch (in their order), dated `now`; returns the copies. */
 export function copyDatabases(tx: Tx, fromBranchId: string, toBranchId: string, now: number): DatabaseRow[] {
   const copies = tx
     .select()
     .from(databases)
     .where(eq(databases.branchId, fromBranchId))
+    .orderBy(asc(databases.id))
     .all()
     .map(({ id: _id, ...d }) => ({ ...d, branchId: toBranchId, createdAt: now, updatedAt: now }));
   return copies.length ? tx.insert(databases).values(copies).returning().all() : [];
@@ -142,7 +184,7 @@ export function applyUndo(tx: Tx, branchId: string, undo: ConfigUndo, now: numbe
       return;
     case "password_reset":
       if (findRole(tx, branchId, undo.name)?.password === undo.next)
-        setRolePassword(tx, branchId, undo.name, undo.previous, now);
+        setRolePassword(tx, branchId, undo.name, undo.previous, now, undo.previousVerifier ?? null);
       return;
     case "database_created":
       deleteDatabaseRow(tx, undo.id);

@@ -19,6 +19,12 @@ export const roles = sqliteTable(
       .references(() => branches.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     password: text("password").notNull(),
+    /**
+     * Set when the role's password was last set with SQL on its compute (and the role, if it was
+     * made there): the SCRAM verifier Postgres keeps, "" for no password; `password` no longer
+     * holds. Null: `password` is the role's.
+     */
+    verifier: text("verifier"),
     protected: integer("protected", { mode: "boolean" }).notNull().default(false),
     noLogin: integer("no_login", { mode: "boolean" }).notNull().default(false),
     createdAt: integer("created_at").notNull(),
@@ -67,7 +73,7 @@ export const configUndo = sqliteTable("config_undo", {
 export type ConfigUndo =
   | { kind: "role_created"; name: string }
   | { kind: "role_deleted"; role: typeof roles.$inferSelect }
-  | { kind: "password_reset"; name: string; previous: string; next: string }
+  | { kind: "password_reset"; name: string; previous: string; previousVerifier?: string | null; next: string }
   | { kind: "database_created"; id: number }
   | { kind: "database_deleted"; database: typeof databases.$inferSelect }
   | { kind: "database_updated"; before: typeof databases.$inferSelect; after: typeof databases.$inferSelect };

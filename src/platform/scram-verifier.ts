@@ -1,0 +1,98 @@
+import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from "node:crypto";
+
+/**
+ * SCRAM-SHA-256 verifiers as Postgres keeps them in pg_authid.rolpassword
+ * (`SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`, base64), and the keys of a login.
+ * The front door authenticates clients against them; the compute driver tells whether one still
+ * holds the password the control plane knows.
+ */
+
+export interface Verifier {
+  salt: Buffer;
+  iterations: number;
+  storedKey: Buffer;
+  serverKey: Buffer;
+}
+
+/** What logs in to a server whose verifier it came from without the password (as Neon's proxy does). */
+export interface ScramKeys {
+  clientKey: Buffer;
+  serverKey: Buffer;
+}
+
+export const ITERATIONS = 4096;
+
+export const hmac = (key: Buffer, data: string | Buffer) => createHmac("sha256", key).update(data).digest();
+export const sha256 = (data: Buffer) => createHash("sha256").update(data).digest();
+
+/** Salted passwords by password, salt and iterations: PBKDF2 is the costly step of each login. */
+const salted = new Map<string, Buffer>();
+const SALTED_KEPT = 1000;
+
+export function saltedPassword(password: string, salt: Buffer, iterations: number): Buffer {
+  const key = `${iterations}:${salt.toString("base64")}:${password}`;
+  let value = salted.get(key);
+  if (!value) {
+    value = pbkdf2Sync(password.normalize("NFKC"), salt, iterations, 32, "sha256");
+    if (salted.size >= SALTED_KEPT) salted.delete(salted.keys().next().value as string);
+    salted.set(key, value);
+  }
+  return value;
+}
+
+/** The keys of a password under a salt and iteration count. */
+export function keysOf(password: string, salt: Buffer, iterations: number): ScramKeys {
+  const sp = saltedPassword(password, salt, iterations);
+  return { clientKey: hmac(sp, "Client Key"), serverKey: hmac(sp, "Server Key") };
+}
+
+/** One verifier per password for the life of the process (a fresh salt each start). */
+const made = new Map<string, Verifier>();
+
+export function verifierOf(password: string): Verifier {
+  let v = made.get(password);
+  if (!v) {
+    const salt = randomBytes(16);
+    const keys = keysOf(password, salt, ITERATIONS);
+    v = { salt, iterations: ITERATIONS, storedKey: sha256(keys.clientKey), serverKey: keys.serverKey };
+    if (made.size >= SALTED_KEPT) made.delete(made.keys().next().value as string);
+    made.set(password, v);
+  }
+  return v;
+}
+
+/** A verifier nothing matches (a role that does not exist goes through the same exchange). */
+export function unmatchable(): Verifier {
+  return {
+    salt: randomBytes(16),
+    iterations: ITERATIONS,
+    storedKey: randomBytes(32),
+    serverKey: randomBytes(32),
+  };
+}
+
+const FORMAT = /^SCRAM-SHA-256\$(\d+):([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+):([A-Za-z0-9+/=]+)$/;
+
+/** A pg_authid SCRAM verifier, or undefined for anything else (no password, an MD5 hash). */
+export function parseVerifier(text: string | null | undefined): Verifier | undefined {
+  const m = text ? FORMAT.exec(text) : null;
+  if (!m) return undefined;
+  const iterations = Number(m[1]);
+  const storedKey = Buffer.from(m[3] as string, "base64");
+  const serverKey = Buffer.from(m[4] as string, "base64");
+  if (
+    !Number.isSafeInteger(iterations) ||
+    iterations < 1 ||
+    storedKey.length !== 32 ||
+    serverKey.length !== 32
+  )
+    return undefined;
+  return { salt: Buffer.from(m[2] as string, "base64"), iterations, storedKey, serverKey };
+}
+
+/** Whether `password` is the one the verifier was made from. */
+export function verifies(verifier: Verifier, password: string): boolean {
+  const keys = keysOf(password, verifier.salt, verifier.iterations);
+  const stored = sha256(keys.clientKey);
+  return timingSafeEqual(stored, verifier.storedKey);
+}
