@@ -11,6 +11,7 @@ import { ensureDefaultAccount } from "./control-plane/accounts/service.js";
 import { countKeys, createApiKey, ensureApiKey } from "./control-plane/api-keys/service.js";
 import { historyKeptSince } from "./control-plane/branches/history.js";
 import {
+  endpointActive,
   findLoginTarget,
   recordClientConnection,
   resetClientConnections,
@@ -196,6 +197,9 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
   const wakes = new Map<string, Promise<ComputeAddress>>();
   const wake = async (endpointId: string): Promise<ComputeAddress> => {
     await worker.expedite(endpointId);
+    // Its start failed (the operation says why): no server is started behind the control plane's back.
+    if (!endpointActive(ctx, endpointId))
+      throw new DoorError({ code: "XX000", message: TEXTS.couldNotConnect });
     // Active in the control plane with no server (it exited on its own): started again.
     if (postgres.portOf(endpointId) === undefined)
       await postgres.perform({ kind: "start_compute", endpointId });

@@ -332,6 +332,34 @@ describe("lifecycle and activity", () => {
     expect(starts[0]?.status).toBe("finished");
   }, 60_000);
 
+  it("a wake whose start fails (an armed fault) refuses the client and leaves no server behind", async () => {
+    const suspend = await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/suspend`);
+    expect(suspend.status).toBe(200);
+    await advance(5);
+    await stateBecomes("idle");
+    const armed = await http(server.url, key, "POST", "/_emulator/faults", {
+      action: "start_compute",
+      count: 1,
+      project_id: p.id,
+      endpoint_id: p.endpointId,
+    });
+    expect(armed.status).toBe(201);
+    const login = { user: p.role, password: p.password, options: `endpoint=${p.endpointId}` };
+    expect(await refusal(login)).toMatchObject({
+      code: "XX000",
+      message: "Couldn't connect to compute node",
+    });
+    expect((await endpoint(p)).current_state).toBe("idle");
+    expect((await operations(p.id))[0]).toMatchObject({ action: "start_compute", status: "failed" });
+    const branchId = (await endpoint(p)).branch_id;
+    const pidFile = path.join(dir, "db-data", "projects", p.id, "branches", branchId, "postmaster.pid");
+    expect(fs.existsSync(path.dirname(pidFile))).toBe(true);
+    expect(fs.existsSync(pidFile)).toBe(false);
+    // The fault is spent: the next client wakes the endpoint.
+    expect(await one(login, "SELECT count(*)::int AS n FROM notes")).toEqual({ n: 1 });
+    expect((await endpoint(p)).current_state).toBe("active");
+  }, 60_000);
+
   it("a client waits for its branch's data: a new branch's copy, a restore — performed at once, without a clock advance", async () => {
     const mainId = (await api("GET", `/projects/${p.id}/branches`)).body.branches.find(
       (b: { default: boolean }) => b.default,

@@ -482,6 +482,11 @@ export function wakeForConnection(ctx: Ctx, endpointId: string): Outcome<{ state
   return { body: { state }, events: operationsStarted(ops) };
 }
 
+/** Whether the endpoint is active in the control plane (a wake whose start failed left it idle). */
+export function endpointActive(ctx: Ctx, endpointId: string): boolean {
+  return findEndpointById(ctx.db, endpointId)?.currentState === "active";
+}
+
 /** How often a stream of clients arriving at an active endpoint stamps its activity (last_active). */
 const ACTIVITY_STAMP_MS = 1000;
 
