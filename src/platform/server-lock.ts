@@ -50,8 +50,22 @@ function readOrEmpty(file: string): string {
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  return !isZombie(pid);
+}
+
+/**
+ * A process that ended and was not yet reaped by its parent (SIGKILLed, its parent not waiting
+ * yet) still answers signal 0; Linux says so in /proc (state Z). Elsewhere: not known, so not.
+ */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // pid (comm) state …: the name may hold spaces and parentheses, so the state follows the last ')'.
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
+  } catch {
+    return false;
   }
 }

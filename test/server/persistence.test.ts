@@ -1,9 +1,10 @@
-import { execFile } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
+import { claimDatabase, DatabaseInUse } from "../../src/platform/server-lock.js";
 import { http, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
 import { startArgs } from "../helpers/start-command.js";
 
@@ -203,6 +204,27 @@ describe("real server", () => {
     const fourth = await start(env);
     expect((await call(fourth, env.NEON_EMULATOR_API_KEY, "GET", "/_emulator/health")).status).toBe(200);
   });
+
+  it.runIf(process.platform === "linux")(
+    "a claim held by a killed server its parent has not reaped yet (a zombie) is taken over",
+    () => {
+      const db = path.join(tempDir(), "db.sqlite");
+      const child = spawn("sleep", ["60"], { stdio: "ignore" });
+      try {
+        fs.writeFileSync(`${db}.server`, String(child.pid));
+        expect(() => claimDatabase(db)).toThrow(DatabaseInUse);
+        process.kill(child.pid as number, "SIGKILL");
+        // Nothing below yields to the event loop, which would reap it: it is a zombie until then.
+        for (let i = 0; i < 1000 && !fs.readFileSync(`/proc/${child.pid}/stat`, "utf8").includes(") Z "); i++)
+          execFileSync("sleep", ["0.01"]);
+        const release = claimDatabase(db);
+        expect(fs.readFileSync(`${db}.server`, "utf8")).toBe(String(process.pid));
+        release();
+      } finally {
+        child.kill("SIGKILL");
+      }
+    },
+  );
 
   it("resumes an operation in flight after SIGKILL, and the manual clock never goes backwards", async () => {
     const db = path.join(tempDir(), "db.sqlite");
