@@ -95,6 +95,8 @@ const ABANDON_MS = 5000;
  */
 const EAGER_SESSIONS = Math.max(4, 2 * os.availableParallelism());
 const HELD_MS = 10;
+/** How long a pool with sessions waits to open another after a login to the compute failed. */
+const OPEN_RETRY_MS = 1000;
 
 const Z = 0x5a; // ReadyForQuery
 const S = 0x53; // ParameterStatus (server) / Sync (client)
@@ -371,12 +373,17 @@ class Pool {
   private grow(): void {
     const open = this.servers.size + this.opening;
     if (!this.waiting.length || open >= this.size) return;
-    if (open < EAGER_SESSIONS) void this.open().catch(() => {});
+    // After a refused login the pool waits a while before it tries again (while it has sessions).
+    const wait = open > 0 ? this.retryAt - wallNow() : 0;
+    if (open < EAGER_SESSIONS && wait <= 0) void this.open().catch(() => {});
     else if (!this.growTimer) {
-      this.growTimer = setTimeout(() => this.growHeld(), HELD_MS);
+      this.growTimer = setTimeout(() => this.growHeld(), Math.max(HELD_MS, wait));
       this.growTimer.unref();
     }
   }
+
+  /** When a session may be opened again after one could not be (PgBouncer's server_login_retry, shortened). */
+  private retryAt = 0;
 
   /**
    * Counts the sessions busy with the same turn as at the last look (HELD_MS or more before: a
@@ -390,7 +397,9 @@ class Pool {
       if (!idle.has(server) && server.turns === server.turnsSeen) held++;
       server.turnsSeen = server.turns;
     }
-    const wanted = Math.min(this.size, EAGER_SESSIONS + held) - this.servers.size - this.opening;
+    const open = this.servers.size + this.opening;
+    const wanted =
+      open > 0 && wallNow() < this.retryAt ? 0 : Math.min(this.size, EAGER_SESSIONS + held) - open;
     for (let i = 0; i < Math.min(wanted, this.waiting.length); i++) void this.open().catch(() => {});
     this.grow();
   }
@@ -460,6 +469,7 @@ class Pool {
       return server;
     } catch (err) {
       this.opening--;
+      this.retryAt = wallNow() + OPEN_RETRY_MS;
       // The compute refused a login (e.g. 53300, a dropped database): the clients waiting hear why.
       const message =
         err instanceof ComputeRefused

@@ -422,8 +422,9 @@ async function checkPassword(
 }
 
 /**
- * Whether a cleartext password is the role's: the control plane's password, else (a role made or
- * a password set with SQL) the verifier of the running server, or the control plane's copy of it.
+ * Whether a cleartext password is the role's: checked against the running server's verifier (a
+ * password set with SQL holds at once, an old one no longer), else the control plane's password
+ * or its copy of a verifier SQL set.
  */
 export async function passwordHolds(
   services: DoorServices,
@@ -432,8 +433,8 @@ export async function passwordHolds(
   user: string,
   password: string,
 ): Promise<boolean> {
-  if (found.password !== null && sameText(found.password, password)) return true;
   const live = await services.serverRole(endpointId, user).catch(() => undefined);
+  if (live === undefined && found.password !== null) return sameText(found.password, password);
   const verifier = parseVerifier(live !== undefined ? live?.verifier : found.verifier);
   return verifier !== undefined && verifies(verifier, password);
 }

@@ -71,6 +71,13 @@ export function unmatchable(): Verifier {
   };
 }
 
+/**
+ * The most iterations a verifier may ask for (Postgres' default is 4096): checking a password costs
+ * that many hashes on the one thread that serves every client, and SQL may set any count
+ * (scram_iterations, Postgres 16+).
+ */
+const MAX_ITERATIONS = 100_000;
+
 const FORMAT = /^SCRAM-SHA-256\$(\d+):([A-Za-z0-9+/=]+)\$([A-Za-z0-9+/=]+):([A-Za-z0-9+/=]+)$/;
 
 /** A pg_authid SCRAM verifier, or undefined for anything else (no password, an MD5 hash). */
@@ -83,6 +90,7 @@ export function parseVerifier(text: string | null | undefined): Verifier | undef
   if (
     !Number.isSafeInteger(iterations) ||
     iterations < 1 ||
+    iterations > MAX_ITERATIONS ||
     storedKey.length !== 32 ||
     serverKey.length !== 32
   )

@@ -196,14 +196,40 @@ describe("computes are real Postgres servers", () => {
     const reveal = await api("GET", `${base}/roles/sql_app/reveal_password`);
     expect(reveal.status).toBe(412);
     expect(reveal.body.message).toContain("set with SQL");
-    // An API role changes its own password with SQL: the new one works at once, the old one no longer.
+    // An API role changes its own password with SQL: the new one works at once, the old one no
+    // longer (SCRAM, and a cleartext password); an API role named pg… is not taken for a system one.
     const made = await api("POST", `${base}/roles`, { role: { name: "api_app" } });
-    await allSettled(p.projectId, made.body.operations);
+    const pgNamed = await api("POST", `${base}/roles`, { role: { name: "pgapp" } });
+    await allSettled(p.projectId, [...made.body.operations, ...pgNamed.body.operations]);
     const first = made.body.role.password as string;
     await query(ep, "api_app", first, "neondb", "ALTER ROLE api_app PASSWORD 'Api-app-2'");
     expect(await query(ep, "api_app", "Api-app-2", "neondb", whoAmI)).toEqual([{ me: "api_app" }]);
     await expect(query(ep, "api_app", first, "neondb", whoAmI)).rejects.toMatchObject({ code: "28P01" });
+    const old = new pg.Client({
+      host: "127.0.0.1",
+      port: Number(door.port),
+      user: "api_app",
+      password: `endpoint=${ep};${first}`,
+      database: "neondb",
+    });
+    await expect(old.connect()).rejects.toMatchObject({ code: "28P01" });
+    await old.end().catch(() => {});
+    // A change through the API right after (its apply_config) and a restart at once (its stop)
+    // keep the password SQL set: each takes it before it acts.
+    const other = await api("POST", `${base}/roles`, { role: { name: "api_other" } });
+    await allSettled(p.projectId, other.body.operations);
+    expect(await query(ep, "api_app", "Api-app-2", "neondb", whoAmI)).toEqual([{ me: "api_app" }]);
+    await query(
+      ep,
+      "api_other",
+      other.body.role.password,
+      "neondb",
+      "ALTER ROLE api_other PASSWORD 'Api-other-2'",
+    );
+    await changeState(p, "restart");
+    expect(await query(ep, "api_other", "Api-other-2", "neondb", whoAmI)).toEqual([{ me: "api_other" }]);
     await eventually(async () => (await api("GET", `${base}/roles/api_app/reveal_password`)).status === 412);
+    expect(await names()).toContain("pgapp");
     // Stopped and woken by a login with the SQL password: the server gets it back from the control plane.
     await changeState(p, "suspend");
     expect(await query(ep, "api_app", "Api-app-2", "neondb", whoAmI)).toEqual([{ me: "api_app" }]);

@@ -57,7 +57,7 @@ import {
   API_ROLE_ATTRIBUTES,
   databaseGrant,
   MANAGED,
-  markManaged,
+  markAdopted,
   NEON_SUPERUSER,
   NEON_SUPERUSER_ATTRIBUTES,
   neonSuperuserGrants,
@@ -220,6 +220,8 @@ interface Running {
   branchId: string;
   /** A read replica's own folder, removed when it stops. */
   replicaDir?: string;
+  /** False while a starting primary's roles are not yet the control plane's (logins are checked against those meanwhile). */
+  rolesReady: boolean;
 }
 
 /**
@@ -310,19 +312,21 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private readonly roleSyncs = new Map<string, NodeJS.Timeout>();
 
   /**
-   * A role as the endpoint's running server holds it (its pg_authid password), null when it has
-   * none of that name (or it is the emulator's own administrator); undefined when it does not run.
+   * A role as the endpoint's running server holds it (its pg_authid password), null when it has no
+   * role of that name that may log in now (or it is the emulator's own administrator); undefined
+   * when it does not run, or its roles are not yet the control plane's (it is starting).
    */
   async serverRole(
     endpointId: string,
     role: string,
   ): Promise<{ verifier: string | null } | null | undefined> {
     const running = this.servers.get(endpointId);
-    if (!running?.server.running) return undefined;
+    if (!running?.server.running || !running.rolesReady) return undefined;
     if (role === ADMIN_USER) return null;
     const client = await this.roleReader(endpointId, running.server.port);
     const { rows } = await client.query<{ rolpassword: string | null }>(
-      "SELECT rolpassword FROM pg_authid WHERE rolname = $1",
+      `SELECT rolpassword FROM pg_authid
+        WHERE rolname = $1 AND rolcanlogin AND (rolvaliduntil IS NULL OR rolvaliduntil > now())`,
       [role],
     );
     if (!running.replicaDir) this.rolesMayHaveChanged(endpointId);
@@ -355,7 +359,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       rolcanlogin: boolean;
     }>(
       `SELECT rolname, rolpassword, rolcanlogin FROM pg_authid
-        WHERE rolname NOT LIKE 'pg_%' AND rolname <> ALL($1) ORDER BY oid`,
+        WHERE left(rolname, 3) <> 'pg_' AND rolname <> ALL($1) ORDER BY oid`,
       [[ADMIN_USER, NEON_SUPERUSER]],
     );
     const added = this.roleSink(
@@ -363,7 +367,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       rows.map((r) => ({ name: r.rolname, verifier: r.rolpassword, canLogin: r.rolcanlogin })),
     );
     // The emulator's from now on: an API delete drops it, a restore of the branch replaces it.
-    for (const name of added) await client.query(markManaged(name));
+    for (const name of added) await client.query(markAdopted(name));
   }
 
   /** The administrator's session on an endpoint's server, opened at need and closed after ROLE_READER_IDLE_MS unused. */
@@ -1634,7 +1638,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         ...settings,
         ...archiving(projectDir, dir),
       });
-      this.track(endpointId, { server, projectId: endpoint.projectId, branchId: endpoint.branchId });
+      const running: Running = {
+        server,
+        projectId: endpoint.projectId,
+        branchId: endpoint.branchId,
+        rolesReady: endpoint.type !== "read_write",
+      };
+      this.track(endpointId, running);
       if (endpoint.type !== "read_write") return;
       await this.attachReplicas(endpoint.branchId, server.port);
       try {
@@ -1653,6 +1663,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           { endpoint: endpointId, error: (err as Error).message },
           "the compute started, but refused part of its branch's roles and databases",
         );
+      } finally {
+        running.rolesReady = true;
       }
     });
   }
@@ -1696,6 +1708,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       projectId: endpoint.projectId,
       branchId: endpoint.branchId,
       replicaDir: dir,
+      rolesReady: true,
     });
   }
 
@@ -1790,7 +1803,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const primary = this.view.primaryOf(branchId);
       const port = primary ? this.portOf(primary) : undefined;
       // A branch without a running primary gets its roles and databases when its primary starts.
-      if (port === undefined) return;
+      if (port === undefined || !primary) return;
+      // What SQL did to the roles this change does not touch is taken first, so it is not undone.
+      await this.syncRoles(primary).catch((err: unknown) =>
+        this.logger?.warn({ err, endpoint: primary }, "could not read the compute's roles"),
+      );
       await this.withAdmin(port, (client) =>
         reconcile(client, this.view.branchSpec(branchId), (db, work) => this.withAdmin(port, work, db)),
       );

@@ -46,8 +46,11 @@ export const API_ROLE_ATTRIBUTES = "INHERIT CREATEROLE CREATEDB BYPASSRLS REPLIC
 const ident = (name: string) => pg().escapeIdentifier(name);
 const literal = (text: string) => pg().escapeLiteral(text);
 
-/** Makes a role made with SQL one of the emulator's (see MANAGED). */
-export const markManaged = (name: string) => `COMMENT ON ROLE ${ident(name)} IS ${literal(MANAGED)}`;
+/** The comment of a role made with SQL that the control plane took (managed from then on, but not given API roles' attributes). */
+const ADOPTED = `${MANAGED}:sql`;
+
+/** Makes a role made with SQL one of the emulator's. */
+export const markAdopted = (name: string) => `COMMENT ON ROLE ${ident(name)} IS ${literal(ADOPTED)}`;
 
 /** A role's password clause: the control plane's password, or the verifier SQL left (Postgres keeps it as it is). */
 const passwordOf = (role: BranchSpec["roles"][number]) =>
@@ -66,18 +69,19 @@ export async function reconcile(
   spec: BranchSpec,
   inDatabase: (database: string, work: (client: PgClient) => Promise<void>) => Promise<void>,
 ): Promise<void> {
-  const roles = await client.query<{ rolname: string; managed: boolean; rolreplication: boolean }>(
-    `SELECT rolname, rolreplication, coalesce(shobj_description(oid, 'pg_authid') = $1, false) AS managed FROM pg_roles`,
-    [MANAGED],
+  const roles = await client.query<{ rolname: string; comment: string | null; rolreplication: boolean }>(
+    `SELECT rolname, rolreplication, shobj_description(oid, 'pg_authid') AS comment FROM pg_roles`,
   );
-  const existingRoles = new Map(roles.rows.map((r) => [r.rolname, r.managed]));
+  const existingRoles = new Map(
+    roles.rows.map((r) => [r.rolname, r.comment === MANAGED || r.comment === ADOPTED]),
+  );
   // A folder made before roles had Neon's attributes and grants (its neon_superuser cannot
   // replicate): given them once. Later changes a user makes to a role's attributes (NOBYPASSRLS) are kept.
   if (roles.rows.some((r) => r.rolname === NEON_SUPERUSER && !r.rolreplication)) {
     await client.query(`ALTER ROLE ${NEON_SUPERUSER} ${NEON_SUPERUSER_ATTRIBUTES}`);
     for (const grant of neonSuperuserGrants(await versionNum(client))) await client.query(grant);
     for (const r of roles.rows)
-      if (r.managed) await client.query(`ALTER ROLE ${ident(r.rolname)} ${API_ROLE_ATTRIBUTES}`);
+      if (r.comment === MANAGED) await client.query(`ALTER ROLE ${ident(r.rolname)} ${API_ROLE_ATTRIBUTES}`);
     const made = await client.query<{ datname: string }>(
       "SELECT datname FROM pg_database WHERE shobj_description(oid, 'pg_database') LIKE $1",
       [`${MANAGED}:%`],
@@ -87,13 +91,15 @@ export async function reconcile(
   for (const role of spec.roles) {
     const login = role.noLogin ? "NOLOGIN" : "LOGIN";
     const managed = existingRoles.get(role.name);
-    // A role the emulator did not make (cloud_admin, neon_superuser, pg_*) is never taken over.
-    if (managed === false) throw new Error(`role "${role.name}" already exists`);
+    // A role the emulator did not make (cloud_admin, neon_superuser, pg_*) is never taken over,
+    // unless the control plane took it from SQL (its verifier is known) and its mark did not land.
+    if (managed === false && role.verifier === null) throw new Error(`role "${role.name}" already exists`);
+    if (managed === false) await client.query(markAdopted(role.name));
     if (managed === undefined) {
       await client.query(
         `CREATE ROLE ${ident(role.name)} ${login} ${API_ROLE_ATTRIBUTES} IN ROLE ${NEON_SUPERUSER} PASSWORD ${passwordOf(role)}`,
       );
-      await client.query(markManaged(role.name));
+      await client.query(`COMMENT ON ROLE ${ident(role.name)} IS ${literal(MANAGED)}`);
     } else {
       await client.query(`ALTER ROLE ${ident(role.name)} ${login} PASSWORD ${passwordOf(role)}`);
     }

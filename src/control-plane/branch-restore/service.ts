@@ -50,8 +50,8 @@ export function restoreBranch(
         `branch ${branchId} has child branches: preserve_under_name is required (they move to the branch that keeps its previous state)`,
       );
     const now = ctx.clock.now(accountId);
-    // A reset from the parent gives an expiring branch its time to live again, counted from now.
-    const resetFromParent = !self && source.id === branch.parentId;
+    // A reset from the parent (to its head) gives an expiring branch its time to live again, counted from now.
+    const resetFromParent = !self && source.id === branch.parentId && at.point === undefined;
     const ops: OperationRow[] = [];
     let kept: BranchRow | undefined;
     if (input.preserve_under_name !== undefined) {

@@ -16,7 +16,7 @@ import { startOperation } from "../operations/service.js";
 import { toDatabaseJson, toRoleJson } from "./render.js";
 import type { DatabaseCreateInput, DatabaseUpdateInput, RoleCreateInput } from "./schema.js";
 import {
-  branchBusy,
+  branchDataBusy,
   type DatabaseRow,
   deleteDatabaseRow,
   deleteRoleRow,
@@ -28,6 +28,7 @@ import {
   insertRole,
   listDatabaseRows,
   listRoleRows,
+  pendingRoleNames,
   type RoleRow,
   recordUndo,
   setRolePassword,
@@ -48,17 +49,24 @@ export interface ServerRole {
  * Brings the control plane's roles of a branch to what its running primary holds, as Neon's
  * computes send the roles SQL makes, changes and drops to the control plane: a role made with SQL
  * is added (its password known only by its verifier), a password set with SQL replaces the
- * control plane's, a role dropped with SQL goes. Nothing changes while a change of the branch is
- * under way (an apply_config not yet on the server). Returns the names added.
+ * control plane's, a role dropped with SQL goes. Roles an unfinished apply_config changes are the
+ * API's (not yet on the server), and nothing changes while the branch's data is being made or
+ * replaced. Returns the names added.
  */
 export function syncServerRoles(ctx: Ctx, branchId: string, server: ServerRole[]): string[] {
   return ctx.db.transaction((tx) => {
     const branch = findBranchOf(tx, branchId);
-    if (!branch || branchBusy(tx, branchId)) return [];
+    if (!branch || branchDataBusy(tx, branchId)) return [];
     const now = ctx.clock.now(branch.accountId);
-    const known = new Map(listRoleRows(tx, branchId).map((r) => [r.name, r]));
+    const pending = pendingRoleNames(tx, branchId);
+    const known = new Map(
+      listRoleRows(tx, branchId)
+        .filter((r) => !pending.has(r.name))
+        .map((r) => [r.name, r]),
+    );
     const added: string[] = [];
     for (const role of server) {
+      if (pending.has(role.name)) continue;
       const row = known.get(role.name);
       known.delete(role.name);
       const verifier = role.verifier ?? "";

@@ -71,14 +71,29 @@ export function findBranchOf(tx: Tx, branchId: string): BranchRow | undefined {
   return tx.select().from(branches).where(eq(branches.id, branchId)).get();
 }
 
-/** Whether an operation of the branch is unfinished. */
-export function branchBusy(tx: Tx, branchId: string): boolean {
+/** Whether the branch's data is being made or replaced (its create_branch or create_timeline unfinished). */
+export function branchDataBusy(tx: Tx, branchId: string): boolean {
   return (
     statement(
       tx,
-      `SELECT 1 FROM operations WHERE ${UNFINISHED_OPERATION_SQL} AND branch_id = @branchId LIMIT 1`,
+      `SELECT 1 FROM operations WHERE ${UNFINISHED_OPERATION_SQL} AND branch_id = @branchId
+         AND action IN ('create_branch', 'create_timeline') LIMIT 1`,
     ).get({ branchId }) !== undefined
   );
+}
+
+/** The roles the branch's unfinished apply_config operations make, delete or give a new password. */
+export function pendingRoleNames(tx: Tx, branchId: string): Set<string> {
+  const names = new Set<string>();
+  for (const { undo } of tx
+    .select({ undo: configUndo.undo })
+    .from(configUndo)
+    .where(eq(configUndo.branchId, branchId))
+    .all()) {
+    if (undo.kind === "role_created" || undo.kind === "password_reset") names.add(undo.name);
+    else if (undo.kind === "role_deleted") names.add(undo.role.name);
+  }
+  return names;
 }
 
 export function deleteRoleRow(tx: Tx, branchId: string, name: string): void {
