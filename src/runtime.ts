@@ -233,6 +233,7 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
       // The session may have made, changed or dropped roles with SQL.
       if (delta < 0) postgres.rolesMayHaveChanged(endpointId);
     },
+    statementsRan: (endpointId) => postgres.rolesMayHaveChanged(endpointId),
     egress: new EgressMeter(),
   };
 }

@@ -321,6 +321,7 @@ export class SqlOverHttp {
     } finally {
       clearTimeout(long);
       if (counted) this.count(endpointId, -1);
+      this.services.statementsRan(endpointId);
     }
   }
 
