@@ -96,13 +96,24 @@ export function requireSettledBranch(
   branchId: string,
 ): BranchRow {
   const row = requireBranch(tx, accountId, projectId, branchId);
-  const creating = statement(
-    tx,
-    `SELECT 1 FROM operations WHERE ${UNFINISHED_OPERATION_SQL} AND branch_id = @branchId
-       AND action IN ('create_branch', 'create_timeline') LIMIT 1`,
-  ).get({ branchId });
-  if (creating) throw conflictingOperations();
+  if (branchBeingMade(tx, branchId)) throw conflictingOperations();
   return row;
+}
+
+/** Whether the branch's data is being made or replaced (its create_branch or create_timeline unfinished). */
+export function branchBeingMade(tx: Tx, branchId: string): boolean {
+  return (
+    statement(
+      tx,
+      `SELECT 1 FROM operations WHERE ${UNFINISHED_OPERATION_SQL} AND branch_id = @branchId
+       AND action IN ('create_branch', 'create_timeline') LIMIT 1`,
+    ).get({ branchId }) !== undefined
+  );
+}
+
+/** A branch by id alone (its account and project with it), for work that is not a client's request. */
+export function findBranchById(tx: Tx, branchId: string): BranchRow | undefined {
+  return tx.select().from(branches).where(eq(branches.id, branchId)).get();
 }
 
 /** A read of a branch: its project first (404 for the project before the branch). */

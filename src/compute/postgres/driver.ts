@@ -377,16 +377,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       kept.used = Date.now();
       return kept.client;
     }
-    const client = new (pg().Client)({
-      host: "127.0.0.1",
-      port,
-      user: ADMIN_USER,
-      password: this.adminPassword(),
-      database: "postgres",
-      options: ADMIN_SESSION_OPTIONS,
-      connectionTimeoutMillis: ROLE_READ_TIMEOUT_MS,
-      query_timeout: ROLE_READ_TIMEOUT_MS,
-    });
+    const client = this.adminClient(port, "postgres", ROLE_READ_TIMEOUT_MS);
     const entry = { client: client.connect().then(() => client), used: Date.now() };
     const drop = () => {
       if (this.roleReaders.get(endpointId) === entry) this.roleReaders.delete(endpointId);
@@ -742,14 +733,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return dir;
   }
 
-  /** An administrator's session on the server at `port`; `timeoutMs` bounds its login and each query. */
-  private async withAdmin<T>(
-    port: number,
-    use: (client: PgClient) => Promise<T>,
-    database = "postgres",
-    timeoutMs?: number,
-  ): Promise<T> {
-    const client = new (pg().Client)({
+  /** An administrator's client (not yet connected) for the server at `port`; `timeoutMs` bounds its login and each query. */
+  private adminClient(port: number, database: string, timeoutMs?: number): PgClient {
+    return new (pg().Client)({
       host: "127.0.0.1",
       port,
       user: ADMIN_USER,
@@ -758,6 +744,16 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       options: ADMIN_SESSION_OPTIONS,
       ...(timeoutMs ? { connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs } : {}),
     });
+  }
+
+  /** An administrator's session on the server at `port`; `timeoutMs` bounds its login and each query. */
+  private async withAdmin<T>(
+    port: number,
+    use: (client: PgClient) => Promise<T>,
+    database = "postgres",
+    timeoutMs?: number,
+  ): Promise<T> {
+    const client = this.adminClient(port, database, timeoutMs);
     await client.connect();
     try {
       return await use(client);

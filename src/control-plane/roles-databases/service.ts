@@ -5,6 +5,8 @@ import { type Outcome, operationsStarted } from "../../platform/events.js";
 import { parseVerifier, verifies } from "../../platform/scram-verifier.js";
 import {
   type BranchRow,
+  branchBeingMade,
+  findBranchById,
   readBranch,
   requireBranch,
   requireProject,
@@ -16,11 +18,9 @@ import { startOperation } from "../operations/service.js";
 import { toDatabaseJson, toRoleJson } from "./render.js";
 import type { DatabaseCreateInput, DatabaseUpdateInput, RoleCreateInput } from "./schema.js";
 import {
-  branchDataBusy,
   type DatabaseRow,
   deleteDatabaseRow,
   deleteRoleRow,
-  findBranchOf,
   findDatabase,
   findOwnedDatabase,
   findRole,
@@ -55,8 +55,8 @@ export interface ServerRole {
  */
 export function syncServerRoles(ctx: Ctx, branchId: string, server: ServerRole[]): string[] {
   return ctx.db.transaction((tx) => {
-    const branch = findBranchOf(tx, branchId);
-    if (!branch || branchDataBusy(tx, branchId)) return [];
+    const branch = findBranchById(tx, branchId);
+    if (!branch || branchBeingMade(tx, branchId)) return [];
     const now = ctx.clock.now(branch.accountId);
     const pending = pendingRoleNames(tx, branchId);
     const known = new Map(

@@ -1,10 +1,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { uniqueOrConflict } from "../../platform/sql.js";
-import { prepared, statement } from "../../platform/statements.js";
-import type { BranchRow } from "../access.js";
-import { branches } from "../branches/table.js";
-import { UNFINISHED_OPERATION_SQL } from "../operations/rules.js";
+import { prepared } from "../../platform/statements.js";
 import type { BranchCatalog } from "../snapshots/table.js";
 import { type ConfigUndo, configUndo, databases, roles } from "./table.js";
 
@@ -64,22 +61,6 @@ export function setServerRole(
     .set({ verifier, noLogin, updatedAt: now })
     .where(and(eq(roles.branchId, branchId), eq(roles.name, name)))
     .run();
-}
-
-/** A branch by id alone (its account and project with it). */
-export function findBranchOf(tx: Tx, branchId: string): BranchRow | undefined {
-  return tx.select().from(branches).where(eq(branches.id, branchId)).get();
-}
-
-/** Whether the branch's data is being made or replaced (its create_branch or create_timeline unfinished). */
-export function branchDataBusy(tx: Tx, branchId: string): boolean {
-  return (
-    statement(
-      tx,
-      `SELECT 1 FROM operations WHERE ${UNFINISHED_OPERATION_SQL} AND branch_id = @branchId
-         AND action IN ('create_branch', 'create_timeline') LIMIT 1`,
-    ).get({ branchId }) !== undefined
-  );
 }
 
 /** The roles the branch's unfinished apply_config operations make, delete or give a new password. */
