@@ -19,7 +19,7 @@ import {
 } from "./control-plane/endpoints/service.js";
 import { DEFAULT_OPERATION_MS } from "./control-plane/operations/rules.js";
 import { proxyHost, REGION_IDS } from "./control-plane/regions/rules.js";
-import { syncServerRoles } from "./control-plane/roles-databases/service.js";
+import { syncServerCatalog } from "./control-plane/roles-databases/service.js";
 import { MANUAL_CLOCK_KEY, readAccountClocks, readState, writeState } from "./emulator/state-store.js";
 import { type Env, EnvError } from "./env.js";
 import { loadTlsIdentity } from "./front-door/certificates.js";
@@ -154,7 +154,7 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   const metering =
     postgres && services && new Metering(ctx, services.egress, postgres, () => worker.notify(), logger);
   if (postgres && metering) postgres.walMeter = metering;
-  if (postgres) postgres.roleSink = (branchId, roles) => syncServerRoles(ctx, branchId, roles);
+  if (postgres) postgres.catalogSink = (branchId, server) => syncServerCatalog(ctx, branchId, server);
   const app = createApp(ctx, {
     logger,
     worker,
@@ -231,9 +231,9 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
     connected: (endpointId, delta) => {
       recordClientConnection(ctx, endpointId, delta);
       // The session may have made, changed or dropped roles with SQL.
-      if (delta < 0) postgres.rolesMayHaveChanged(endpointId);
+      if (delta < 0) postgres.catalogMayHaveChanged(endpointId);
     },
-    statementsRan: (endpointId) => postgres.rolesMayHaveChanged(endpointId),
+    statementsRan: (endpointId) => postgres.catalogMayHaveChanged(endpointId),
     egress: new EgressMeter(),
   };
 }

@@ -111,6 +111,21 @@ export function branchBeingMade(tx: Tx, branchId: string): boolean {
   );
 }
 
+/**
+ * Whether a branch whose data is copied from this one is being made (a child, a restore from it, a
+ * branch keeping its previous state): what the copy's control-plane rows hold must stay what its data holds.
+ */
+export function branchBeingCopied(tx: Tx, branchId: string): boolean {
+  return (
+    statement(
+      tx,
+      `SELECT 1 FROM operations o JOIN branches b ON b.id = o.branch_id
+        WHERE o.${UNFINISHED_OPERATION_SQL} AND o.action = 'create_branch'
+          AND @branchId IN (b.parent_id, b.restore_source, b.data_source) LIMIT 1`,
+    ).get({ branchId }) !== undefined
+  );
+}
+
 /** A branch by id alone (its account and project with it), for work that is not a client's request. */
 export function findBranchById(tx: Tx, branchId: string): BranchRow | undefined {
   return tx.select().from(branches).where(eq(branches.id, branchId)).get();

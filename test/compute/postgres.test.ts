@@ -262,6 +262,82 @@ describe("computes are real Postgres servers", () => {
     ]);
   });
 
+  it("databases made, renamed, given away and dropped with SQL follow in the API, keeping their id, as on Neon", async () => {
+    const base = `/projects/${p.projectId}/branches/${p.branchId}`;
+    const ep = p.endpointId;
+    const owner = (sql: string) => query(ep, p.role, p.password, "neondb", sql);
+    type Db = { id: number; name: string; owner_name: string };
+    const dbs = async (branch = base): Promise<Db[]> =>
+      (await api("GET", `${branch}/databases`)).body.databases;
+    const eventually = async (check: () => Promise<boolean>) => {
+      for (let i = 0; i < 100 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await check()).toBe(true);
+    };
+    await owner("CREATE DATABASE sql_made");
+    await eventually(async () => (await dbs()).some((d) => d.name === "sql_made"));
+    const made = (await dbs()).find((d) => d.name === "sql_made") as Db;
+    expect(made.owner_name).toBe(p.role);
+    const uri = await api(
+      "GET",
+      `/projects/${p.projectId}/connection_uri?branch_id=${p.branchId}&database_name=sql_made&role_name=${p.role}`,
+    );
+    expect(uri.status).toBe(200);
+    const viaUri = new pg.Client({ connectionString: uri.body.uri });
+    await viaUri.connect();
+    expect((await viaUri.query("SELECT current_database() AS db")).rows).toEqual([{ db: "sql_made" }]);
+    await viaUri.end();
+    // Renamed and given to a role made with SQL, then a restart at once: the stop takes the
+    // change first, so the start does not undo it.
+    await owner("CREATE ROLE sql_owner NOLOGIN");
+    await owner(`GRANT sql_owner TO ${p.role}`);
+    await owner("ALTER DATABASE sql_made RENAME TO sql_renamed");
+    await owner("ALTER DATABASE sql_renamed OWNER TO sql_owner");
+    await changeState(p, "restart");
+    expect(await dbs()).toContainEqual(
+      expect.objectContaining({ id: made.id, name: "sql_renamed", owner_name: "sql_owner" }),
+    );
+    expect((await dbs()).map((d) => d.name)).not.toContain("sql_made");
+    expect(
+      await owner("SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = 'sql_renamed'"),
+    ).toEqual([{ owner: "sql_owner" }]);
+    // The role that owns it cannot go while it does (as for an API database's owner).
+    expect((await api("DELETE", `${base}/roles/sql_owner`)).status).toBe(409);
+    // A branch made from it has it; an API change of it reaches Postgres.
+    const child = await api("POST", `/projects/${p.projectId}/branches`, {
+      branch: { name: "sql-dbs" },
+      endpoints: [{ type: "read_write" }],
+    });
+    await allSettled(p.projectId, child.body.operations);
+    const childBase = `/projects/${p.projectId}/branches/${child.body.branch.id}`;
+    expect((await dbs(childBase)).map((d) => d.name)).toContain("sql_renamed");
+    const back = await api("PATCH", `${base}/databases/sql_renamed`, {
+      database: { name: "api_renamed", owner_name: p.role },
+    });
+    expect(back.status).toBe(200);
+    await allSettled(p.projectId, back.body.operations);
+    expect(
+      await owner("SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = 'api_renamed'"),
+    ).toEqual([{ owner: p.role }]);
+    // Dropped with SQL, it leaves the API; deleted through the API, it leaves Postgres.
+    await owner("DROP DATABASE api_renamed");
+    await eventually(async () => !(await dbs()).some((d) => d.id === made.id));
+    const deleted = await api("DELETE", `${childBase}/databases/sql_renamed`);
+    await allSettled(p.projectId, deleted.body.operations);
+    expect(
+      await query(
+        child.body.endpoints[0].id,
+        p.role,
+        p.password,
+        "neondb",
+        "SELECT count(*)::int AS n FROM pg_database WHERE datname = 'sql_renamed'",
+      ),
+    ).toEqual([{ n: 0 }]);
+    await allSettled(p.projectId, (await api("DELETE", childBase)).body.operations);
+    await owner("DROP ROLE sql_owner");
+    // Its logical_size is measured again (at the stop) for the tests after this one.
+    await changeState(p, "restart");
+  });
+
   it("a change Postgres refuses fails its apply_config and leaves the API's view as it was", async () => {
     const base = `/projects/${p.projectId}/branches/${p.branchId}`;
     // A name no compute can give a role is refused at once, compute running or not.

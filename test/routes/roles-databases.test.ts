@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type ServerDatabase, syncServerCatalog } from "../../src/control-plane/roles-databases/service.js";
+import { verifierOf } from "../../src/platform/scram-verifier.js";
 import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;
@@ -110,6 +112,72 @@ describe("databases", () => {
       400,
     );
     expect((await t.api("GET", `${b()}/databases`)).body.databases).toHaveLength(1);
+  });
+});
+
+describe("what SQL did on the branch's compute (syncServerCatalog)", () => {
+  type Db = { id: number; name: string; owner_name: string };
+  const dbs = async (branch = b()): Promise<Db[]> =>
+    (await t.api("GET", `${branch}/databases`)).body.databases;
+  /** The roles as the compute holds them: the project's owner with the password the API gave it. */
+  const serverRoles = async () => {
+    const password = (await t.api("GET", `${b()}/roles/neondb_owner/reveal_password`)).body.password;
+    const v = verifierOf(password);
+    const text = `SCRAM-SHA-256$${v.iterations}:${v.salt.toString("base64")}$${v.storedKey.toString("base64")}:${v.serverKey.toString("base64")}`;
+    return [{ name: "neondb_owner", verifier: text, canLogin: true }];
+  };
+  const sync = async (databases: ServerDatabase[], branch = branchId) =>
+    syncServerCatalog(t.ctx, branch, { roles: await serverRoles(), databases });
+
+  it("adds a database made with SQL, follows renames (swapped names too) and owners by id, and drops what SQL dropped", async () => {
+    const [neondb] = await dbs();
+    const id = (neondb as Db).id;
+    const taken = await sync([
+      { name: "neondb", owner: "neondb_owner", id },
+      { name: "made", owner: "neondb_owner", id: undefined },
+      // Owned by the emulator's administrator: not the control plane's.
+      { name: "admins", owner: "cloud_admin", id: undefined },
+      // Marked with an id this branch does not have (copied data; the API deleted it meanwhile).
+      { name: "stale", owner: "neondb_owner", id: id + 1000 },
+    ]);
+    const made = (await dbs()).find((d) => d.name === "made") as Db;
+    expect(taken).toEqual({ roles: [], databases: [{ name: "made", id: made.id }] });
+    expect((await dbs()).map((d) => d.name)).toEqual(["neondb", "made"]);
+    // ALTER DATABASE … RENAME both ways round in one transaction: each keeps its id.
+    await sync([
+      { name: "made", owner: "neondb_owner", id },
+      { name: "neondb", owner: "neondb_owner", id: made.id },
+    ]);
+    expect(await dbs()).toEqual([
+      expect.objectContaining({ id, name: "made" }),
+      expect.objectContaining({ id: made.id, name: "neondb" }),
+    ]);
+    await sync([{ name: "made", owner: "neondb_owner", id }]);
+    expect((await dbs()).map((d) => d.id)).toEqual([id]);
+  });
+
+  it("leaves alone what an unfinished API change touches, and waits while a branch copies this one's data", async () => {
+    const [neondb] = await dbs();
+    const id = (neondb as Db).id;
+    expectStatus(
+      await t.api("POST", `${b()}/databases`, { database: { name: "api_made", owner_name: "neondb_owner" } }),
+      201,
+    );
+    expectStatus(await t.api("PATCH", `${b()}/databases/neondb`, { database: { name: "api_renamed" } }), 200);
+    // The compute does not have them yet: neither is taken back.
+    await sync([{ name: "neondb", owner: "neondb_owner", id }]);
+    expect((await dbs()).map((d) => d.name)).toEqual(["api_renamed", "api_made"]);
+    t.advance(5);
+    const child = await t.api("POST", `/api/v2/projects/${projectId}/branches`, { branch: { name: "copy" } });
+    expectStatus(child, 201);
+    const server = [
+      { name: "api_renamed", owner: "neondb_owner", id },
+      { name: "later", owner: "neondb_owner", id: undefined },
+    ];
+    expect(await sync(server)).toEqual({ roles: [], databases: [] });
+    t.advance(5);
+    expect((await sync(server)).databases.map((d) => d.name)).toEqual(["later"]);
+    expect((await dbs()).map((d) => d.name)).toEqual(["api_renamed", "later"]);
   });
 });
 

@@ -7,7 +7,11 @@ import type { WalMeasure } from "../../control-plane/consumption/meter.js";
 import { maxConnections, pgSettingProblem, SHARED_BUFFERS } from "../../control-plane/endpoints/rules.js";
 import type { ComputeEffect } from "../../control-plane/operations/rules.js";
 import { DEFAULT_DATABASE_NAME, DEFAULT_ROLE_NAME } from "../../control-plane/projects/rules.js";
-import type { ServerRole } from "../../control-plane/roles-databases/service.js";
+import type {
+  CatalogTaken,
+  ServerDatabase,
+  ServerRole,
+} from "../../control-plane/roles-databases/service.js";
 import { badRequest, notFound, unprocessable } from "../../errors.js";
 import type { Db } from "../../platform/db.js";
 import type { DomainEvent } from "../../platform/events.js";
@@ -57,7 +61,9 @@ import {
   API_ROLE_ATTRIBUTES,
   databaseGrant,
   MANAGED,
+  managedDatabaseId,
   markAdopted,
+  markDatabase,
   NEON_SUPERUSER,
   NEON_SUPERUSER_ATTRIBUTES,
   neonSuperuserGrants,
@@ -302,11 +308,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   walMeter: WalMeter | undefined;
 
   /**
-   * Where a branch's roles as its running primary holds them go (the control plane's copy, which
-   * returns the names it added); none when unset. Read when a client's session ends (a second
-   * later, once for all that end meanwhile), when a login reads a role, and before the primary stops.
+   * Where a branch's roles and databases as its running primary holds them go (the control plane's
+   * copy, which returns what it took: roles to mark as the emulator's, databases to mark with their
+   * id); none when unset. Read when a client's session ends (a second later, once for all that end
+   * meanwhile), when a login reads a role, before an API change is applied, and before the primary stops.
    */
-  roleSink: ((branchId: string, roles: ServerRole[]) => string[]) | undefined;
+  catalogSink:
+    | ((branchId: string, server: { roles: ServerRole[]; databases: ServerDatabase[] }) => CatalogTaken)
+    | undefined;
   /** An administrator's session per running server, kept while logins read roles through it. */
   private readonly roleReaders = new Map<string, { client: Promise<PgClient>; used: number }>();
   private readonly roleSyncs = new Map<string, NodeJS.Timeout>();
@@ -329,31 +338,35 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         WHERE rolname = $1 AND rolcanlogin AND (rolvaliduntil IS NULL OR rolvaliduntil > now())`,
       [role],
     );
-    if (!running.replicaDir) this.rolesMayHaveChanged(endpointId);
+    if (!running.replicaDir) this.catalogMayHaveChanged(endpointId);
     return rows[0] ? { verifier: rows[0].rolpassword } : null;
   }
 
-  /** A client's session on the endpoint ended (or read a role): its primary's roles are read a second later. */
-  rolesMayHaveChanged(endpointId: string): void {
-    if (!this.roleSink || this.roleSyncs.has(endpointId)) return;
+  /** A client's session on the endpoint ended (or read a role): its primary's roles and databases are read a second later. */
+  catalogMayHaveChanged(endpointId: string): void {
+    if (!this.catalogSink || this.roleSyncs.has(endpointId)) return;
     const timer = setTimeout(() => {
       this.roleSyncs.delete(endpointId);
       const running = this.servers.get(endpointId);
       if (!running || running.replicaDir) return;
-      void this.withBranch(running.branchId, () => this.syncRoles(endpointId)).catch((err: unknown) =>
-        this.logger?.warn({ err, endpoint: endpointId }, "could not read the compute's roles"),
+      void this.withBranch(running.branchId, () => this.syncCatalog(endpointId)).catch((err: unknown) =>
+        this.logger?.warn({ err, endpoint: endpointId }, "could not read the compute's roles and databases"),
       );
     }, ROLE_SYNC_MS);
     timer.unref();
     this.roleSyncs.set(endpointId, timer);
   }
 
-  /** Hands the roles the endpoint's running primary holds to the control plane; the ones it added become the emulator's. */
-  private async syncRoles(endpointId: string): Promise<void> {
+  /**
+   * Hands the roles and databases the endpoint's running primary holds to the control plane; the
+   * roles and databases it took become the emulator's (an API delete drops them, a restore of the
+   * branch replaces them).
+   */
+  private async syncCatalog(endpointId: string): Promise<void> {
     const running = this.servers.get(endpointId);
-    if (!this.roleSink || !running?.server.running || running.replicaDir) return;
+    if (!this.catalogSink || !running?.server.running || !running.rolesReady || running.replicaDir) return;
     const client = await this.roleReader(endpointId, running.server.port);
-    const { rows } = await client.query<{
+    const roles = await client.query<{
       rolname: string;
       rolpassword: string | null;
       rolcanlogin: boolean;
@@ -362,12 +375,22 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         WHERE left(rolname, 3) <> 'pg_' AND rolname <> ALL($1) ORDER BY oid`,
       [[ADMIN_USER, NEON_SUPERUSER]],
     );
-    const added = this.roleSink(
-      running.branchId,
-      rows.map((r) => ({ name: r.rolname, verifier: r.rolpassword, canLogin: r.rolcanlogin })),
+    const databases = await client.query<{ datname: string; owner: string; comment: string | null }>(
+      `SELECT datname, pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') AS comment
+         FROM pg_database
+        -- Not one a DROP cut short left invalid (Postgres 15.4+): it is going.
+        WHERE NOT datistemplate AND datname <> 'postgres' AND datconnlimit <> -2 ORDER BY oid`,
     );
-    // The emulator's from now on: an API delete drops it, a restore of the branch replaces it.
-    for (const name of added) await client.query(markAdopted(name));
+    const taken = this.catalogSink(running.branchId, {
+      roles: roles.rows.map((r) => ({ name: r.rolname, verifier: r.rolpassword, canLogin: r.rolcanlogin })),
+      databases: databases.rows.map((d) => ({
+        name: d.datname,
+        owner: d.owner,
+        id: managedDatabaseId(d.comment),
+      })),
+    });
+    for (const name of taken.roles) await client.query(markAdopted(name));
+    for (const db of taken.databases) await client.query(markDatabase(db.name, db.id));
   }
 
   /** The administrator's session on an endpoint's server, opened at need and closed after ROLE_READER_IDLE_MS unused. */
@@ -1744,10 +1767,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // What SQL did to the roles since they were last read goes to the control plane before the
     // server stops, so its next start does not undo it.
     if (!running.replicaDir && running.server.running)
-      await this.syncRoles(endpointId).catch((err: unknown) =>
+      await this.syncCatalog(endpointId).catch((err: unknown) =>
         this.logger?.warn(
           { err, endpoint: endpointId },
-          "could not read the compute's roles before its stop",
+          "could not read the compute's roles and databases before its stop",
         ),
       );
     this.dropRoleReader(endpointId);
@@ -1800,9 +1823,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const port = primary ? this.portOf(primary) : undefined;
       // A branch without a running primary gets its roles and databases when its primary starts.
       if (port === undefined || !primary) return;
-      // What SQL did to the roles this change does not touch is taken first, so it is not undone.
-      await this.syncRoles(primary).catch((err: unknown) =>
-        this.logger?.warn({ err, endpoint: primary }, "could not read the compute's roles"),
+      // What SQL did to the roles and databases this change does not touch is taken first, so it is not undone.
+      await this.syncCatalog(primary).catch((err: unknown) =>
+        this.logger?.warn({ err, endpoint: primary }, "could not read the compute's roles and databases"),
       );
       await this.withAdmin(port, (client) =>
         reconcile(client, this.view.branchSpec(branchId), (db, work) => this.withAdmin(port, work, db)),

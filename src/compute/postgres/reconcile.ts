@@ -52,6 +52,16 @@ const ADOPTED = `${MANAGED}:sql`;
 /** Makes a role made with SQL one of the emulator's. */
 export const markAdopted = (name: string) => `COMMENT ON ROLE ${ident(name)} IS ${literal(ADOPTED)}`;
 
+/** The control plane's id a database's comment marks it with, if the emulator made or took it. */
+export const managedDatabaseId = (comment: string | null): number | undefined => {
+  const id = comment?.startsWith(`${MANAGED}:`) ? Number(comment.slice(MANAGED.length + 1)) : Number.NaN;
+  return Number.isSafeInteger(id) ? id : undefined;
+};
+
+/** Marks a database as the control plane's database `id` (the emulator's from then on). */
+export const markDatabase = (name: string, id: number) =>
+  `COMMENT ON DATABASE ${ident(name)} IS ${literal(`${MANAGED}:${id}`)}`;
+
 /** A role's password clause: the control plane's password, or the verifier SQL left (Postgres keeps it as it is). */
 const passwordOf = (role: BranchSpec["roles"][number]) =>
   role.verifier === null ? literal(role.password) : role.verifier === "" ? "NULL" : literal(role.verifier);
@@ -109,14 +119,11 @@ export async function reconcile(
        FROM pg_database d WHERE NOT d.datistemplate`,
   );
   const byName = new Map(dbs.rows.map((d) => [d.datname, d]));
-  const managedId = (comment: string | null) =>
-    comment?.startsWith(`${MANAGED}:`) ? Number(comment.slice(MANAGED.length + 1)) : undefined;
   const wanted = new Set(spec.databases.map((d) => d.name));
   for (const db of spec.databases) {
-    const comment = literal(`${MANAGED}:${db.id}`);
     let current = byName.get(db.name);
     if (!current) {
-      const renamed = dbs.rows.find((d) => managedId(d.comment) === db.id && !wanted.has(d.datname));
+      const renamed = dbs.rows.find((d) => managedDatabaseId(d.comment) === db.id && !wanted.has(d.datname));
       if (renamed) {
         await client.query(`ALTER DATABASE ${ident(renamed.datname)} RENAME TO ${ident(db.name)}`);
         byName.delete(renamed.datname);
@@ -136,10 +143,10 @@ export async function reconcile(
     }
     if (current.owner !== db.ownerName)
       await client.query(`ALTER DATABASE ${ident(db.name)} OWNER TO ${ident(db.ownerName)}`);
-    await client.query(`COMMENT ON DATABASE ${ident(db.name)} IS ${comment}`);
+    await client.query(markDatabase(db.name, db.id));
   }
   for (const d of byName.values())
-    if (managedId(d.comment) !== undefined && !wanted.has(d.datname))
+    if (managedDatabaseId(d.comment) !== undefined && !wanted.has(d.datname))
       await client.query(`DROP DATABASE ${ident(d.datname)} WITH (FORCE)`);
   // As Neon's compute does: what a deleted role owns in each database goes to that database's
   // owner (its grants are dropped), then the role.

@@ -5,6 +5,7 @@ import { type Outcome, operationsStarted } from "../../platform/events.js";
 import { parseVerifier, verifies } from "../../platform/scram-verifier.js";
 import {
   type BranchRow,
+  branchBeingCopied,
   branchBeingMade,
   findBranchById,
   readBranch,
@@ -28,6 +29,7 @@ import {
   insertRole,
   listDatabaseRows,
   listRoleRows,
+  pendingDatabases,
   pendingRoleNames,
   type RoleRow,
   recordUndo,
@@ -45,18 +47,39 @@ export interface ServerRole {
   canLogin: boolean;
 }
 
+/** A database as a branch's running primary holds it (pg_database). */
+export interface ServerDatabase {
+  name: string;
+  owner: string;
+  /** The control plane's id the emulator marked it with, if it did (on this branch or the one its data came from). */
+  id: number | undefined;
+}
+
+/** What the control plane took from a server: roles it added, and databases to mark with their id. */
+export interface CatalogTaken {
+  roles: string[];
+  databases: { name: string; id: number }[];
+}
+
 /**
- * Brings the control plane's roles of a branch to what its running primary holds, as Neon's
- * computes send the roles SQL makes, changes and drops to the control plane: a role made with SQL
- * is added (its password known only by its verifier), a password set with SQL replaces the
- * control plane's, a role dropped with SQL goes. Roles an unfinished apply_config changes are the
- * API's (not yet on the server), and nothing changes while the branch's data is being made or
- * replaced. Returns the names added.
+ * Brings the control plane's roles and databases of a branch to what its running primary holds,
+ * as Neon's computes send the roles and databases SQL makes, changes and drops to the control
+ * plane: a role made with SQL is added (its password known only by its verifier), a password set
+ * with SQL replaces the control plane's, a database made with SQL is added, one renamed or given
+ * to another owner is changed (keeping its id), and what SQL dropped goes. Roles and databases an
+ * unfinished apply_config changes are the API's (not yet on the server), and nothing changes while
+ * the branch's data is being made or replaced, or copied for another branch.
  */
-export function syncServerRoles(ctx: Ctx, branchId: string, server: ServerRole[]): string[] {
+export function syncServerCatalog(
+  ctx: Ctx,
+  branchId: string,
+  server: { roles: ServerRole[]; databases: ServerDatabase[] },
+): CatalogTaken {
   return ctx.db.transaction((tx) => {
+    const taken: CatalogTaken = { roles: [], databases: [] };
     const branch = findBranchById(tx, branchId);
-    if (!branch || branchBeingMade(tx, branchId)) return [];
+    // While a copy of its data is made, what the copy's rows and data hold must agree: taken later.
+    if (!branch || branchBeingMade(tx, branchId) || branchBeingCopied(tx, branchId)) return taken;
     const now = ctx.clock.now(branch.accountId);
     const pending = pendingRoleNames(tx, branchId);
     const known = new Map(
@@ -64,8 +87,7 @@ export function syncServerRoles(ctx: Ctx, branchId: string, server: ServerRole[]
         .filter((r) => !pending.has(r.name))
         .map((r) => [r.name, r]),
     );
-    const added: string[] = [];
-    for (const role of server) {
+    for (const role of server.roles) {
       if (pending.has(role.name)) continue;
       const row = known.get(role.name);
       known.delete(role.name);
@@ -83,7 +105,7 @@ export function syncServerRoles(ctx: Ctx, branchId: string, server: ServerRole[]
           createdAt: now,
           updatedAt: now,
         });
-        added.push(role.name);
+        taken.roles.push(role.name);
         continue;
       }
       const parsed = parseVerifier(role.verifier);
@@ -94,10 +116,63 @@ export function syncServerRoles(ctx: Ctx, branchId: string, server: ServerRole[]
       if (same && row.noLogin === !role.canLogin) continue;
       setServerRole(tx, branchId, role.name, same ? row.verifier : verifier, !role.canLogin, now);
     }
+    taken.databases = syncDatabases(tx, branch, server.databases, now);
+    // Roles dropped with SQL go once the databases they owned have.
     for (const row of known.values())
       if (findOwnedDatabase(tx, branchId, row.name) === undefined) deleteRoleRow(tx, branchId, row.name);
-    return added;
+    return taken;
   });
+}
+
+/** The database half of syncServerCatalog; returns the databases to mark with their id. */
+function syncDatabases(
+  tx: Tx,
+  branch: BranchRow,
+  server: ServerDatabase[],
+  now: number,
+): CatalogTaken["databases"] {
+  const pending = pendingDatabases(tx, branch.id);
+  const rows = listDatabaseRows(tx, branch.id).filter((r) => !pending.ids.has(r.id));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const byName = new Map(rows.map((r) => [r.name, r]));
+  const isRole = (name: string) => findRole(tx, branch.id, name) !== undefined;
+  const mark: CatalogTaken["databases"] = [];
+  const changed: DatabaseRow[] = [];
+  const seen = new Set<number>();
+  for (const db of server) {
+    if (pending.names.has(db.name) || (db.id !== undefined && pending.ids.has(db.id))) continue;
+    let row = db.id === undefined ? undefined : byId.get(db.id);
+    if (!row) {
+      row = byName.get(db.name);
+      // Marked with another branch's id (its data came from there) and not the control plane's
+      // here: a database the API deleted while the compute was stopped, for the next reconcile.
+      if (!row && db.id !== undefined) continue;
+      if (row && seen.has(row.id)) continue;
+      if (!row) {
+        // Made with SQL; owned by a role the control plane does not hold (its own administrator): left alone.
+        if (!isRole(db.owner)) continue;
+        row = insertDatabase(tx, {
+          accountId: branch.accountId,
+          projectId: branch.projectId,
+          branchId: branch.id,
+          name: db.name,
+          ownerName: db.owner,
+          createdAt: now,
+          updatedAt: now,
+        });
+      }
+      mark.push({ name: db.name, id: row.id });
+    }
+    seen.add(row.id);
+    const owner = isRole(db.owner) ? db.owner : row.ownerName;
+    if (row.name !== db.name || row.ownerName !== owner)
+      changed.push({ ...row, name: db.name, ownerName: owner, updatedAt: now });
+  }
+  for (const row of rows) if (!seen.has(row.id)) deleteDatabaseRow(tx, row.id);
+  // Renames may swap names: each renamed row steps aside first.
+  for (const row of changed) updateDatabaseRow(tx, { ...row, name: `${row.name}\u0000${row.id}` });
+  for (const row of changed) updateDatabaseRow(tx, row);
+  return mark;
 }
 
 function requireRole(tx: Tx, branchId: string, name: string): RoleRow {

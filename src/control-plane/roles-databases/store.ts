@@ -63,18 +63,39 @@ export function setServerRole(
     .run();
 }
 
+/** The undo records of the branch's unfinished apply_config operations. */
+const undos = (tx: Tx, branchId: string) =>
+  tx.select({ undo: configUndo.undo }).from(configUndo).where(eq(configUndo.branchId, branchId)).all();
+
 /** The roles the branch's unfinished apply_config operations make, delete or give a new password. */
 export function pendingRoleNames(tx: Tx, branchId: string): Set<string> {
   const names = new Set<string>();
-  for (const { undo } of tx
-    .select({ undo: configUndo.undo })
-    .from(configUndo)
-    .where(eq(configUndo.branchId, branchId))
-    .all()) {
+  for (const { undo } of undos(tx, branchId)) {
     if (undo.kind === "role_created" || undo.kind === "password_reset") names.add(undo.name);
     else if (undo.kind === "role_deleted") names.add(undo.role.name);
   }
   return names;
+}
+
+/** The databases (ids and names, before and after) the branch's unfinished apply_config operations make, delete or change. */
+export function pendingDatabases(tx: Tx, branchId: string): { ids: Set<number>; names: Set<string> } {
+  const ids = new Set<number>();
+  const names = new Set<string>();
+  const add = (d: { id: number; name: string }) => {
+    ids.add(d.id);
+    names.add(d.name);
+  };
+  for (const { undo } of undos(tx, branchId)) {
+    if (undo.kind === "database_created") ids.add(undo.id);
+    else if (undo.kind === "database_deleted") add(undo.database);
+    else if (undo.kind === "database_updated") {
+      add(undo.before);
+      add(undo.after);
+    }
+  }
+  // A database the API made: its name is the row's (found by the caller through the id).
+  for (const row of listDatabaseRows(tx, branchId)) if (ids.has(row.id)) names.add(row.name);
+  return { ids, names };
 }
 
 export function deleteRoleRow(tx: Tx, branchId: string, name: string): void {
