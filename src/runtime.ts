@@ -19,7 +19,7 @@ import {
 } from "./control-plane/endpoints/service.js";
 import { DEFAULT_OPERATION_MS } from "./control-plane/operations/rules.js";
 import { proxyHost, REGION_IDS } from "./control-plane/regions/rules.js";
-import { syncServerCatalog } from "./control-plane/roles-databases/service.js";
+import { dropsApplied, syncServerCatalog } from "./control-plane/roles-databases/service.js";
 import { MANUAL_CLOCK_KEY, readAccountClocks, readState, writeState } from "./emulator/state-store.js";
 import { type Env, EnvError } from "./env.js";
 import { loadTlsIdentity } from "./front-door/certificates.js";
@@ -154,7 +154,10 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   const metering =
     postgres && services && new Metering(ctx, services.egress, postgres, () => worker.notify(), logger);
   if (postgres && metering) postgres.walMeter = metering;
-  if (postgres) postgres.catalogSink = (branchId, server) => syncServerCatalog(ctx, branchId, server);
+  if (postgres) {
+    postgres.catalogSink = (branchId, server) => syncServerCatalog(ctx, branchId, server);
+    postgres.dropsApplied = (branchId, drops) => dropsApplied(ctx, branchId, drops);
+  }
   const app = createApp(ctx, {
     logger,
     worker,

@@ -112,16 +112,19 @@ export function branchBeingMade(tx: Tx, branchId: string): boolean {
 }
 
 /**
- * Whether a branch whose data is copied from this one is being made (a child, a restore from it, a
- * branch keeping its previous state): what the copy's control-plane rows hold must stay what its data holds.
+ * Whether a copy of this branch's data is being made (for a child, a restore from it, a branch
+ * keeping its previous state, a snapshot): what the copy's control-plane rows hold must stay what its data holds.
  */
 export function branchBeingCopied(tx: Tx, branchId: string): boolean {
   return (
     statement(
       tx,
-      `SELECT 1 FROM operations o JOIN branches b ON b.id = o.branch_id
-        WHERE o.${UNFINISHED_OPERATION_SQL} AND o.action = 'create_branch'
-          AND @branchId IN (b.parent_id, b.restore_source, b.data_source) LIMIT 1`,
+      `SELECT 1 FROM branches b WHERE @branchId IN (b.parent_id, b.restore_source, b.data_source)
+          AND EXISTS (SELECT 1 FROM operations
+                       WHERE branch_id = b.id AND action = 'create_branch' AND ${UNFINISHED_OPERATION_SQL})
+       UNION ALL
+       SELECT 1 FROM snapshots WHERE source_branch_id = @branchId AND full_size IS NULL
+       LIMIT 1`,
     ).get({ branchId }) !== undefined
   );
 }

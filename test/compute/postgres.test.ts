@@ -338,6 +338,45 @@ describe("computes are real Postgres servers", () => {
     await changeState(p, "restart");
   });
 
+  it("a branch made from before a database was dropped (with SQL or through the API) has it, rows and all, and shows it", async () => {
+    const base = `/projects/${p.projectId}/branches/${p.branchId}`;
+    const owner = (sql: string, db = "neondb") => query(p.endpointId, p.role, p.password, db, sql);
+    const names = async (branch: string): Promise<string[]> =>
+      (await api("GET", `${branch}/databases`)).body.databases.map((d: { name: string }) => d.name);
+    const eventually = async (check: () => Promise<boolean>) => {
+      for (let i = 0; i < 100 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await check()).toBe(true);
+    };
+    await owner("CREATE DATABASE pitr_sql");
+    const made = await api("POST", `${base}/databases`, {
+      database: { name: "pitr_api", owner_name: p.role },
+    });
+    await allSettled(p.projectId, made.body.operations);
+    for (const db of ["pitr_sql", "pitr_api"]) await owner(`CREATE TABLE kept AS SELECT '${db}' AS v`, db);
+    await eventually(async () => (await names(base)).includes("pitr_sql"));
+    const [at] = await owner("SELECT pg_current_wal_lsn()::text AS lsn");
+    await owner("DROP DATABASE pitr_sql");
+    const deleted = await api("DELETE", `${base}/databases/pitr_api`);
+    await allSettled(p.projectId, deleted.body.operations);
+    await eventually(async () => !(await names(base)).includes("pitr_sql"));
+    const child = await api("POST", `/projects/${p.projectId}/branches`, {
+      branch: { name: "before-drop", parent_lsn: at?.lsn },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(child.status).toBe(201);
+    await allSettled(p.projectId, child.body.operations);
+    const childBase = `/projects/${p.projectId}/branches/${child.body.branch.id}`;
+    for (const db of ["pitr_sql", "pitr_api"])
+      expect(await query(child.body.endpoints[0].id, p.role, p.password, db, "SELECT v FROM kept")).toEqual([
+        { v: db },
+      ]);
+    await eventually(async () => {
+      const held = await names(childBase);
+      return held.includes("pitr_sql") && held.includes("pitr_api");
+    });
+    await allSettled(p.projectId, (await api("DELETE", childBase)).body.operations);
+  });
+
   it("a change Postgres refuses fails its apply_config and leaves the API's view as it was", async () => {
     const base = `/projects/${p.projectId}/branches/${p.branchId}`;
     // A name no compute can give a role is refused at once, compute running or not.
@@ -1052,6 +1091,27 @@ describe("computes are real Postgres servers", () => {
     if (!back) throw new Error("the active endpoint did not come back");
     // The driver marks the folders before it starts the endpoints it resumes.
     if (marks) expect(fileFlags(branches)).toContain("T");
+  });
+
+  it("a terminal's Ctrl-C (SIGINT to the emulator's process group) stops the computes once what SQL changed is taken", async () => {
+    await server.stop();
+    server = await startServer(env(), { detached: true });
+    await query(p.endpointId, p.role, p.password, "neondb", "ALTER ROLE CURRENT_USER PASSWORD 'Ctrl-c-1'");
+    process.kill(-(server.proc.pid as number), "SIGINT");
+    await server.stop();
+    server = await startServer(env());
+    await expect(query(p.endpointId, p.role, p.password, "neondb", "SELECT 1")).rejects.toMatchObject({
+      code: "28P01",
+    });
+    await query(
+      p.endpointId,
+      p.role,
+      "Ctrl-c-1",
+      "neondb",
+      `ALTER ROLE CURRENT_USER PASSWORD '${p.password}'`,
+    );
+    // Taken by the stop, for the tests after this one.
+    await changeState(p, "restart");
   });
 
   it("deleting the project stops its servers and keeps its data until the recovery window closes; recovery brings it back", async () => {

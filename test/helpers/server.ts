@@ -48,7 +48,12 @@ export function randomKey(): string {
  */
 export function startServer(
   env: Record<string, string>,
-  options: { command?: { file: string; args: string[]; cwd?: string }; timeoutMs?: number } = {},
+  options: {
+    command?: { file: string; args: string[]; cwd?: string };
+    timeoutMs?: number;
+    /** In a process group of its own, as a terminal's foreground job is (signal it with `process.kill(-pid, …)`). */
+    detached?: boolean;
+  } = {},
 ): Promise<RunningServer> {
   const command = options.command ?? { file: process.execPath, args: startArgs() };
   const timeoutMs = options.timeoutMs ?? 30_000;
@@ -62,6 +67,7 @@ export function startServer(
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: options.detached ?? false,
     ...(command.cwd ? { cwd: command.cwd } : {}),
   });
   let out = "";

@@ -129,7 +129,7 @@ describe("what SQL did on the branch's compute (syncServerCatalog)", () => {
   const sync = async (databases: ServerDatabase[], branch = branchId) =>
     syncServerCatalog(t.ctx, branch, { roles: await serverRoles(), databases });
 
-  it("adds a database made with SQL, follows renames (swapped names too) and owners by id, and drops what SQL dropped", async () => {
+  it("adds a database made with SQL, follows renames (swapped names too) and owners by its mark, and drops what SQL dropped", async () => {
     const [neondb] = await dbs();
     const id = (neondb as Db).id;
     const taken = await sync([
@@ -137,23 +137,66 @@ describe("what SQL did on the branch's compute (syncServerCatalog)", () => {
       { name: "made", owner: "neondb_owner", id: undefined },
       // Owned by the emulator's administrator: not the control plane's.
       { name: "admins", owner: "cloud_admin", id: undefined },
-      // Marked with an id this branch does not have (copied data; the API deleted it meanwhile).
-      { name: "stale", owner: "neondb_owner", id: id + 1000 },
+      // Marked with an id this branch does not know (data from before a change): taken as new.
+      { name: "restored", owner: "neondb_owner", id: id + 1000 },
     ]);
     const made = (await dbs()).find((d) => d.name === "made") as Db;
-    expect(taken).toEqual({ roles: [], databases: [{ name: "made", id: made.id }] });
-    expect((await dbs()).map((d) => d.name)).toEqual(["neondb", "made"]);
+    const restored = (await dbs()).find((d) => d.name === "restored") as Db;
+    expect(taken).toEqual({
+      roles: [],
+      databases: [
+        { name: "made", id: made.id },
+        { name: "restored", id: restored.id },
+      ],
+    });
+    expect((await dbs()).map((d) => d.name)).toEqual(["neondb", "made", "restored"]);
     // ALTER DATABASE … RENAME both ways round in one transaction: each keeps its id.
     await sync([
       { name: "made", owner: "neondb_owner", id },
       { name: "neondb", owner: "neondb_owner", id: made.id },
+      { name: "restored", owner: "neondb_owner", id: restored.id },
     ]);
-    expect(await dbs()).toEqual([
-      expect.objectContaining({ id, name: "made" }),
-      expect.objectContaining({ id: made.id, name: "neondb" }),
+    expect((await dbs()).map((d) => [d.id, d.name])).toEqual([
+      [id, "made"],
+      [made.id, "neondb"],
+      [restored.id, "restored"],
     ]);
     await sync([{ name: "made", owner: "neondb_owner", id }]);
     expect((await dbs()).map((d) => d.id)).toEqual([id]);
+  });
+
+  it("does not take back what the API deleted, and a copy's databases keep the mark of the one they copy", async () => {
+    expectStatus(
+      await t.api("POST", `${b()}/databases`, { database: { name: "gone", owner_name: "neondb_owner" } }),
+      201,
+    );
+    t.advance(5);
+    const gone = (await dbs()).find((d) => d.name === "gone") as Db;
+    expectStatus(await t.api("DELETE", `${b()}/databases/gone`), 200);
+    t.advance(5);
+    // The compute was stopped: its data still holds it until the next reconcile drops it.
+    const [neondb] = await dbs();
+    const server = [
+      { name: "neondb", owner: "neondb_owner", id: (neondb as Db).id },
+      { name: "gone", owner: "neondb_owner", id: gone.id },
+    ];
+    expect(await sync(server)).toEqual({ roles: [], databases: [] });
+    expect((await dbs()).map((d) => d.name)).toEqual(["neondb"]);
+    // A child's rows are found by the parent's marks its copied data carries, renamed or not.
+    const child = await t.api("POST", `/api/v2/projects/${projectId}/branches`, { branch: { name: "copy" } });
+    t.advance(5);
+    const childBase = `/api/v2/projects/${projectId}/branches/${child.body.branch.id}`;
+    expectStatus(
+      await t.api("PATCH", `${childBase}/databases/neondb`, { database: { name: "renamed" } }),
+      200,
+    );
+    t.advance(5);
+    const taken = await syncServerCatalog(t.ctx, child.body.branch.id, {
+      roles: await serverRoles(),
+      databases: [{ name: "renamed", owner: "neondb_owner", id: (neondb as Db).id }],
+    });
+    expect(taken.databases).toEqual([]);
+    expect((await dbs(childBase)).map((d) => d.name)).toEqual(["renamed"]);
   });
 
   it("leaves alone what an unfinished API change touches, and waits while a branch copies this one's data", async () => {
@@ -167,6 +210,20 @@ describe("what SQL did on the branch's compute (syncServerCatalog)", () => {
     // The compute does not have them yet: neither is taken back.
     await sync([{ name: "neondb", owner: "neondb_owner", id }]);
     expect((await dbs()).map((d) => d.name)).toEqual(["api_renamed", "api_made"]);
+    // A database SQL renamed onto a name an unfinished change holds keeps its row all the same.
+    expectStatus(
+      await t.api("POST", `${b()}/databases`, { database: { name: "data2", owner_name: "neondb_owner" } }),
+      201,
+    );
+    t.advance(5);
+    const data2 = (await dbs()).find((d) => d.name === "data2") as Db;
+    expectStatus(await t.api("PATCH", `${b()}/databases/api_renamed`, { database: { name: "bar" } }), 200);
+    await sync([
+      { name: "api_renamed", owner: "neondb_owner", id },
+      { name: "api_made", owner: "neondb_owner", id: undefined },
+      { name: "bar", owner: "neondb_owner", id: data2.id },
+    ]);
+    expect((await dbs()).map((d) => d.id)).toContain(data2.id);
     t.advance(5);
     const child = await t.api("POST", `/api/v2/projects/${projectId}/branches`, { branch: { name: "copy" } });
     expectStatus(child, 201);

@@ -59,6 +59,7 @@ import {
 import { freePort, handOver, initdb, PgServer } from "./process.js";
 import {
   API_ROLE_ATTRIBUTES,
+  type BranchSpec,
   databaseGrant,
   MANAGED,
   managedDatabaseId,
@@ -228,6 +229,11 @@ interface Running {
   replicaDir?: string;
   /** False while a starting primary's roles are not yet the control plane's (logins are checked against those meanwhile). */
   rolesReady: boolean;
+  /**
+   * A reconcile succeeded on it: until then (its start's was refused part way) what it holds is not
+   * taken into the control plane, which would undo API changes it has not been given.
+   */
+  reconciled?: boolean;
 }
 
 /**
@@ -316,6 +322,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   catalogSink:
     | ((branchId: string, server: { roles: ServerRole[]; databases: ServerDatabase[] }) => CatalogTaken)
     | undefined;
+  /** Where the drops a reconcile applied go (the control plane clears them); none when unset. */
+  dropsApplied: ((branchId: string, drops: BranchSpec["drops"]) => void) | undefined;
   /** An administrator's session per running server, kept while logins read roles through it. */
   private readonly roleReaders = new Map<string, { client: Promise<PgClient>; used: number }>();
   private readonly roleSyncs = new Map<string, NodeJS.Timeout>();
@@ -364,7 +372,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    */
   private async syncCatalog(endpointId: string): Promise<void> {
     const running = this.servers.get(endpointId);
-    if (!this.catalogSink || !running?.server.running || !running.rolesReady || running.replicaDir) return;
+    if (!this.catalogSink || !running?.server.running || !running.reconciled || running.replicaDir) return;
     const client = await this.roleReader(endpointId, running.server.port);
     const roles = await client.query<{
       rolname: string;
@@ -389,8 +397,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         id: managedDatabaseId(d.comment),
       })),
     });
-    for (const name of taken.roles) await client.query(markAdopted(name));
-    for (const db of taken.databases) await client.query(markDatabase(db.name, db.id));
+    // One renamed or dropped since the read is left for the next read.
+    for (const name of taken.roles) await client.query(markAdopted(name)).catch(() => {});
+    for (const db of taken.databases) await client.query(markDatabase(db.name, db.id)).catch(() => {});
   }
 
   /** The administrator's session on an endpoint's server, opened at need and closed after ROLE_READER_IDLE_MS unused. */
@@ -739,8 +748,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         );
         for (const grant of neonSuperuserGrants(major * 10000)) await client.query(grant);
         // A new project's default role and database are in the template already (reconcile gives
-        // the role its password and the database its id, or drops both for other names): no
-        // CREATE DATABASE at a project's first start.
+        // the role its password and the database its id; a project with other names has both
+        // among its drops, for its first reconcile): no CREATE DATABASE at a project's first start.
         await client.query(
           `CREATE ROLE ${DEFAULT_ROLE_NAME} NOLOGIN ${API_ROLE_ATTRIBUTES} IN ROLE ${NEON_SUPERUSER}`,
         );
@@ -1594,12 +1603,20 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const started = running();
       if (started !== undefined) return this.withAdmin(started, work, database);
       return this.onFolder(major, dir, archiving(this.projectDir(projectId), dir), async (port) => {
-        await this.withAdmin(port, (client) =>
-          reconcile(client, this.view.branchSpec(branchId), (db, w) => this.withAdmin(port, w, db)),
-        );
+        await this.withAdmin(port, (client) => this.reconcileBranch(client, port, branchId));
         return this.withAdmin(port, work, database);
       });
     });
+  }
+
+  /**
+   * Brings the server on `port` to the control plane's roles and databases of the branch (its
+   * administrator's `client`); the drops it applied are cleared.
+   */
+  private async reconcileBranch(client: PgClient, port: number, branchId: string): Promise<void> {
+    const spec = this.view.branchSpec(branchId);
+    await reconcile(client, spec, (db, work) => this.withAdmin(port, work, db));
+    this.dropsApplied?.(branchId, spec.drops);
   }
 
   /** Starts under way, by endpoint: a second start of the same endpoint joins the first. */
@@ -1670,10 +1687,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         await this.withAdmin(server.port, async (client) => {
           // Where the branch's written data counts from, when its data was just made or replaced.
           this.walMeter?.wal(endpoint.branchId, "begin", await currentLsn(client));
-          await reconcile(client, this.view.branchSpec(endpoint.branchId), (db, work) =>
-            this.withAdmin(server.port, work, db),
-          );
+          await this.reconcileBranch(client, server.port, endpoint.branchId);
         });
+        running.reconciled = true;
       } catch (err) {
         if (!server.running) throw err;
         // A change the server refuses (made while it was stopped) must not keep the compute from
@@ -1827,9 +1843,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       await this.syncCatalog(primary).catch((err: unknown) =>
         this.logger?.warn({ err, endpoint: primary }, "could not read the compute's roles and databases"),
       );
-      await this.withAdmin(port, (client) =>
-        reconcile(client, this.view.branchSpec(branchId), (db, work) => this.withAdmin(port, work, db)),
-      );
+      await this.withAdmin(port, (client) => this.reconcileBranch(client, port, branchId));
+      const running = this.servers.get(primary);
+      if (running) running.reconciled = true;
     });
   }
 

@@ -91,6 +91,9 @@ export class PgServer {
     for (const [name, value] of Object.entries(settings)) args.push("-c", `${name}=${value}`);
     const proc = childProcesses().spawn(bin.postgres, args, {
       ...serverIdentity(),
+      // Its own process group: a terminal's Ctrl-C reaches the emulator alone, which reads what
+      // SQL changed in each compute's roles and databases before it stops the server itself.
+      detached: process.platform !== "win32",
       stdio: ["ignore", "ignore", "pipe"],
       env: { ...process.env, LC_ALL: "C" },
     });

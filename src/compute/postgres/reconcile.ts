@@ -4,7 +4,10 @@ import { type PgClient, pg } from "../../platform/pg.js";
 export interface BranchSpec {
   /** `verifier` (not null): the password was set with SQL, and this is Postgres' verifier of it ("" for none). */
   roles: { name: string; password: string; verifier: string | null; noLogin: boolean }[];
-  databases: { id: number; name: string; ownerName: string }[];
+  /** `origin`: the id the database is marked with in Postgres (its origin's, whatever branch it was copied from). */
+  databases: { origin: number; name: string; ownerName: string }[];
+  /** Roles and databases the API deleted that the data may still hold: the only ones dropped. */
+  drops: { roles: string[]; databases: string[] };
 }
 
 /** Roles and databases the emulator made carry this comment; others (made with SQL) are left alone. */
@@ -69,8 +72,9 @@ const passwordOf = (role: BranchSpec["roles"][number]) =>
 /**
  * Brings a running branch server's roles and databases to what the control plane holds: creates
  * what is missing (roles with LOGIN PASSWORD and Neon's attributes, in neon_superuser; databases with their owner),
- * sets every role's password, renames a database the API renamed (found by its id in the
- * comment), changes owners, and drops the managed roles and databases the API deleted. A name
+ * sets every role's password, renames a database the API renamed (found by the origin its
+ * comment holds), changes owners, and drops the managed roles and databases the API deleted (and
+ * nothing else: what the control plane does not know of is left for it to take). A name
  * taken by a role the emulator did not make is refused (the apply_config fails). Passwords
  * travel only inside the statements sent to the server, which logs no statements (settings.ts).
  */
@@ -123,7 +127,9 @@ export async function reconcile(
   for (const db of spec.databases) {
     let current = byName.get(db.name);
     if (!current) {
-      const renamed = dbs.rows.find((d) => managedDatabaseId(d.comment) === db.id && !wanted.has(d.datname));
+      const renamed = dbs.rows.find(
+        (d) => managedDatabaseId(d.comment) === db.origin && !wanted.has(d.datname),
+      );
       if (renamed) {
         await client.query(`ALTER DATABASE ${ident(renamed.datname)} RENAME TO ${ident(db.name)}`);
         byName.delete(renamed.datname);
@@ -143,15 +149,25 @@ export async function reconcile(
     }
     if (current.owner !== db.ownerName)
       await client.query(`ALTER DATABASE ${ident(db.name)} OWNER TO ${ident(db.ownerName)}`);
-    await client.query(markDatabase(db.name, db.id));
+    await client.query(markDatabase(db.name, db.origin));
   }
+  // Only what the API deleted: a database the data holds that the control plane does not know of
+  // (restored from before a drop, or made with SQL) stays, for the control plane to take.
+  const droppedDatabases = new Set(spec.drops.databases);
   for (const d of byName.values())
-    if (managedDatabaseId(d.comment) !== undefined && !wanted.has(d.datname))
+    if (
+      managedDatabaseId(d.comment) !== undefined &&
+      !wanted.has(d.datname) &&
+      droppedDatabases.has(d.datname)
+    )
       await client.query(`DROP DATABASE ${ident(d.datname)} WITH (FORCE)`);
   // As Neon's compute does: what a deleted role owns in each database goes to that database's
   // owner (its grants are dropped), then the role.
   const wantedRoles = new Set(spec.roles.map((r) => r.name));
-  const dropped = [...existingRoles].filter(([name, managed]) => managed && !wantedRoles.has(name));
+  const droppedRoles = new Set(spec.drops.roles);
+  const dropped = [...existingRoles].filter(
+    ([name, managed]) => managed && !wantedRoles.has(name) && droppedRoles.has(name),
+  );
   if (dropped.length === 0) return;
   const live = await client.query<{ datname: string; owner: string }>(
     "SELECT datname, pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datallowconn AND NOT datistemplate",

@@ -4,6 +4,7 @@ import { endpoints } from "../../control-plane/endpoints/table.js";
 import { enabledPreloadLibraries } from "../../control-plane/projects/preload-libraries.js";
 import { logicalReplication } from "../../control-plane/projects/rules.js";
 import { projects } from "../../control-plane/projects/table.js";
+import { listDrops, originOf } from "../../control-plane/roles-databases/store.js";
 import { databases, roles } from "../../control-plane/roles-databases/table.js";
 import { snapshots } from "../../control-plane/snapshots/table.js";
 import type { Db } from "../../platform/db.js";
@@ -139,11 +140,18 @@ export class ControlPlaneView {
         .where(eq(roles.branchId, branchId))
         .all(),
       databases: this.db
-        .select({ id: databases.id, name: databases.name, ownerName: databases.ownerName })
+        .select({
+          id: databases.id,
+          originId: databases.originId,
+          name: databases.name,
+          ownerName: databases.ownerName,
+        })
         .from(databases)
         .where(eq(databases.branchId, branchId))
         .orderBy(asc(databases.id))
-        .all(),
+        .all()
+        .map((d) => ({ origin: originOf(d), name: d.name, ownerName: d.ownerName })),
+      drops: listDrops(this.db, branchId),
     };
   }
 }

@@ -9,7 +9,7 @@ import { findChild, moveChildren, updateBranchRow } from "../branches/store.js";
 import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
 import type { OperationRow } from "../operations/store.js";
-import { copyDatabases, copyRoles, replaceRolesAndDatabases } from "../roles-databases/store.js";
+import { copyDatabases, copyDrops, copyRoles, replaceRolesAndDatabases } from "../roles-databases/store.js";
 import type { BranchRestoreInput } from "./schema.js";
 
 /**
@@ -64,11 +64,12 @@ export function restoreBranch(
       });
       copyRoles(tx, branch.id, kept.id, now);
       copyDatabases(tx, branch.id, kept.id, now);
+      copyDrops(tx, branch.id, kept);
       moveChildren(tx, branch.id, kept.id, now);
       ops.push(startOperation(ctx, tx, { accountId, projectId, branchId: kept.id, action: "create_branch" }));
     }
     // From its own history it keeps its roles and databases (its compute brings the data's to them).
-    if (!self) replaceRolesAndDatabases(tx, source.id, branch.id, now);
+    if (!self) replaceRolesAndDatabases(tx, source.id, branch, now);
     const next: BranchRow = {
       ...branch,
       // Restored from its own history, it becomes a child of the branch that keeps its previous state.

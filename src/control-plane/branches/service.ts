@@ -24,7 +24,7 @@ import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
 import type { OperationRow } from "../operations/store.js";
 import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
-import { copyDatabases, copyRoles } from "../roles-databases/store.js";
+import { copyDatabases, copyDrops, copyRoles } from "../roles-databases/store.js";
 import { historyPoint } from "./history.js";
 import { toAnnotationJson, toBranchJson } from "./render.js";
 import {
@@ -136,6 +136,7 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
     const now = ctx.clock.now(accountId);
     const roles = copyRoles(tx, parent.id, branch.id, now);
     const databases = copyDatabases(tx, parent.id, branch.id, now);
+    copyDrops(tx, parent.id, branch);
     const ops: OperationRow[] = [
       startOperation(ctx, tx, { accountId, projectId, branchId: branch.id, action: "create_branch" }),
     ];

@@ -15,6 +15,7 @@ const KEPT_TABLES = [
   "branches",
   "roles",
   "databases",
+  "catalog_drops",
   "endpoints",
   "project_permissions",
   "project_jwks",

@@ -19,6 +19,8 @@ import { startOperation } from "../operations/service.js";
 import { toDatabaseJson, toRoleJson } from "./render.js";
 import type { DatabaseCreateInput, DatabaseUpdateInput, RoleCreateInput } from "./schema.js";
 import {
+  type CatalogDrops,
+  clearDrops,
   type DatabaseRow,
   deleteDatabaseRow,
   deleteRoleRow,
@@ -28,10 +30,13 @@ import {
   insertDatabase,
   insertRole,
   listDatabaseRows,
+  listDrops,
   listRoleRows,
+  originOf,
   pendingDatabases,
   pendingRoleNames,
   type RoleRow,
+  recordDrop,
   recordUndo,
   setRolePassword,
   setServerRole,
@@ -82,6 +87,7 @@ export function syncServerCatalog(
     if (!branch || branchBeingMade(tx, branchId) || branchBeingCopied(tx, branchId)) return taken;
     const now = ctx.clock.now(branch.accountId);
     const pending = pendingRoleNames(tx, branchId);
+    const dropped = new Set(listDrops(tx, branchId).roles);
     const known = new Map(
       listRoleRows(tx, branchId)
         .filter((r) => !pending.has(r.name))
@@ -93,6 +99,8 @@ export function syncServerCatalog(
       known.delete(role.name);
       const verifier = role.verifier ?? "";
       if (!row) {
+        // One the API deleted (dropped at the next reconcile) is not taken back.
+        if (dropped.has(role.name)) continue;
         insertRole(tx, {
           accountId: branch.accountId,
           projectId: branch.projectId,
@@ -124,7 +132,7 @@ export function syncServerCatalog(
   });
 }
 
-/** The database half of syncServerCatalog; returns the databases to mark with their id. */
+/** The database half of syncServerCatalog; returns the databases to mark with their origin. */
 function syncDatabases(
   tx: Tx,
   branch: BranchRow,
@@ -132,47 +140,65 @@ function syncDatabases(
   now: number,
 ): CatalogTaken["databases"] {
   const pending = pendingDatabases(tx, branch.id);
+  const drops = new Set(listDrops(tx, branch.id).databases);
   const rows = listDatabaseRows(tx, branch.id).filter((r) => !pending.ids.has(r.id));
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const byName = new Map(rows.map((r) => [r.name, r]));
+  const byOrigin = new Map(rows.map((r) => [originOf(r), r]));
   const isRole = (name: string) => findRole(tx, branch.id, name) !== undefined;
   const mark: CatalogTaken["databases"] = [];
-  const changed: DatabaseRow[] = [];
-  const seen = new Set<number>();
+  const matched = new Map<number, { row: DatabaseRow; db: ServerDatabase }>();
+  const unmatched: ServerDatabase[] = [];
   for (const db of server) {
-    if (pending.names.has(db.name) || (db.id !== undefined && pending.ids.has(db.id))) continue;
-    let row = db.id === undefined ? undefined : byId.get(db.id);
-    if (!row) {
-      row = byName.get(db.name);
-      // Marked with another branch's id (its data came from there) and not the control plane's
-      // here: a database the API deleted while the compute was stopped, for the next reconcile.
-      if (!row && db.id !== undefined) continue;
-      if (row && seen.has(row.id)) continue;
-      if (!row) {
-        // Made with SQL; owned by a role the control plane does not hold (its own administrator): left alone.
-        if (!isRole(db.owner)) continue;
-        row = insertDatabase(tx, {
-          accountId: branch.accountId,
-          projectId: branch.projectId,
-          branchId: branch.id,
-          name: db.name,
-          ownerName: db.owner,
-          createdAt: now,
-          updatedAt: now,
-        });
-      }
-      mark.push({ name: db.name, id: row.id });
-    }
-    seen.add(row.id);
-    const owner = isRole(db.owner) ? db.owner : row.ownerName;
-    if (row.name !== db.name || row.ownerName !== owner)
-      changed.push({ ...row, name: db.name, ownerName: owner, updatedAt: now });
+    const row = db.id === undefined ? undefined : byOrigin.get(db.id);
+    // What an unfinished API change touches is the API's: its row stays as it is.
+    if (pending.names.has(db.name) || (db.id !== undefined && pending.origins.has(db.id))) {
+      if (row) matched.set(row.id, { row, db: { ...db, name: row.name, owner: row.ownerName } });
+    } else if (row) matched.set(row.id, { row, db });
+    else unmatched.push(db);
   }
-  for (const row of rows) if (!seen.has(row.id)) deleteDatabaseRow(tx, row.id);
+  // Not marked as one of this branch's (made with SQL, or data from before a change): a row of
+  // its name not found otherwise is it; else it is new to the control plane.
+  const free = new Map(rows.filter((r) => !matched.has(r.id)).map((r) => [r.name, r]));
+  const added: ServerDatabase[] = [];
+  for (const db of unmatched) {
+    const row = free.get(db.name);
+    if (row) {
+      free.delete(db.name);
+      matched.set(row.id, { row, db });
+      mark.push({ name: db.name, id: originOf(row) });
+    } else if (!drops.has(db.name) && isRole(db.owner)) added.push(db);
+    // Owned by a role the control plane does not hold (its own administrator): left alone; one
+    // the API deleted (dropped at the next reconcile): not taken back.
+  }
+  for (const row of free.values()) deleteDatabaseRow(tx, row.id);
+  const changed = [...matched.values()]
+    .filter(({ row, db }) => row.name !== db.name || (row.ownerName !== db.owner && isRole(db.owner)))
+    .map(({ row, db }) => ({
+      ...row,
+      name: db.name,
+      ownerName: isRole(db.owner) ? db.owner : row.ownerName,
+      updatedAt: now,
+    }));
   // Renames may swap names: each renamed row steps aside first.
   for (const row of changed) updateDatabaseRow(tx, { ...row, name: `${row.name}\u0000${row.id}` });
   for (const row of changed) updateDatabaseRow(tx, row);
+  for (const db of added) {
+    const row = insertDatabase(tx, {
+      accountId: branch.accountId,
+      projectId: branch.projectId,
+      branchId: branch.id,
+      name: db.name,
+      ownerName: db.owner,
+      createdAt: now,
+      updatedAt: now,
+    });
+    mark.push({ name: db.name, id: originOf(row) });
+  }
   return mark;
+}
+
+/** A reconcile on the branch's compute applied these drops (or found them moot). */
+export function dropsApplied(ctx: Ctx, branchId: string, drops: CatalogDrops): void {
+  ctx.db.transaction((tx) => clearDrops(tx, branchId, drops));
 }
 
 function requireRole(tx: Tx, branchId: string, name: string): RoleRow {
@@ -291,6 +317,7 @@ export function deleteRole(ctx: Ctx, accountId: string, projectId: string, branc
         `role "${name}" owns database "${owned}"; delete the database or change its owner first`,
       );
     deleteRoleRow(tx, branchId, name);
+    recordDrop(tx, { id: branchId, projectId }, "role", name);
     return { body: { role: toRoleJson(role) }, undo: { kind: "role_deleted", role } };
   });
 }
@@ -409,6 +436,7 @@ export function deleteDatabase(
   return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
     const row = requireDatabase(tx, branchId, name);
     deleteDatabaseRow(tx, row.id);
+    recordDrop(tx, { id: branchId, projectId }, "database", row.name);
     return { body: { database: toDatabaseJson(row) }, undo: { kind: "database_deleted", database: row } };
   });
 }

@@ -1,9 +1,9 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { uniqueOrConflict } from "../../platform/sql.js";
 import { prepared } from "../../platform/statements.js";
 import type { BranchCatalog } from "../snapshots/table.js";
-import { type ConfigUndo, configUndo, databases, roles } from "./table.js";
+import { type ConfigUndo, catalogDrops, configUndo, databases, roles } from "./table.js";
 
 export type RoleRow = typeof roles.$inferSelect;
 export type DatabaseRow = typeof databases.$inferSelect;
@@ -77,25 +77,33 @@ export function pendingRoleNames(tx: Tx, branchId: string): Set<string> {
   return names;
 }
 
-/** The databases (ids and names, before and after) the branch's unfinished apply_config operations make, delete or change. */
-export function pendingDatabases(tx: Tx, branchId: string): { ids: Set<number>; names: Set<string> } {
+/**
+ * The databases the branch's unfinished apply_config operations make, delete or change: their
+ * rows' ids, their origins, and their names before and after.
+ */
+export function pendingDatabases(
+  tx: Tx,
+  branchId: string,
+): { ids: Set<number>; origins: Set<number>; names: Set<string> } {
   const ids = new Set<number>();
+  const origins = new Set<number>();
   const names = new Set<string>();
-  const add = (d: { id: number; name: string }) => {
+  const add = (d: { id: number; originId?: number | null; name: string }) => {
     ids.add(d.id);
+    origins.add(originOf({ id: d.id, originId: d.originId ?? null }));
     names.add(d.name);
   };
+  const created = new Set<number>();
   for (const { undo } of undos(tx, branchId)) {
-    if (undo.kind === "database_created") ids.add(undo.id);
+    if (undo.kind === "database_created") created.add(undo.id);
     else if (undo.kind === "database_deleted") add(undo.database);
     else if (undo.kind === "database_updated") {
       add(undo.before);
       add(undo.after);
     }
   }
-  // A database the API made: its name is the row's (found by the caller through the id).
-  for (const row of listDatabaseRows(tx, branchId)) if (ids.has(row.id)) names.add(row.name);
-  return { ids, names };
+  for (const row of listDatabaseRows(tx, branchId)) if (created.has(row.id)) add(row);
+  return { ids, origins, names };
 }
 
 export function deleteRoleRow(tx: Tx, branchId: string, name: string): void {
@@ -117,7 +125,8 @@ export function copyRoles(tx: Tx, fromBranchId: string, toBranchId: string, now:
   return copies;
 }
 
-export function insertDatabase(tx: Tx, values: Omit<DatabaseRow, "id">): DatabaseRow {
+/** A database made on the branch (by the API or SQL): its own origin. */
+export function insertDatabase(tx: Tx, values: Omit<DatabaseRow, "id" | "originId">): DatabaseRow {
   return uniqueOrConflict(
     () => tx.insert(databases).values(values).returning().get(),
     () => `database "${values.name}" already exists on branch ${values.branchId}`,
@@ -169,8 +178,68 @@ export function copyDatabases(tx: Tx, fromBranchId: string, toBranchId: string, 
     .where(eq(databases.branchId, fromBranchId))
     .orderBy(asc(databases.id))
     .all()
-    .map(({ id: _id, ...d }) => ({ ...d, branchId: toBranchId, createdAt: now, updatedAt: now }));
+    .map(({ id, ...d }) => ({
+      ...d,
+      originId: d.originId ?? id,
+      branchId: toBranchId,
+      createdAt: now,
+      updatedAt: now,
+    }));
   return copies.length ? tx.insert(databases).values(copies).returning().all() : [];
+}
+
+/** The id a database is marked with in Postgres: its origin's (see the column). */
+export const originOf = (row: { id: number; originId: number | null }) => row.originId ?? row.id;
+
+/** Roles and databases the API deleted that the branch's data may still hold (see the table). */
+export interface CatalogDrops {
+  roles: string[];
+  databases: string[];
+}
+
+/** Records that the API deleted a role or database of the branch, for the next reconcile to drop. */
+export function recordDrop(
+  tx: Tx,
+  branch: { id: string; projectId: string },
+  kind: "role" | "database",
+  name: string,
+): void {
+  tx.insert(catalogDrops)
+    .values({ projectId: branch.projectId, branchId: branch.id, kind, name })
+    .onConflictDoNothing()
+    .run();
+}
+
+export function listDrops(tx: Tx, branchId: string): CatalogDrops {
+  const drops: CatalogDrops = { roles: [], databases: [] };
+  for (const d of tx.select().from(catalogDrops).where(eq(catalogDrops.branchId, branchId)).all())
+    (d.kind === "role" ? drops.roles : drops.databases).push(d.name);
+  return drops;
+}
+
+/** A reconcile applied these drops (or found them moot): they go. */
+export function clearDrops(tx: Tx, branchId: string, drops: CatalogDrops): void {
+  for (const [kind, names] of [
+    ["role", drops.roles],
+    ["database", drops.databases],
+  ] as const)
+    if (names.length)
+      tx.delete(catalogDrops)
+        .where(
+          and(
+            eq(catalogDrops.branchId, branchId),
+            eq(catalogDrops.kind, kind),
+            inArray(catalogDrops.name, names),
+          ),
+        )
+        .run();
+}
+
+/** A copy of a branch's data may hold what the API deleted from it: the copy's reconcile drops that too. */
+export function copyDrops(tx: Tx, fromBranchId: string, to: { id: string; projectId: string }): void {
+  const drops = listDrops(tx, fromBranchId);
+  for (const name of drops.roles) recordDrop(tx, to, "role", name);
+  for (const name of drops.databases) recordDrop(tx, to, "database", name);
 }
 
 export function recordUndo(tx: Tx, operationId: string, branchId: string, undo: ConfigUndo): void {
@@ -228,13 +297,15 @@ export function applyUndo(tx: Tx, branchId: string, undo: ConfigUndo, now: numbe
 export function replaceRolesAndDatabases(
   tx: Tx,
   fromBranchId: string,
-  toBranchId: string,
+  to: { id: string; projectId: string },
   now: number,
 ): void {
-  tx.delete(databases).where(eq(databases.branchId, toBranchId)).run();
-  tx.delete(roles).where(eq(roles.branchId, toBranchId)).run();
-  copyRoles(tx, fromBranchId, toBranchId, now);
-  copyDatabases(tx, fromBranchId, toBranchId, now);
+  tx.delete(databases).where(eq(databases.branchId, to.id)).run();
+  tx.delete(roles).where(eq(roles.branchId, to.id)).run();
+  tx.delete(catalogDrops).where(eq(catalogDrops.branchId, to.id)).run();
+  copyRoles(tx, fromBranchId, to.id, now);
+  copyDatabases(tx, fromBranchId, to.id, now);
+  copyDrops(tx, fromBranchId, to);
 }
 
 /** A branch's roles and databases, to be given to another branch later (a snapshot keeps them). */
@@ -251,12 +322,19 @@ export function catalogOf(tx: Tx, branchId: string): BranchCatalog {
       .from(databases)
       .where(eq(databases.branchId, branchId))
       .all()
-      .map(({ id: _id, branchId: _b, ...d }) => d),
+      .map(({ id, branchId: _b, ...d }) => ({ ...d, originId: d.originId ?? id })),
+    drops: listDrops(tx, branchId),
   };
 }
 
 /** Gives a branch the roles and databases of a catalog (a branch restored from a snapshot), dated `now`. */
-export function insertCatalog(tx: Tx, branchId: string, catalog: BranchCatalog, now: number): void {
+export function insertCatalog(
+  tx: Tx,
+  branch: { id: string; projectId: string },
+  catalog: BranchCatalog,
+  now: number,
+): void {
+  const branchId = branch.id;
   if (catalog.roles.length)
     tx.insert(roles)
       .values(catalog.roles.map((r) => ({ ...r, branchId, createdAt: now, updatedAt: now })))
@@ -265,4 +343,6 @@ export function insertCatalog(tx: Tx, branchId: string, catalog: BranchCatalog, 
     tx.insert(databases)
       .values(catalog.databases.map((d) => ({ ...d, branchId, createdAt: now, updatedAt: now })))
       .run();
+  for (const name of catalog.drops?.roles ?? []) recordDrop(tx, branch, "role", name);
+  for (const name of catalog.drops?.databases ?? []) recordDrop(tx, branch, "database", name);
 }

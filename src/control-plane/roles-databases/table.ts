@@ -44,6 +44,12 @@ export const databases = sqliteTable(
       .references(() => branches.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     ownerName: text("owner_name").notNull(),
+    /**
+     * The id of the database this one is a copy of, through every branch made from a branch (null:
+     * its own id). The emulator marks the database in Postgres with it, so a copy's data is found
+     * by it whatever either side renamed.
+     */
+    originId: integer("origin_id"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -54,6 +60,25 @@ export const databases = sqliteTable(
     // delete that cascades to both tables is allowed).
     foreignKey({ columns: [t.branchId, t.ownerName], foreignColumns: [roles.branchId, roles.name] }),
   ],
+);
+
+/**
+ * Roles and databases deleted through the API that the branch's data may still hold (its compute
+ * was stopped, or the data is a copy made before): the next reconcile drops them. It drops nothing
+ * else: a role or database the data holds that the control plane does not (data from before a
+ * drop, a change SQL made) is kept, and taken into the API. Cleared once a reconcile succeeds.
+ */
+export const catalogDrops = sqliteTable(
+  "catalog_drops",
+  {
+    projectId: text("project_id").notNull(),
+    branchId: text("branch_id")
+      .notNull()
+      .references(() => branches.id, { onDelete: "cascade" }),
+    kind: text("kind").$type<"role" | "database">().notNull(),
+    name: text("name").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.branchId, t.kind, t.name] })],
 );
 
 /**

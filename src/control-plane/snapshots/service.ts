@@ -214,7 +214,7 @@ export function restoreSnapshot(
       restoreTarget: target.id,
     };
     updateBranchRow(tx, next);
-    insertCatalog(tx, next.id, snapshot.catalog, now);
+    insertCatalog(tx, next, snapshot.catalog, now);
     const ops = [
       startOperation(ctx, tx, { accountId, projectId, branchId: next.id, action: "create_branch" }),
     ];

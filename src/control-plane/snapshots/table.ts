@@ -7,6 +7,8 @@ import type { databases, roles } from "../roles-databases/table.js";
 export interface BranchCatalog {
   roles: Omit<typeof roles.$inferSelect, "branchId">[];
   databases: Omit<typeof databases.$inferSelect, "id" | "branchId">[];
+  /** What the API deleted that the data may still hold (absent in snapshots taken before it was kept). */
+  drops?: { roles: string[]; databases: string[] };
 }
 
 /**
