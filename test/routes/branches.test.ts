@@ -326,6 +326,53 @@ describe("PATCH, DELETE, set_as_default", () => {
     expectStatus(await t.api("DELETE", `${base()}/${prot.body.branch.id}`), 409);
   });
 
+  it("guards a protected branch as Neon does: no reset or restore, no compute deleted, no project deleted, new passwords below it", async () => {
+    const prot = await t.api("POST", base(), {
+      branch: { name: "prod", protected: true },
+      endpoints: [{ type: "read_write" }],
+    });
+    t.advance(1);
+    const id = prot.body.branch.id;
+    const reset = await t.api("POST", `${base()}/${id}/restore`, { source_branch_id: mainId });
+    expectStatus(reset, 409);
+    expect(reset.body.message).toContain("is protected and cannot be reset or restored");
+    const own = await t.api("POST", `${base()}/${id}/restore`, {
+      source_branch_id: id,
+      source_timestamp: new Date(t.clock.now() - 500).toISOString(),
+      preserve_under_name: "prod-before",
+    });
+    expectStatus(own, 409);
+    const endpoint = prot.body.endpoints[0].id;
+    const ep = await t.api("DELETE", `/api/v2/projects/${projectId}/endpoints/${endpoint}`);
+    expectStatus(ep, 409);
+    expect(ep.body.message).toContain(`belongs to protected branch ${id}`);
+    const project = await t.api("DELETE", `/api/v2/projects/${projectId}`);
+    expectStatus(project, 409);
+    expect(project.body.message).toContain(`has protected branch ${id}`);
+    // A branch made from it gets passwords of its own; one made from an unprotected branch keeps them.
+    const reveal = async (branchId: string) =>
+      (await t.api("GET", `${base()}/${branchId}/roles/neondb_owner/reveal_password`)).body.password;
+    const child = await t.api("POST", base(), {
+      branch: { name: "from-prod", parent_id: id },
+      endpoints: [{ type: "read_write" }],
+    });
+    const sibling = await t.api("POST", base(), { branch: { name: "from-main", parent_id: mainId } });
+    t.advance(1);
+    expect(await reveal(child.body.branch.id)).not.toBe(await reveal(id));
+    expect(child.body.connection_uris[0].connection_uri).toContain(await reveal(child.body.branch.id));
+    expect(await reveal(sibling.body.branch.id)).toBe(await reveal(mainId));
+    // Unprotected, all of it is allowed again.
+    expectStatus(await t.api("PATCH", `${base()}/${id}`, { branch: { protected: false } }), 200);
+    expectStatus(await t.api("DELETE", `/api/v2/projects/${projectId}/endpoints/${endpoint}`), 200);
+    expectStatus(
+      await t.api("POST", `${base()}/${id}/restore`, {
+        source_branch_id: mainId,
+        preserve_under_name: "prod-old",
+      }),
+      200,
+    );
+  });
+
   it("deletes a branch with its endpoints, roles and databases", async () => {
     const dev = await t.api("POST", base(), { branch: { name: "dev" }, endpoints: [{ type: "read_write" }] });
     const epId = dev.body.endpoints[0].id;

@@ -118,7 +118,7 @@ function BranchActions(props: {
             : `Protect “${branch.name}”? A protected branch cannot be deleted or reset.`
         }
       />{" "}
-      {branch.parent_id && (
+      {branch.parent_id && !branch.protected && (
         <ActionButton
           action={`${base}/reset`}
           label="Reset from parent"

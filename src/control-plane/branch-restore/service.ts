@@ -1,5 +1,5 @@
 import type { Ctx } from "../../context.js";
-import { badRequest } from "../../errors.js";
+import { badRequest, conflict } from "../../errors.js";
 import { operationsStarted } from "../../platform/events.js";
 import { type BranchRow, requireSettledBranch, requireWritableProject } from "../access.js";
 import { historyPoint } from "../branches/history.js";
@@ -29,6 +29,8 @@ export function restoreBranch(
   const { body, ops } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
     const branch = requireSettledBranch(tx, accountId, projectId, branchId);
+    if (branch.protected)
+      throw conflict(`branch ${branchId} is protected and cannot be reset or restored; unprotect it first`);
     const self = input.source_branch_id === branchId;
     if (self && input.source_lsn === undefined && input.source_timestamp === undefined)
       throw badRequest("restoring a branch from its own history needs source_lsn or source_timestamp");

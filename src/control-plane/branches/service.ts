@@ -24,6 +24,7 @@ import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
 import type { OperationRow } from "../operations/store.js";
 import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
+import { renewPasswords } from "../roles-databases/service.js";
 import { copyDatabases, copyDrops, copyRoles } from "../roles-databases/store.js";
 import { historyPoint } from "./history.js";
 import { toAnnotationJson, toBranchJson } from "./render.js";
@@ -134,7 +135,8 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
     });
     // A new branch starts as a copy of its parent's roles and databases.
     const now = ctx.clock.now(accountId);
-    const roles = copyRoles(tx, parent.id, branch.id, now);
+    const copied = copyRoles(tx, parent.id, branch.id, now);
+    const roles = parent.protected ? renewPasswords(ctx, tx, copied, now) : copied;
     const databases = copyDatabases(tx, parent.id, branch.id, now);
     copyDrops(tx, parent.id, branch);
     const ops: OperationRow[] = [

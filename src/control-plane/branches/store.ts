@@ -35,6 +35,16 @@ export function deleteBranchRow(tx: Tx, branchId: string): void {
   tx.delete(branches).where(eq(branches.id, branchId)).run();
 }
 
+/** A protected branch of the project, if any. */
+export function findProtectedBranch(tx: Tx, projectId: string): string | undefined {
+  return tx
+    .select({ id: branches.id })
+    .from(branches)
+    .where(and(eq(branches.projectId, projectId), eq(branches.protected, true)))
+    .limit(1)
+    .get()?.id;
+}
+
 export function findChild(tx: Tx, branchId: string): string | undefined {
   return tx.select({ id: branches.id }).from(branches).where(eq(branches.parentId, branchId)).limit(1).get()
     ?.id;

@@ -10,6 +10,7 @@ import { VersionedCache } from "../../platform/versioned-cache.js";
 import {
   branchNotFound,
   type EndpointRow,
+  findBranchById,
   projectLocked,
   projectNotFound,
   readBranch,
@@ -322,6 +323,10 @@ export function deleteEndpoint(
   const row = ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
     const row = requireEndpoint(tx, accountId, projectId, endpointId);
+    if (findBranchById(tx, row.branchId)?.protected)
+      throw conflict(
+        `endpoint ${endpointId} belongs to protected branch ${row.branchId}; its computes cannot be deleted (unprotect the branch first)`,
+      );
     deleteEndpointRow(tx, endpointId);
     closeActivity(tx, { endpointId }, ctx.clock.now(accountId));
     return row;

@@ -15,7 +15,7 @@ import type { Principal } from "../api-keys/service.js";
 import { revokeProjectKeys } from "../api-keys/store.js";
 import { toBranchJson } from "../branches/render.js";
 import { addBranch } from "../branches/service.js";
-import { findDefaultBranch, listProjectBranches } from "../branches/store.js";
+import { findDefaultBranch, findProtectedBranch, listProjectBranches } from "../branches/store.js";
 import { connectionDetails } from "../connection/render.js";
 import { trafficOf } from "../consumption/meter.js";
 import { storageByteHours } from "../consumption/service.js";
@@ -257,6 +257,11 @@ export function updateProject(ctx: Ctx, accountId: string, projectId: string, in
 export function deleteProject(ctx: Ctx, accountId: string, projectId: string) {
   const { body, op } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
+    const guarded = findProtectedBranch(tx, projectId);
+    if (guarded !== undefined)
+      throw conflict(
+        `project ${projectId} has protected branch ${guarded} and cannot be deleted; unprotect its branches first`,
+      );
     const account = getAccount(tx, accountId);
     const now = ctx.clock.now(accountId);
     const windowMs = ctx.config.projectRecoverySeconds * 1000;

@@ -201,6 +201,16 @@ export function dropsApplied(ctx: Ctx, branchId: string, drops: CatalogDrops): v
   ctx.db.transaction((tx) => clearDrops(tx, branchId, drops));
 }
 
+/** The copied roles of a branch made from a protected one get passwords of their own, as on Neon (a role without one stays so). */
+export function renewPasswords(ctx: Ctx, tx: Tx, copied: RoleRow[], now: number): RoleRow[] {
+  return copied.map((role) => {
+    if (role.verifier === "") return role;
+    const next = { ...role, password: ctx.ids.password(), verifier: null, updatedAt: now };
+    setRolePassword(tx, role.branchId, role.name, next.password, now);
+    return next;
+  });
+}
+
 function requireRole(tx: Tx, branchId: string, name: string): RoleRow {
   const row = findRole(tx, branchId, name);
   if (!row) throw notFound(`role "${name}" not found on branch ${branchId}`);
