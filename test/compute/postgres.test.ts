@@ -493,7 +493,31 @@ describe("computes are real Postgres servers", () => {
       seen = await count(replica);
     }
     expect(seen).toBe(before + 1);
-    await query(primary, p.role, p.password, "neondb", "DELETE FROM items WHERE id = 10");
+    // The primary made bigger (more connections than the replica started with): the replica
+    // starts again sized for it, and goes on seeing the primary's rows.
+    const size = (await api("GET", `/projects/${p.projectId}/endpoints/${primary}`)).body.endpoint;
+    const resized = await api("PATCH", `/projects/${p.projectId}/endpoints/${primary}`, {
+      endpoint: { autoscaling_limit_min_cu: 1, autoscaling_limit_max_cu: 1 },
+    });
+    expect(resized.status).toBe(200);
+    await allSettled(p.projectId, resized.body.operations);
+    await query(primary, p.role, p.password, "neondb", "INSERT INTO items VALUES (11, 'after resize')");
+    for (let i = 0; i < 200 && seen !== before + 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      seen = await count(replica).catch(() => seen);
+    }
+    expect(seen).toBe(before + 2);
+    expect(await query(replica, p.role, p.password, "neondb", "SHOW max_connections")).toEqual([
+      { max_connections: "450" },
+    ]);
+    const back = await api("PATCH", `/projects/${p.projectId}/endpoints/${primary}`, {
+      endpoint: {
+        autoscaling_limit_min_cu: size.autoscaling_limit_min_cu,
+        autoscaling_limit_max_cu: size.autoscaling_limit_max_cu,
+      },
+    });
+    await allSettled(p.projectId, back.body.operations);
+    await query(primary, p.role, p.password, "neondb", "DELETE FROM items WHERE id IN (10, 11)");
     expect((await api("DELETE", `/projects/${p.projectId}/endpoints/${res.body.endpoint.id}`)).status).toBe(
       200,
     );

@@ -1682,7 +1682,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       };
       this.track(endpointId, running);
       if (endpoint.type !== "read_write") return;
-      await this.attachReplicas(endpoint.branchId, server.port);
+      await this.attachReplicas(endpoint.branchId, server.port, Number(settings.max_connections));
       try {
         await this.withAdmin(server.port, async (client) => {
           // Where the branch's written data counts from, when its data was just made or replaced.
@@ -1756,17 +1756,38 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * A branch's primary started (on a new port): its running read replicas stream from it from now
    * on, so they see its commits even when they started while it was stopped.
    */
-  private async attachReplicas(branchId: string, primaryPort: number): Promise<void> {
+  private async attachReplicas(branchId: string, primaryPort: number, primaryMax: number): Promise<void> {
     const replicas = [...this.servers].filter(([, r]) => r.branchId === branchId && r.replicaDir);
-    for (const [id, replica] of replicas)
-      await this.withAdmin(replica.server.port, async (client) => {
+    for (const [id, replica] of replicas) {
+      const attached = await this.withAdmin(replica.server.port, async (client) => {
+        // A standby with fewer connections than its primary pauses its replay at the first WAL
+        // that says so (a primary made bigger): it starts again, sized for it.
+        const { rows } = await client.query<{ max_connections: string }>("SHOW max_connections");
+        if (Number(rows[0]?.max_connections) < primaryMax) return false;
         await client.query(
           `ALTER SYSTEM SET primary_conninfo = ${pg().escapeLiteral(this.conninfo(primaryPort, id))}`,
         );
         await client.query("SELECT pg_reload_conf()");
-      }).catch((err) =>
-        this.logger?.warn({ err, endpoint: id }, "could not attach a read replica to its primary"),
+        return true;
+      }).catch((err) => {
+        this.logger?.warn({ err, endpoint: id }, "could not attach a read replica to its primary");
+        return true;
+      });
+      if (!attached) void this.restartReplica(id);
+    }
+  }
+
+  /** Stops a running read replica and starts it again (a fresh copy, sized for its primary), unless it stopped meanwhile. */
+  private async restartReplica(endpointId: string): Promise<void> {
+    try {
+      await this.stop(endpointId);
+      if (this.view.endpoint(endpointId)?.currentState === "active") await this.start(endpointId);
+    } catch (err) {
+      this.logger?.warn(
+        { err, endpoint: endpointId },
+        "could not restart a read replica for its resized primary",
       );
+    }
   }
 
   /** Records a running server; it is forgotten when its process exits, however that happens. */
