@@ -411,6 +411,26 @@ describe("PATCH, DELETE, set_as_default", () => {
 describe("POST /projects/{p}/branches/{b}/restore", () => {
   const message = (res: { body: { message: string } }) => res.body.message;
 
+  it('an empty preserve_under_name keeps no previous state (Neon\'s "if not empty"); compare_schema names the branch asked about', async () => {
+    const dev = await t.api("POST", base(), { branch: { name: "dev" } });
+    const devId = dev.body.branch.id;
+    t.advance(1);
+    const count = async () => (await t.api("GET", base())).body.branches.length;
+    const before = await count();
+    expectStatus(
+      await t.api("POST", `${base()}/${devId}/restore`, {
+        source_branch_id: mainId,
+        preserve_under_name: "",
+      }),
+      200,
+    );
+    expect(await count()).toBe(before);
+    t.advance(1);
+    const diff = await t.api("GET", `${base()}/${devId}/compare_schema?db_name=nope`);
+    expectStatus(diff, 404);
+    expect(message(diff)).toBe(`database "nope" not found on branch ${devId}`);
+  });
+
   it("resets a branch from its parent: same id, the parent's roles and databases, create_branch until done", async () => {
     const dev = await t.api("POST", base(), { branch: { name: "dev" } });
     const devId = dev.body.branch.id;

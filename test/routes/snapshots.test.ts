@@ -25,6 +25,22 @@ async function snapshot(query = "") {
 }
 
 describe("snapshots", () => {
+  it("of a branch deleted since: a restore without target_branch_id says so and names the parameter", async () => {
+    const dev = await t.api("POST", `${p()}/branches`, { branch: { name: "dev" } });
+    t.advance(1);
+    const taken = await t.api("POST", `${p()}/branches/${dev.body.branch.id}/snapshot`);
+    expectStatus(taken, 200);
+    expectStatus(await t.api("DELETE", `${p()}/branches/${dev.body.branch.id}`), 200);
+    const restore = await t.api("POST", `${p()}/snapshots/${taken.body.snapshot.id}/restore`, {});
+    expectStatus(restore, 404);
+    expect(restore.body.message).toContain(`(${dev.body.branch.id}) no longer exists`);
+    expect(restore.body.message).toContain("target_branch_id");
+    const onto = await t.api("POST", `${p()}/snapshots/${taken.body.snapshot.id}/restore`, {
+      target_branch_id: mainId,
+    });
+    expectStatus(onto, 200);
+  });
+
   it("are taken of a branch, listed, renamed, given an expiry that removes them, and deleted", async () => {
     const taken = await t.api("POST", `${p()}/branches/${mainId}/snapshot?name=before-migration`);
     expectStatus(taken, 200);

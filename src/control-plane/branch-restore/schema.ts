@@ -8,7 +8,8 @@ export const BranchRestoreRequest = z
     source_branch_id: ResourceId,
     source_lsn: z.string().optional(),
     source_timestamp: Timestamp.optional(),
-    preserve_under_name: z.string().min(1).max(256, "must be at most 256 characters").optional(),
+    // Empty: no branch keeps the previous state ("if not empty", Neon's OpenAPI says).
+    preserve_under_name: z.string().max(256, "must be at most 256 characters").optional(),
   })
   .openapi("BranchRestoreRequest");
 

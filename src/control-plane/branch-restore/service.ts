@@ -32,9 +32,11 @@ export function restoreBranch(
     if (branch.protected)
       throw conflict(`branch ${branchId} is protected and cannot be reset or restored; unprotect it first`);
     const self = input.source_branch_id === branchId;
+    // Empty: no branch keeps the previous state ("if not empty", Neon's OpenAPI says).
+    const preserve = input.preserve_under_name || undefined;
     if (self && input.source_lsn === undefined && input.source_timestamp === undefined)
       throw badRequest("restoring a branch from its own history needs source_lsn or source_timestamp");
-    if (self && input.preserve_under_name === undefined)
+    if (self && preserve === undefined)
       throw badRequest(
         "restoring a branch from its own history needs preserve_under_name (the branch that keeps its previous state)",
       );
@@ -47,7 +49,7 @@ export function restoreBranch(
       { lsn: input.source_lsn, timestamp: input.source_timestamp },
       { lsn: "source_lsn", timestamp: "source_timestamp" },
     );
-    if (findChild(tx, branchId) !== undefined && input.preserve_under_name === undefined)
+    if (findChild(tx, branchId) !== undefined && preserve === undefined)
       throw badRequest(
         `branch ${branchId} has child branches: preserve_under_name is required (they move to the branch that keeps its previous state)`,
       );
@@ -56,9 +58,9 @@ export function restoreBranch(
     const resetFromParent = !self && source.id === branch.parentId && at.point === undefined;
     const ops: OperationRow[] = [];
     let kept: BranchRow | undefined;
-    if (input.preserve_under_name !== undefined) {
+    if (preserve !== undefined) {
       kept = addBranch(ctx, tx, project, {
-        name: input.preserve_under_name,
+        name: preserve,
         parentId: branch.parentId,
         dataSource: branch.id,
         // It is the branch's previous state, past and all.

@@ -40,6 +40,8 @@ export async function compareBranchSchema(
   if (!baseId)
     throw badRequest(`branch ${branchId} has no parent: name the branch to compare with in base_branch_id`);
   requireBranch(ctx.db, accountId, projectId, baseId);
+  // The branch asked about first: a database it lacks is named as its own.
+  requireDatabase(ctx.db, branchId, query.db_name);
   const base = await readSchema(
     ctx,
     accountId,

@@ -5,6 +5,7 @@ import type { Tx } from "../../platform/db.js";
 import { type DomainEvent, operationsStarted } from "../../platform/events.js";
 import {
   type BranchRow,
+  findBranchById,
   readBranch,
   requireBranch,
   requireProject,
@@ -197,6 +198,10 @@ export function restoreSnapshot(
     const snapshot = findSnapshot(tx, projectId, snapshotId);
     if (!snapshot || (snapshot.expiresAt !== null && snapshot.expiresAt <= ctx.clock.now(accountId)))
       throw snapshotNotFound(projectId, snapshotId);
+    if (input.target_branch_id === undefined && !findBranchById(tx, snapshot.sourceBranchId))
+      throw notFound(
+        `the branch snapshot ${snapshotId} was taken of (${snapshot.sourceBranchId}) no longer exists; name the branch to restore it onto in target_branch_id`,
+      );
     const targetId = input.target_branch_id ?? snapshot.sourceBranchId;
     const target = requireSettledBranch(tx, accountId, projectId, targetId);
     const now = ctx.clock.now(accountId);
