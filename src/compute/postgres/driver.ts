@@ -56,7 +56,7 @@ import {
   startHistory,
   tidyHistory,
 } from "./history.js";
-import { freePort, handOver, initdb, PgServer } from "./process.js";
+import { closedFolderMessage, closedToServers, freePort, handOver, initdb, PgServer } from "./process.js";
 import {
   API_ROLE_ATTRIBUTES,
   type BranchSpec,
@@ -523,6 +523,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * names a live postgres) are shut down, then the endpoints recorded active start again.
    */
   async resume(): Promise<void> {
+    const closed = closedToServers(this.dataDir);
+    if (closed) this.logger?.error(closedFolderMessage(closed, this.dataDir));
     await Promise.all(this.pidFiles().map((file) => endOrphan(file, this.logger)));
     // Copies a crash cut short (branch and snapshot folders being made, copies at a point, staged WAL).
     const projectsDir = path.join(this.dataDir, "projects");
@@ -726,6 +728,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const bin = this.binariesFor(major);
     const dir = path.join(this.dataDir, "templates", `pg${major}`);
     if (fs.existsSync(path.join(dir, "PG_VERSION"))) return dir;
+    const closed = closedToServers(this.dataDir);
+    if (closed) throw new Error(closedFolderMessage(closed, this.dataDir));
     const work = `${dir}.tmp-${process.pid}`;
     fs.rmSync(work, { recursive: true, force: true });
     // Folders above a data folder must let the server's user through (0711: through, not list).

@@ -1,5 +1,7 @@
 import type { ChildProcess } from "node:child_process";
+import fs from "node:fs";
 import net from "node:net";
+import path from "node:path";
 import type { PgBinaries } from "./binaries.js";
 import { childProcesses, run } from "./child-process.js";
 
@@ -11,6 +13,35 @@ export const UNPRIVILEGED = { uid: 65534, gid: 65534 };
 
 export function runsAsRoot(): boolean {
   return typeof process.getuid === "function" && process.getuid() === 0;
+}
+
+/**
+ * When the emulator is root: the first folder on the way to `dir` that the unprivileged user
+ * cannot pass through (a home folder of mode 0700), if any. Its servers could not reach their data.
+ */
+export function closedToServers(dir: string): string | undefined {
+  if (!runsAsRoot()) return undefined;
+  const chain: string[] = [];
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    chain.unshift(at);
+    if (path.dirname(at) === at) break;
+  }
+  for (const folder of chain) {
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(folder);
+    } catch {
+      return undefined; // made later, passable (0711)
+    }
+    const bit = st.uid === UNPRIVILEGED.uid ? 0o100 : st.gid === UNPRIVILEGED.gid ? 0o010 : 0o001;
+    if ((st.mode & bit) === 0) return folder;
+  }
+  return undefined;
+}
+
+/** What to do about a folder closedToServers found. */
+export function closedFolderMessage(folder: string, dataDir: string): string {
+  return `Postgres runs as uid ${UNPRIVILEGED.uid} when the emulator runs as root, and cannot pass through ${folder} to reach the data folder ${dataDir}: put it elsewhere (NEON_EMULATOR_DB or NEON_EMULATOR_DATA_DIR, e.g. under /srv or /tmp) or let others through (chmod o+x ${folder})`;
 }
 
 /** The user a Postgres process runs as: the unprivileged one when the emulator is root, else the emulator's own. */
