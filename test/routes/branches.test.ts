@@ -425,6 +425,10 @@ describe("POST /projects/{p}/branches/{b}/restore", () => {
       200,
     );
     expect(await count()).toBe(before);
+    // A restore is a reset: the branch says when it was last reset.
+    const resetAt = new Date(t.clock.now()).toISOString().replace(".000Z", "Z");
+    expect((await t.api("GET", `${base()}/${devId}`)).body.branch.last_reset_at).toBe(resetAt);
+    expect((await t.api("GET", `${base()}/${mainId}`)).body.branch).not.toHaveProperty("last_reset_at");
     t.advance(1);
     const diff = await t.api("GET", `${base()}/${devId}/compare_schema?db_name=nope`);
     expectStatus(diff, 404);

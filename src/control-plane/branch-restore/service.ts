@@ -79,6 +79,7 @@ export function restoreBranch(
       // Restored from its own history, it becomes a child of the branch that keeps its previous state.
       parentId: self && kept ? kept.id : source.id,
       restoreSource: source.id,
+      lastResetAt: now,
       historyPoint: at.point ?? null,
       historySince: now,
       // It takes the source's data, rows and all.

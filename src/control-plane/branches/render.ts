@@ -31,6 +31,7 @@ export function toBranchJson(row: BranchRow, usage: Usage = NO_USAGE, traffic: T
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
     ...(row.expiresAt !== null ? { expires_at: iso(row.expiresAt) } : {}),
+    ...(row.lastResetAt !== null ? { last_reset_at: iso(row.lastResetAt) } : {}),
     ...(row.expiresAt !== null && row.ttlSeconds !== null ? { ttl_interval_seconds: row.ttlSeconds } : {}),
     init_source: row.initSource,
     ...(row.restoreStatus ? { restore_status: row.restoreStatus } : {}),

@@ -54,6 +54,7 @@ export function newBranchRow(args: {
     dataSource: args.dataSource ?? null,
     initSource: args.initSource ?? "parent-data",
     restoreSource: null,
+    lastResetAt: null,
     restoreStatus: null,
     restoredFrom: null,
     restoreTarget: null,

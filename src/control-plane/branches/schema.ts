@@ -26,6 +26,7 @@ export const Branch = z
     created_at: Timestamp,
     updated_at: Timestamp,
     expires_at: Timestamp.optional(),
+    last_reset_at: Timestamp.optional(),
     init_source: z.string(),
     created_by: z.object({ name: z.string(), image: z.string() }),
   })

@@ -41,6 +41,8 @@ export const branches = sqliteTable(
      * databases without their rows (Neon's init_source).
      */
     initSource: text("init_source").notNull().default("parent-data"),
+    /** When a restore (POST …/restore: a reset from its parent, a point in time) last replaced its data. */
+    lastResetAt: integer("last_reset_at"),
     /** A restore under way (POST …/restore): the branch whose data replaces this branch's. Cleared once done. */
     restoreSource: text("restore_source"),
     /** A branch restored from a snapshot: `restored`, then `finalized` once it replaced its target. */

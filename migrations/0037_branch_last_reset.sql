@@ -1,0 +1,1 @@
+ALTER TABLE `branches` ADD `last_reset_at` integer;
