@@ -316,7 +316,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /**
    * Where a branch's roles and databases as its running primary holds them go (the control plane's
    * copy, which returns what it took: roles to mark as the emulator's, databases to mark with their
-   * id); none when unset. Read when a client's session ends (a second later, once for all that end
+   * origin id); none when unset. Read when a client's session ends (a second later, once for all that end
    * meanwhile), when a login reads a role, before an API change is applied, and before the primary stops.
    */
   catalogSink:

@@ -56,11 +56,11 @@ export interface ServerRole {
 export interface ServerDatabase {
   name: string;
   owner: string;
-  /** The control plane's id the emulator marked it with, if it did (on this branch or the one its data came from). */
+  /** The origin id the emulator marked it with (databases.origin_id), if it did. */
   id: number | undefined;
 }
 
-/** What the control plane took from a server: roles it added, and databases to mark with their id. */
+/** What the control plane took from a server: roles it added, and databases to mark with their origin id. */
 export interface CatalogTaken {
   roles: string[];
   databases: { name: string; id: number }[];
