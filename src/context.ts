@@ -30,7 +30,12 @@ export interface Config {
    * The Postgres majors that can run, and the command that installs another; null when computes
    * are not real processes (NEON_EMULATOR_COMPUTE=none), where any major 14-18 is accepted.
    */
-  postgres?: { installed: readonly number[]; installCommand(major: number): string } | null;
+  postgres?: {
+    /** Whether a major can run (looked for again when it is not yet known). */
+    has(major: number): boolean;
+    installed(): readonly number[];
+    installCommand(major: number): string;
+  } | null;
   /**
    * Where the Postgres front door listens, once it does (NEON_EMULATOR_COMPUTE=postgres): the
    * connection URIs the API hands out point there. Undefined otherwise (URIs name endpoint hosts).

@@ -4,7 +4,7 @@ import pino, { type Logger } from "pino";
 import { createApp } from "./app.js";
 import type { ComputeDriver } from "./compute/driver.js";
 import { noneDriver } from "./compute/none.js";
-import { findBinaries, installCommand } from "./compute/postgres/binaries.js";
+import { findBinaries, installedMajors } from "./compute/postgres/binaries.js";
 import { type ComputeAddress, PostgresDriver } from "./compute/postgres/driver.js";
 import type { Config, Ctx } from "./context.js";
 import { ensureDefaultAccount } from "./control-plane/accounts/service.js";
@@ -118,7 +118,7 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
     db: storage.db,
     clock: makeClock(env, storage),
     ids: new IdGenerator(),
-    config: configFromEnv(env, binaries && { installed: [...binaries.keys()].sort(), installCommand }),
+    config: configFromEnv(env, binaries && installedMajors(binaries, env.NEON_EMULATOR_PG_BIN)),
   };
   const postgres = binaries ? new PostgresDriver(storage.db, dataDirOf(env), binaries, logger) : null;
   const driver: ComputeDriver = postgres ?? noneDriver;

@@ -111,24 +111,6 @@ export function branchBeingMade(tx: Tx, branchId: string): boolean {
   );
 }
 
-/**
- * Whether a copy of this branch's data is being made (for a child, a restore from it, a branch
- * keeping its previous state, a snapshot): what the copy's control-plane rows hold must stay what its data holds.
- */
-export function branchBeingCopied(tx: Tx, branchId: string): boolean {
-  return (
-    statement(
-      tx,
-      `SELECT 1 FROM branches b WHERE @branchId IN (b.parent_id, b.restore_source, b.data_source)
-          AND EXISTS (SELECT 1 FROM operations
-                       WHERE branch_id = b.id AND action = 'create_branch' AND ${UNFINISHED_OPERATION_SQL})
-       UNION ALL
-       SELECT 1 FROM snapshots WHERE source_branch_id = @branchId AND full_size IS NULL
-       LIMIT 1`,
-    ).get({ branchId }) !== undefined
-  );
-}
-
 /** A branch by id alone (its account and project with it), for work that is not a client's request. */
 export function findBranchById(tx: Tx, branchId: string): BranchRow | undefined {
   return tx.select().from(branches).where(eq(branches.id, branchId)).get();

@@ -13,7 +13,7 @@ import { recordState } from "../control-plane/endpoints/store.js";
 import { settleProjectOperations } from "../control-plane/operations/store.js";
 import { newProjectRow } from "../control-plane/projects/rules.js";
 import { countProjects, insertProject, setLocked } from "../control-plane/projects/store.js";
-import { addDatabase, addRole } from "../control-plane/roles-databases/service.js";
+import { addDatabase, addRole, dropWhatDataBrings } from "../control-plane/roles-databases/service.js";
 import type { PlanName } from "../plans.js";
 import type { Tx } from "../platform/db.js";
 import { IdGenerator, seededRandom } from "../platform/ids.js";
@@ -105,6 +105,7 @@ function seedProject(
         throw new SeedError(`${at}.databases.${j}.owner: no role named "${d.owner}" on this branch`);
       addDatabase(ctx, tx, branch, { name: d.name, ownerName: d.owner });
     });
+    dropWhatDataBrings(tx, branch);
     for (const e of b.endpoints) {
       const { endpoint } = addEndpoint(
         ctx,

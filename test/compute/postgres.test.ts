@@ -377,6 +377,35 @@ describe("computes are real Postgres servers", () => {
     await allSettled(p.projectId, (await api("DELETE", childBase)).body.operations);
   });
 
+  it("changes made through the API while the compute is stopped: a database renamed then deleted goes, one deleted and made again is new", async () => {
+    const base = `/projects/${p.projectId}/branches/${p.branchId}`;
+    const owner = (sql: string, db = "neondb") => query(p.endpointId, p.role, p.password, db, sql);
+    const change = async (method: string, path: string, body?: unknown) => {
+      const res = await api(method, `${base}${path}`, body);
+      expect(res.status).toBeLessThan(300);
+      await allSettled(p.projectId, res.body.operations);
+    };
+    for (const name of ["stopped_x", "again"]) {
+      await change("POST", "/databases", { database: { name, owner_name: p.role } });
+      await owner("CREATE TABLE kept AS SELECT 1 AS v", name);
+    }
+    await changeState(p, "suspend");
+    await change("PATCH", "/databases/stopped_x", { database: { name: "stopped_y" } });
+    await change("DELETE", "/databases/stopped_y");
+    await change("DELETE", "/databases/again");
+    await change("POST", "/databases", { database: { name: "again", owner_name: p.role } });
+    await changeState(p, "start");
+    expect(
+      await owner("SELECT datname FROM pg_database WHERE datname LIKE 'stopped%' OR datname = 'again'"),
+    ).toEqual([{ datname: "again" }]);
+    expect(await owner("SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'kept'", "again")).toEqual(
+      [{ n: 0 }],
+    );
+    await change("DELETE", "/databases/again");
+    // Its logical_size is measured again (at the stop) for the tests after this one.
+    await changeState(p, "restart");
+  });
+
   it("a change Postgres refuses fails its apply_config and leaves the API's view as it was", async () => {
     const base = `/projects/${p.projectId}/branches/${p.branchId}`;
     // A name no compute can give a role is refused at once, compute running or not.

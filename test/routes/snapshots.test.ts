@@ -114,6 +114,12 @@ describe("snapshots", () => {
     expect(restored.body.operations.map((o: { action: string }) => o.action)).toEqual(["create_branch"]);
     expect(names((await t.api("GET", `${p()}/branches/${id}/roles`)).body.roles)).toEqual(["neondb_owner"]);
     t.advance(1);
+    // A protected branch is not replaced (a reset): 409 until it is unprotected.
+    expectStatus(await t.api("PATCH", `${p()}/branches/${mainId}`, { branch: { protected: true } }), 200);
+    const guarded = await t.api("POST", `${p()}/branches/${id}/finalize_restore`, { name: "main-before" });
+    expectStatus(guarded, 409);
+    expect(guarded.body.message).toContain("is protected and cannot be replaced by a restore");
+    expectStatus(await t.api("PATCH", `${p()}/branches/${mainId}`, { branch: { protected: false } }), 200);
 
     const finalized = await t.api("POST", `${p()}/branches/${id}/finalize_restore`, { name: "main-before" });
     expectStatus(finalized, 200);

@@ -91,6 +91,31 @@ export function findBinaries(pgBin: string | undefined): Map<number, PgBinaries>
   return found;
 }
 
+/**
+ * The majors that can run (`found`, shared with the compute driver), looked for again when one asked
+ * for is missing: a package installed while the emulator runs is found without a restart.
+ */
+export function installedMajors(found: Map<number, PgBinaries>, pgBin: string | undefined) {
+  const lookAgain = () => {
+    try {
+      for (const [major, bin] of findBinaries(pgBin)) if (!found.has(major)) found.set(major, bin);
+    } catch {
+      // NEON_EMULATOR_PG_BIN no longer holds binaries: the ones found at start stay.
+    }
+  };
+  return {
+    has(major: number): boolean {
+      if (!found.has(major)) lookAgain();
+      return found.has(major);
+    },
+    installed(): number[] {
+      lookAgain();
+      return [...found.keys()].sort((a, b) => a - b);
+    },
+    installCommand,
+  };
+}
+
 /** A folder's entries; none when it does not exist. */
 export function readdir(dir: string): string[] {
   try {

@@ -1785,7 +1785,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private async restartReplica(endpointId: string): Promise<void> {
     try {
       await this.stop(endpointId);
-      if (this.view.endpoint(endpointId)?.currentState === "active") await this.start(endpointId);
+      const endpoint = this.view.endpoint(endpointId);
+      // Not one being suspended or deleted meanwhile.
+      if (endpoint && (endpoint.pendingState ?? endpoint.currentState) === "active")
+        await this.start(endpointId);
     } catch (err) {
       this.logger?.warn(
         { err, endpoint: endpointId },

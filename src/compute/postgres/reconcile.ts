@@ -6,8 +6,8 @@ export interface BranchSpec {
   roles: { name: string; password: string; verifier: string | null; noLogin: boolean }[];
   /** `origin`: the id the database is marked with in Postgres (its origin's, whatever branch it was copied from). */
   databases: { origin: number; name: string; ownerName: string }[];
-  /** Roles and databases the API deleted that the data may still hold: the only ones dropped. */
-  drops: { roles: string[]; databases: string[] };
+  /** Roles and databases the API deleted that the data may still hold (databases by name and origin): the only ones dropped. */
+  drops: { roles: string[]; databases: { name: string; origin: number | null }[] };
 }
 
 /** Roles and databases the emulator made carry this comment; others (made with SQL) are left alone. */
@@ -124,10 +124,25 @@ export async function reconcile(
   );
   const byName = new Map(dbs.rows.map((d) => [d.datname, d]));
   const wanted = new Set(spec.databases.map((d) => d.name));
+  // What the API deleted goes first: found by its mark, whatever the data names it now, or by its
+  // name, unless it is still wanted as itself (a name deleted and made again through the API is
+  // made afresh). Nothing else is dropped: a database the data holds that the control plane does
+  // not know of (restored from before a drop, or made with SQL) stays, for the control plane to take.
+  const wantedOrigins = new Set(spec.databases.map((d) => d.origin));
+  const dropOrigins = new Set(spec.drops.databases.map((d) => d.origin));
+  const dropNames = new Set(spec.drops.databases.map((d) => d.name));
+  for (const d of dbs.rows) {
+    const origin = managedDatabaseId(d.comment);
+    if (origin === undefined || wantedOrigins.has(origin)) continue;
+    if (dropOrigins.has(origin) || (dropNames.has(d.datname) && !wanted.has(d.datname))) {
+      await client.query(`DROP DATABASE ${ident(d.datname)} WITH (FORCE)`);
+      byName.delete(d.datname);
+    }
+  }
   for (const db of spec.databases) {
     let current = byName.get(db.name);
     if (!current) {
-      const renamed = dbs.rows.find(
+      const renamed = [...byName.values()].find(
         (d) => managedDatabaseId(d.comment) === db.origin && !wanted.has(d.datname),
       );
       if (renamed) {
@@ -151,16 +166,6 @@ export async function reconcile(
       await client.query(`ALTER DATABASE ${ident(db.name)} OWNER TO ${ident(db.ownerName)}`);
     await client.query(markDatabase(db.name, db.origin));
   }
-  // Only what the API deleted: a database the data holds that the control plane does not know of
-  // (restored from before a drop, or made with SQL) stays, for the control plane to take.
-  const droppedDatabases = new Set(spec.drops.databases);
-  for (const d of byName.values())
-    if (
-      managedDatabaseId(d.comment) !== undefined &&
-      !wanted.has(d.datname) &&
-      droppedDatabases.has(d.datname)
-    )
-      await client.query(`DROP DATABASE ${ident(d.datname)} WITH (FORCE)`);
   // As Neon's compute does: what a deleted role owns in each database goes to that database's
   // owner (its grants are dropped), then the role.
   const wantedRoles = new Set(spec.roles.map((r) => r.name));

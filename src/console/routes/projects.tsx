@@ -48,7 +48,7 @@ router.get("/projects", (c) => {
   const listed = listProjects(c.var.ctx, principalOf(c), query);
   const { projects } = listed;
   const next = "pagination" in listed ? listed.pagination?.cursor : undefined;
-  const versions = c.var.ctx.config.postgres?.installed ?? [14, 15, 16, 17, 18];
+  const versions = c.var.ctx.config.postgres?.installed() ?? [14, 15, 16, 17, 18];
   return c.html(
     <Layout title="Projects" page={page}>
       <h1>Projects</h1>

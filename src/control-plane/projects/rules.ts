@@ -70,9 +70,9 @@ export function newProjectRow(args: {
     defaults.autoscaling_limit_max_cu = input.autoscaling_limit_max_cu;
   checkDefaults(plan, defaults);
   const pgVersion = input.pg_version ?? DEFAULT_PG_VERSION;
-  if (args.postgres && !args.postgres.installed.includes(pgVersion))
+  if (args.postgres && !args.postgres.has(pgVersion))
     throw unprocessable(
-      `Postgres ${pgVersion} is not installed in this emulator (installed: ${args.postgres.installed.join(", ") || "none"}); install it with: ${args.postgres.installCommand(pgVersion)}`,
+      `Postgres ${pgVersion} is not installed in this emulator (installed: ${args.postgres.installed().join(", ") || "none"}); install it with: ${args.postgres.installCommand(pgVersion)}`,
     );
   return {
     id: args.id,

@@ -27,8 +27,7 @@ import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
 import { deleteProjectOperations, dropPendingDeletion, type OperationRow } from "../operations/store.js";
 import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
-import { addDatabase, addRole } from "../roles-databases/service.js";
-import { recordDrop } from "../roles-databases/store.js";
+import { addDatabase, addRole, dropWhatDataBrings } from "../roles-databases/service.js";
 import { availablePreloadLibraries } from "./preload-libraries.js";
 import {
   type DeletedProjectRow,
@@ -92,10 +91,8 @@ export function createProject(ctx: Ctx, accountId: string, input: ProjectCreateI
       name: input.branch?.database_name ?? DEFAULT_DATABASE_NAME,
       ownerName: role.name,
     });
-    // Every project's data starts from a template holding the default role and database: other
-    // names leave them to its first reconcile to drop.
-    if (role.name !== DEFAULT_ROLE_NAME) recordDrop(tx, branch, "role", DEFAULT_ROLE_NAME);
-    if (database.name !== DEFAULT_DATABASE_NAME) recordDrop(tx, branch, "database", DEFAULT_DATABASE_NAME);
+    // Every project's data starts from a template holding the default role and database.
+    dropWhatDataBrings(tx, branch);
     const started = addEndpoint(ctx, tx, account.plan, project, branch.id, { type: "read_write" });
     return { account, project, branch, role, database, started, ops: [timeline, ...started.operations] };
   });

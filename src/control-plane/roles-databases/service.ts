@@ -5,7 +5,6 @@ import { type Outcome, operationsStarted } from "../../platform/events.js";
 import { parseVerifier, verifies } from "../../platform/scram-verifier.js";
 import {
   type BranchRow,
-  branchBeingCopied,
   branchBeingMade,
   findBranchById,
   readBranch,
@@ -16,11 +15,13 @@ import {
 } from "../access.js";
 import { toOperationJson } from "../operations/render.js";
 import { startOperation } from "../operations/service.js";
+import { DEFAULT_DATABASE_NAME, DEFAULT_ROLE_NAME } from "../projects/rules.js";
 import { toDatabaseJson, toRoleJson } from "./render.js";
 import type { DatabaseCreateInput, DatabaseUpdateInput, RoleCreateInput } from "./schema.js";
 import {
   type CatalogDrops,
   clearDrops,
+  copyDrops,
   type DatabaseRow,
   deleteDatabaseRow,
   deleteRoleRow,
@@ -73,7 +74,9 @@ export interface CatalogTaken {
  * with SQL replaces the control plane's, a database made with SQL is added, one renamed or given
  * to another owner is changed (keeping its id), and what SQL dropped goes. Roles and databases an
  * unfinished apply_config changes are the API's (not yet on the server), and nothing changes while
- * the branch's data is being made or replaced, or copied for another branch.
+ * the branch's data is being made or replaced. (A copy of its data made meanwhile for another
+ * branch may hold what this takes and the copy's rows lack: that branch's compute keeps it and
+ * takes it in turn, since a compute drops only what the API deleted.)
  */
 export function syncServerCatalog(
   ctx: Ctx,
@@ -83,8 +86,7 @@ export function syncServerCatalog(
   return ctx.db.transaction((tx) => {
     const taken: CatalogTaken = { roles: [], databases: [] };
     const branch = findBranchById(tx, branchId);
-    // While a copy of its data is made, what the copy's rows and data hold must agree: taken later.
-    if (!branch || branchBeingMade(tx, branchId) || branchBeingCopied(tx, branchId)) return taken;
+    if (!branch || branchBeingMade(tx, branchId)) return taken;
     const now = ctx.clock.now(branch.accountId);
     const pending = pendingRoleNames(tx, branchId);
     const dropped = new Set(listDrops(tx, branchId).roles);
@@ -140,7 +142,9 @@ function syncDatabases(
   now: number,
 ): CatalogTaken["databases"] {
   const pending = pendingDatabases(tx, branch.id);
-  const drops = new Set(listDrops(tx, branch.id).databases);
+  const drops = listDrops(tx, branch.id).databases;
+  const dropped = (db: ServerDatabase) =>
+    drops.some((d) => d.name === db.name || (db.id !== undefined && d.origin === db.id));
   const rows = listDatabaseRows(tx, branch.id).filter((r) => !pending.ids.has(r.id));
   const byOrigin = new Map(rows.map((r) => [originOf(r), r]));
   const isRole = (name: string) => findRole(tx, branch.id, name) !== undefined;
@@ -165,7 +169,7 @@ function syncDatabases(
       free.delete(db.name);
       matched.set(row.id, { row, db });
       mark.push({ name: db.name, id: originOf(row) });
-    } else if (!drops.has(db.name) && isRole(db.owner)) added.push(db);
+    } else if (!dropped(db) && isRole(db.owner)) added.push(db);
     // Owned by a role the control plane does not hold (its own administrator): left alone; one
     // the API deleted (dropped at the next reconcile): not taken back.
   }
@@ -194,6 +198,27 @@ function syncDatabases(
     mark.push({ name: db.name, id: originOf(row) });
   }
   return mark;
+}
+
+/**
+ * A branch whose roles and databases are not copies of what its data starts from (a new project
+ * with other names, a seeded branch): what the data brings beyond them goes at its first
+ * reconcile. A root's data starts from the template (the default role and database), a child's
+ * from its parent's (its roles, databases and pending drops).
+ */
+export function dropWhatDataBrings(tx: Tx, branch: BranchRow): void {
+  const roles = new Set(listRoleRows(tx, branch.id).map((r) => r.name));
+  const databases = new Set(listDatabaseRows(tx, branch.id).map((d) => d.name));
+  if (branch.parentId === null) {
+    if (!roles.has(DEFAULT_ROLE_NAME)) recordDrop(tx, branch, "role", DEFAULT_ROLE_NAME);
+    if (!databases.has(DEFAULT_DATABASE_NAME)) recordDrop(tx, branch, "database", DEFAULT_DATABASE_NAME);
+    return;
+  }
+  copyDrops(tx, branch.parentId, branch);
+  for (const r of listRoleRows(tx, branch.parentId))
+    if (!roles.has(r.name)) recordDrop(tx, branch, "role", r.name);
+  for (const d of listDatabaseRows(tx, branch.parentId))
+    if (!databases.has(d.name)) recordDrop(tx, branch, "database", d.name, originOf(d));
 }
 
 /** A reconcile on the branch's compute applied these drops (or found them moot). */
@@ -446,7 +471,7 @@ export function deleteDatabase(
   return withApplyConfig(ctx, accountId, projectId, branchId, (tx) => {
     const row = requireDatabase(tx, branchId, name);
     deleteDatabaseRow(tx, row.id);
-    recordDrop(tx, { id: branchId, projectId }, "database", row.name);
+    recordDrop(tx, { id: branchId, projectId }, "database", row.name, originOf(row));
     return { body: { database: toDatabaseJson(row) }, undo: { kind: "database_deleted", database: row } };
   });
 }

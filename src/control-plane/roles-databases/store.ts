@@ -194,26 +194,32 @@ export const originOf = (row: { id: number; originId: number | null }) => row.or
 /** Roles and databases the API deleted that the branch's data may still hold (see the table). */
 export interface CatalogDrops {
   roles: string[];
-  databases: string[];
+  /** By name, and by origin (its mark in the data) when the deleted row had one. */
+  databases: { name: string; origin: number | null }[];
 }
 
-/** Records that the API deleted a role or database of the branch, for the next reconcile to drop. */
+/** Records that the API deleted a role or database (with its origin) of the branch, for the next reconcile to drop. */
 export function recordDrop(
   tx: Tx,
   branch: { id: string; projectId: string },
   kind: "role" | "database",
   name: string,
+  origin: number | null = null,
 ): void {
   tx.insert(catalogDrops)
-    .values({ projectId: branch.projectId, branchId: branch.id, kind, name })
-    .onConflictDoNothing()
+    .values({ projectId: branch.projectId, branchId: branch.id, kind, name, originId: origin })
+    .onConflictDoUpdate({
+      target: [catalogDrops.branchId, catalogDrops.kind, catalogDrops.name],
+      set: { originId: origin },
+    })
     .run();
 }
 
 export function listDrops(tx: Tx, branchId: string): CatalogDrops {
   const drops: CatalogDrops = { roles: [], databases: [] };
   for (const d of tx.select().from(catalogDrops).where(eq(catalogDrops.branchId, branchId)).all())
-    (d.kind === "role" ? drops.roles : drops.databases).push(d.name);
+    if (d.kind === "role") drops.roles.push(d.name);
+    else drops.databases.push({ name: d.name, origin: d.originId });
   return drops;
 }
 
@@ -221,7 +227,7 @@ export function listDrops(tx: Tx, branchId: string): CatalogDrops {
 export function clearDrops(tx: Tx, branchId: string, drops: CatalogDrops): void {
   for (const [kind, names] of [
     ["role", drops.roles],
-    ["database", drops.databases],
+    ["database", drops.databases.map((d) => d.name)],
   ] as const)
     if (names.length)
       tx.delete(catalogDrops)
@@ -239,7 +245,7 @@ export function clearDrops(tx: Tx, branchId: string, drops: CatalogDrops): void 
 export function copyDrops(tx: Tx, fromBranchId: string, to: { id: string; projectId: string }): void {
   const drops = listDrops(tx, fromBranchId);
   for (const name of drops.roles) recordDrop(tx, to, "role", name);
-  for (const name of drops.databases) recordDrop(tx, to, "database", name);
+  for (const d of drops.databases) recordDrop(tx, to, "database", d.name, d.origin);
 }
 
 export function recordUndo(tx: Tx, operationId: string, branchId: string, undo: ConfigUndo): void {
@@ -344,5 +350,5 @@ export function insertCatalog(
       .values(catalog.databases.map((d) => ({ ...d, branchId, createdAt: now, updatedAt: now })))
       .run();
   for (const name of catalog.drops?.roles ?? []) recordDrop(tx, branch, "role", name);
-  for (const name of catalog.drops?.databases ?? []) recordDrop(tx, branch, "database", name);
+  for (const d of catalog.drops?.databases ?? []) recordDrop(tx, branch, "database", d.name, d.origin);
 }

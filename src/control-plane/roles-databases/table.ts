@@ -77,6 +77,8 @@ export const catalogDrops = sqliteTable(
       .references(() => branches.id, { onDelete: "cascade" }),
     kind: text("kind").$type<"role" | "database">().notNull(),
     name: text("name").notNull(),
+    /** A database's origin (databases.origin_id): found by its mark, whatever the data names it. */
+    originId: integer("origin_id"),
   },
   (t) => [primaryKey({ columns: [t.branchId, t.kind, t.name] })],
 );

@@ -1,5 +1,5 @@
 import type { Ctx } from "../../context.js";
-import { badRequest, notFound } from "../../errors.js";
+import { badRequest, conflict, notFound } from "../../errors.js";
 import { iso } from "../../platform/clock.js";
 import type { Tx } from "../../platform/db.js";
 import { type DomainEvent, operationsStarted } from "../../platform/events.js";
@@ -265,6 +265,11 @@ function finalize(
       `branch ${branch.id} was not restored from a snapshot, or its restore is finalized already`,
     );
   const target = requireBranch(tx, branch.accountId, branch.projectId, branch.restoreTarget);
+  // Replacing it takes its computes and its place: a reset, which a protected branch refuses.
+  if (target.protected)
+    throw conflict(
+      `branch ${target.id} is protected and cannot be replaced by a restore; unprotect it first, or restore without finalize_restore`,
+    );
   const now = ctx.clock.now(branch.accountId);
   const stamp = iso(now).replace(/[-:]/g, "").replace(/\..*$/, "");
   updateBranchRow(tx, { ...target, name: name ?? `${target.name}_old_${stamp}`, updatedAt: now });

@@ -8,7 +8,7 @@ export interface BranchCatalog {
   roles: Omit<typeof roles.$inferSelect, "branchId">[];
   databases: Omit<typeof databases.$inferSelect, "id" | "branchId">[];
   /** What the API deleted that the data may still hold (absent in snapshots taken before it was kept). */
-  drops?: { roles: string[]; databases: string[] };
+  drops?: { roles: string[]; databases: { name: string; origin: number | null }[] };
 }
 
 /**

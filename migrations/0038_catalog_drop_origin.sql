@@ -1,0 +1,1 @@
+ALTER TABLE `catalog_drops` ADD `origin_id` integer;
