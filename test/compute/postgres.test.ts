@@ -1146,6 +1146,44 @@ describe("computes are real Postgres servers", () => {
     if (marks) expect(fileFlags(branches)).toContain("T");
   });
 
+  it("a restore cut short by a SIGKILL finishes after the restart, and the branch's read replica serves the restored data", async () => {
+    const made = await api("POST", `/projects/${p.projectId}/endpoints`, {
+      endpoint: { branch_id: p.branchId, type: "read_only" },
+    });
+    await allSettled(p.projectId, made.body.operations);
+    const replica = made.body.endpoint.id as string;
+    const primary = (sql: string) => query(p.endpointId, p.role, p.password, "neondb", sql);
+    const values = async (endpointId: string) =>
+      (await query(endpointId, p.role, p.password, "neondb", "SELECT v FROM crash_restore ORDER BY v")).map(
+        (r) => r.v,
+      );
+    await primary("CREATE TABLE crash_restore AS SELECT 1 AS v");
+    await new Promise((r) => setTimeout(r, 1200));
+    const at = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 1200));
+    await primary("INSERT INTO crash_restore VALUES (2)");
+    const restore = await api("POST", `/projects/${p.projectId}/branches/${p.branchId}/restore`, {
+      source_branch_id: p.branchId,
+      source_timestamp: at,
+      preserve_under_name: "before-crash-restore",
+    });
+    expect(restore.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    await server.stop("SIGKILL");
+    server = await startServer(env());
+    for (const op of restore.body.operations)
+      expect((await settled(p.projectId, op.id)).status).toBe("finished");
+    expect(await values(p.endpointId)).toEqual([1]);
+    await primary("INSERT INTO crash_restore VALUES (3)");
+    let seen: unknown[] = [];
+    for (let i = 0; i < 200 && seen.join() !== "1,3"; i++) {
+      seen = await values(replica).catch(() => seen);
+      if (seen.join() !== "1,3") await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(seen).toEqual([1, 3]);
+    expect((await api("DELETE", `/projects/${p.projectId}/endpoints/${replica}`)).status).toBe(200);
+  }, 60_000);
+
   it("a terminal's Ctrl-C (SIGINT to the emulator's process group) stops the computes once what SQL changed is taken", async () => {
     await server.stop();
     server = await startServer(env(), { detached: true });

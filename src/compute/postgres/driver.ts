@@ -227,6 +227,8 @@ interface Running {
   branchId: string;
   /** A read replica's own folder, removed when it stops. */
   replicaDir?: string;
+  /** A read replica's: the branch's data generation (dataGenerations) its copy was made at or after. */
+  generation?: number;
   /** False while a starting primary's roles are not yet the control plane's (logins are checked against those meanwhile). */
   rolesReady: boolean;
   /**
@@ -464,6 +466,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   }
 
   async perform(effect: ComputeEffect): Promise<EffectResult | undefined> {
+    await this.cleared;
     switch (effect.kind) {
       case "create_timeline":
       case "create_branch": {
@@ -523,6 +526,25 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * names a live postgres) are shut down, then the endpoints recorded active start again.
    */
   async resume(): Promise<void> {
+    // Set before the first await: the worker, started just before, may already hand over effects.
+    this.cleared = this.clearLeftovers().catch((err: unknown) =>
+      this.logger?.error({ err }, "could not clear what a previous run left"),
+    );
+    await this.cleared;
+    for (const id of this.view.activeEndpoints())
+      await this.start(id).catch((err) =>
+        this.logger?.error({ err, endpoint: id }, "could not resume a compute"),
+      );
+  }
+
+  /**
+   * What a previous run left is cleared at resume before any other work touches the folders:
+   * effects and reads wait for it. (A restore the worker performs again after a crash made its
+   * copy while the resume removed copies cut short, its own among them, and failed.)
+   */
+  private cleared: Promise<void> = Promise.resolve();
+
+  private async clearLeftovers(): Promise<void> {
     const closed = closedToServers(this.dataDir);
     if (closed) this.logger?.error(closedFolderMessage(closed, this.dataDir));
     await Promise.all(this.pidFiles().map((file) => endOrphan(file, this.logger)));
@@ -542,13 +564,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await markTops(this.copiesFolders());
     this.pruneTimer ??= setInterval(() => this.pruneAll(), PRUNE_EVERY_MS);
     this.pruneTimer.unref();
-    for (const id of this.view.activeEndpoints())
-      await this.start(id).catch((err) =>
-        this.logger?.error({ err, endpoint: id }, "could not resume a compute"),
-      );
   }
 
   async discard(event: DomainEvent): Promise<void> {
+    await this.cleared;
     if (event.type === "endpoint_deleted") await this.stop(event.endpointId);
     else if (event.type === "project_deleted") await this.deleteProject(event.projectId);
     else if (event.type === "project_suspended") await this.stopProject(event.projectId);
@@ -911,6 +930,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         wereRunning = await this.stopBranch(branchId);
         fs.rmSync(dir, { recursive: true, force: true });
         fs.renameSync(work, dir);
+        this.dataGenerations.set(branchId, (this.dataGenerations.get(branchId) ?? 0) + 1);
         this.walMeter?.wal(branchId, "reset", null);
       });
       this.collect(projectId);
@@ -925,6 +945,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           ),
         );
       }
+      await this.refreshStaleReplicas(branchId);
       return copied.lsn;
     } catch (err) {
       fs.rmSync(work, { recursive: true, force: true });
@@ -1374,6 +1395,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     snapshotId: string,
     point?: string,
   ): Promise<{ lsn: string; size: number }> {
+    await this.cleared;
     const branchDir = await this.ensureBranchData(projectId, branchId);
     const dir = this.snapshotDir(projectId, snapshotId);
     const work = `${dir}.tmp-${process.pid}`;
@@ -1546,7 +1568,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       if (/^[0-9A-F]{24}$/.test(file) && file > current) fs.rmSync(path.join(wal, file), { force: true });
   }
 
-  schema(projectId: string, branchId: string, database: string, point?: string): Promise<string> {
+  async schema(projectId: string, branchId: string, database: string, point?: string): Promise<string> {
+    await this.cleared;
     const at = parsePoint(point);
     if (at)
       return this.atPoint(projectId, branchId, at, (port) =>
@@ -1622,6 +1645,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await reconcile(client, spec, (db, work) => this.withAdmin(port, work, db));
     this.dropsApplied?.(branchId, spec.drops);
   }
+
+  /** How many times each branch's data was swapped by a restore in this process (read replicas' copies are dated by it). */
+  private readonly dataGenerations = new Map<string, number>();
 
   /** Starts under way, by endpoint: a second start of the same endpoint joins the first. */
   private readonly starting = new Map<string, Promise<void>>();
@@ -1722,6 +1748,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const dir = path.join(this.replicasDir(endpoint.projectId, endpoint.branchId), endpoint.id);
     fs.rmSync(dir, { recursive: true, force: true });
     await makeCopiesFolder(path.dirname(dir));
+    // Read before the copy: a restore that swaps the branch's data after it is seen to.
+    const generation = this.dataGenerations.get(endpoint.branchId) ?? 0;
     await this.copyBranch(endpoint.branchId, branchDir, dir);
     fs.writeFileSync(path.join(dir, "standby.signal"), "");
     const primary = this.view.primaryOf(endpoint.branchId);
@@ -1747,6 +1775,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       projectId: endpoint.projectId,
       branchId: endpoint.branchId,
       replicaDir: dir,
+      generation,
       rolesReady: true,
     });
   }
@@ -1779,6 +1808,22 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       });
       if (!attached) void this.restartReplica(id);
     }
+  }
+
+  /**
+   * Read replicas of the branch still starting when its data was swapped (a restore right after a
+   * restart resumed them) may have copied the data it replaced: once their starts end, those copied
+   * before the swap start again on the new data.
+   */
+  private async refreshStaleReplicas(branchId: string): Promise<void> {
+    const starts = [...this.starting]
+      .filter(([id]) => this.view.endpoint(id)?.branchId === branchId)
+      .map(([, started]) => started.catch(() => {}));
+    await Promise.all(starts);
+    const current = this.dataGenerations.get(branchId) ?? 0;
+    for (const [id, running] of [...this.servers])
+      if (running.branchId === branchId && running.replicaDir && (running.generation ?? current) < current)
+        await this.restartReplica(id);
   }
 
   /** Stops a running read replica and starts it again (a fresh copy, sized for its primary), unless it stopped meanwhile. */
