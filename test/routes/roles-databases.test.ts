@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type ServerDatabase, syncServerCatalog } from "../../src/control-plane/roles-databases/service.js";
+import {
+  dropsApplied,
+  type ServerDatabase,
+  syncServerCatalog,
+} from "../../src/control-plane/roles-databases/service.js";
+import { listDrops, recordDrop } from "../../src/control-plane/roles-databases/store.js";
 import { verifierOf } from "../../src/platform/scram-verifier.js";
 import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
 
@@ -224,6 +229,24 @@ describe("what SQL did on the branch's compute (syncServerCatalog)", () => {
       { name: "bar", owner: "neondb_owner", id: data2.id },
     ]);
     expect((await dbs()).map((d) => d.id)).toContain(data2.id);
+  });
+
+  it("a drop a reconcile read is cleared after it, unless the name was deleted again meanwhile", async () => {
+    const branch = { id: branchId, projectId };
+    t.ctx.db.transaction((tx) => recordDrop(tx, branch, "database", "x", 1));
+    const read = t.ctx.db.transaction((tx) => listDrops(tx, branchId));
+    // Made anew through the API and deleted again while the reconcile ran.
+    t.ctx.db.transaction((tx) => recordDrop(tx, branch, "database", "x", 2));
+    dropsApplied(t.ctx, branchId, read);
+    expect(t.ctx.db.transaction((tx) => listDrops(tx, branchId)).databases).toEqual([
+      { name: "x", origin: 2 },
+    ]);
+    dropsApplied(
+      t.ctx,
+      branchId,
+      t.ctx.db.transaction((tx) => listDrops(tx, branchId)),
+    );
+    expect(t.ctx.db.transaction((tx) => listDrops(tx, branchId)).databases).toEqual([]);
   });
 
   it("does not take back what the API deleted, found by the mark it carries under any name", async () => {

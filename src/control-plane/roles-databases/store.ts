@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { uniqueOrConflict } from "../../platform/sql.js";
 import { prepared } from "../../platform/statements.js";
@@ -223,22 +223,28 @@ export function listDrops(tx: Tx, branchId: string): CatalogDrops {
   return drops;
 }
 
-/** A reconcile applied these drops (or found them moot): they go. */
+/**
+ * A reconcile applied these drops (or found them moot): they go. A database's goes only while it
+ * still names the same origin: deleted again meanwhile (made anew through the API, then deleted),
+ * it waits for the next reconcile.
+ */
 export function clearDrops(tx: Tx, branchId: string, drops: CatalogDrops): void {
-  for (const [kind, names] of [
-    ["role", drops.roles],
-    ["database", drops.databases.map((d) => d.name)],
-  ] as const)
-    if (names.length)
-      tx.delete(catalogDrops)
-        .where(
-          and(
-            eq(catalogDrops.branchId, branchId),
-            eq(catalogDrops.kind, kind),
-            inArray(catalogDrops.name, names),
-          ),
-        )
-        .run();
+  const mine = and(eq(catalogDrops.branchId, branchId), eq(catalogDrops.kind, "role"));
+  if (drops.roles.length)
+    tx.delete(catalogDrops)
+      .where(and(mine, inArray(catalogDrops.name, drops.roles)))
+      .run();
+  for (const d of drops.databases)
+    tx.delete(catalogDrops)
+      .where(
+        and(
+          eq(catalogDrops.branchId, branchId),
+          eq(catalogDrops.kind, "database"),
+          eq(catalogDrops.name, d.name),
+          d.origin === null ? isNull(catalogDrops.originId) : eq(catalogDrops.originId, d.origin),
+        ),
+      )
+      .run();
 }
 
 /** A copy of a branch's data may hold what the API deleted from it: the copy's reconcile drops that too. */
