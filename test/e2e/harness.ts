@@ -92,6 +92,14 @@ export async function startE2E(env: Record<string, string> = {}, cli: NeonCli = 
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+  let closing = false;
+  // An emulator that ends before the file is done says why (its output is otherwise kept unread).
+  server.proc.once("exit", (code, signal) => {
+    if (!closing)
+      console.error(
+        `the emulator under test ended (code ${code}, signal ${signal}); its output:\n${server.stdout()}\n${server.stderr()}`,
+      );
+  });
   const traffic: Exchange[] = [];
   let step = "setup";
   const proxy = await startRecordingProxy(server.port, traffic, () => step);
@@ -146,6 +154,7 @@ export async function startE2E(env: Record<string, string> = {}, cli: NeonCli = 
       }
     },
     close: async () => {
+      closing = true;
       await new Promise<void>((resolve) => {
         proxy.close(() => resolve());
         proxy.closeAllConnections();
