@@ -47,6 +47,12 @@ interface Created {
   uri: string;
 }
 
+/** Waits up to 10 s for `check` to hold (the control plane takes what SQL changed a second after a session ends). */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 100 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
+  expect(await check()).toBe(true);
+}
+
 /** POST /projects (with `settings`, if given), waiting for its operations to finish. */
 async function createProject(name: string, settings?: Record<string, unknown>): Promise<Created> {
   const res = await api("POST", "/projects", { project: { name, ...(settings ? { settings } : {}) } });
@@ -169,10 +175,6 @@ describe("computes are real Postgres servers", () => {
     const names = async () =>
       (await api("GET", `${base}/roles`)).body.roles.map((r: { name: string }) => r.name);
     /** The API's view once the sessions that changed roles have been read (a second after they end). */
-    const eventually = async (check: () => Promise<boolean>) => {
-      for (let i = 0; i < 100 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
-      expect(await check()).toBe(true);
-    };
     const whoAmI = "SELECT current_user AS me";
     // A login role made with SQL (as a migration makes an app's least-privilege role).
     await owner("CREATE ROLE sql_app LOGIN PASSWORD 'Sql-app-1'");
@@ -269,10 +271,6 @@ describe("computes are real Postgres servers", () => {
     type Db = { id: number; name: string; owner_name: string };
     const dbs = async (branch = base): Promise<Db[]> =>
       (await api("GET", `${branch}/databases`)).body.databases;
-    const eventually = async (check: () => Promise<boolean>) => {
-      for (let i = 0; i < 100 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
-      expect(await check()).toBe(true);
-    };
     await owner("CREATE DATABASE sql_made");
     await eventually(async () => (await dbs()).some((d) => d.name === "sql_made"));
     const made = (await dbs()).find((d) => d.name === "sql_made") as Db;
@@ -343,10 +341,6 @@ describe("computes are real Postgres servers", () => {
     const owner = (sql: string, db = "neondb") => query(p.endpointId, p.role, p.password, db, sql);
     const names = async (branch: string): Promise<string[]> =>
       (await api("GET", `${branch}/databases`)).body.databases.map((d: { name: string }) => d.name);
-    const eventually = async (check: () => Promise<boolean>) => {
-      for (let i = 0; i < 100 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
-      expect(await check()).toBe(true);
-    };
     await owner("CREATE DATABASE pitr_sql");
     const made = await api("POST", `${base}/databases`, {
       database: { name: "pitr_api", owner_name: p.role },
