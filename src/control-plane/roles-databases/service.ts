@@ -147,7 +147,9 @@ function syncDatabases(
     drops.some((d) => d.name === db.name || (db.id !== undefined && d.origin === db.id));
   const rows = listDatabaseRows(tx, branch.id).filter((r) => !pending.ids.has(r.id));
   const byOrigin = new Map(rows.map((r) => [originOf(r), r]));
-  const isRole = (name: string) => findRole(tx, branch.id, name) !== undefined;
+  // The roles as the half before left them (one read, not one per database and check).
+  const roleNames = new Set(listRoleRows(tx, branch.id).map((r) => r.name));
+  const isRole = (name: string) => roleNames.has(name);
   const mark: CatalogTaken["databases"] = [];
   const matched = new Map<number, { row: DatabaseRow; db: ServerDatabase }>();
   const unmatched: ServerDatabase[] = [];

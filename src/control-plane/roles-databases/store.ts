@@ -229,10 +229,10 @@ export function listDrops(tx: Tx, branchId: string): CatalogDrops {
  * it waits for the next reconcile.
  */
 export function clearDrops(tx: Tx, branchId: string, drops: CatalogDrops): void {
-  const mine = and(eq(catalogDrops.branchId, branchId), eq(catalogDrops.kind, "role"));
+  const roleDrops = and(eq(catalogDrops.branchId, branchId), eq(catalogDrops.kind, "role"));
   if (drops.roles.length)
     tx.delete(catalogDrops)
-      .where(and(mine, inArray(catalogDrops.name, drops.roles)))
+      .where(and(roleDrops, inArray(catalogDrops.name, drops.roles)))
       .run();
   for (const d of drops.databases)
     tx.delete(catalogDrops)
