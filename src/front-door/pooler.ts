@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import net from "node:net";
 import os from "node:os";
 import type { Duplex } from "node:stream";
@@ -104,6 +104,10 @@ const E = 0x45; // ErrorResponse
 const Q = 0x51; // Query
 const F = 0x46; // FunctionCall
 const X = 0x58; // Terminate
+const EXECUTE = 0x45; // 'E' (client; ErrorResponse from the server)
+const COPY_DONE = 0x63; // 'c'
+const COPY_FAIL = 0x66; // 'f'
+const COPY_IN_RESPONSE = 0x47; // 'G'
 const IDLE = 0x49; // 'I'
 const PARSE = 0x50; // 'P'
 const BIND = 0x42; // 'B'
@@ -116,6 +120,11 @@ const CLOSE_COMPLETE = 0x33; // '3'
 const MAX_MESSAGE_BYTES = 0x3fffffff;
 /** A statement name no session has: closing it answers CloseComplete and changes nothing. */
 const CLOSED_NAME = "PGBOUNCER_CLOSED";
+/**
+ * Statements a server session keeps prepared (Neon's PgBouncer max_prepared_statements): past it,
+ * the one used least recently is closed there (prepared again when a client next uses it).
+ */
+const MAX_PREPARED_STATEMENTS = 1000;
 
 const poolerError = (message: string) => errorResponse({ severity: "FATAL", code: "08P01", message });
 export const MAX_CLIENT_CONN = "no more connections allowed (max_client_conn)";
@@ -128,7 +137,13 @@ export const MAX_CLIENT_CONN = "no more connections allowed (max_client_conn)";
  * returns what to send on: in the common case, where nothing is replaced, the chunk itself.
  */
 class Framer {
-  private carry: Buffer | undefined;
+  /**
+   * The start of a message held back whole (or of a header), in the chunks it came in: joined once
+   * `need` bytes are there, not at every chunk (a 32 MB Parse in 64 KiB chunks was quadratic).
+   */
+  private carry: Buffer[] = [];
+  private carried = 0;
+  private need = 0;
   private left = 0;
 
   constructor(
@@ -139,12 +154,19 @@ class Framer {
 
   /** Whether the stream stopped in the middle of a message. */
   get partial(): boolean {
-    return this.left > 0 || this.carry !== undefined;
+    return this.left > 0 || this.carry.length > 0;
   }
 
   push(chunk: Buffer): Buffer[] {
-    const data = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
-    this.carry = undefined;
+    let data = chunk;
+    if (this.carry.length) {
+      this.carry.push(chunk);
+      this.carried += chunk.length;
+      if (this.carried < this.need) return [];
+      data = Buffer.concat(this.carry, this.carried);
+      this.carry = [];
+      this.carried = 0;
+    }
     const out: Buffer[] = [];
     let at = Math.min(this.left, data.length);
     this.left -= at;
@@ -156,7 +178,9 @@ class Framer {
         throw new ProtocolError("invalid message length");
       if (total === -1 || (this.whole(type) && data.length - at < total)) {
         if (at > run) out.push(data.subarray(run, at));
-        this.carry = Buffer.from(data.subarray(at));
+        this.carry = [Buffer.from(data.subarray(at))];
+        this.carried = data.length - at;
+        this.need = total === -1 ? 5 : total;
         return out;
       }
       if (this.whole(type)) {
@@ -204,7 +228,7 @@ class Server {
   /** Lends and returns so far, and their count when the pool last looked for held sessions. */
   turns = 0;
   turnsSeen = -1;
-  /** Statements (the pool's names, PGBOUNCER_<n>) prepared on this session. */
+  /** Statements (the pool's names, PGBOUNCER_<hash>) prepared on this session, least recently used first. */
   readonly prepared = new Set<string>();
   readonly expected: Expected[] = [];
   /** While set, the server's messages go here, not to a client (a SET before lending, a ROLLBACK after). */
@@ -227,7 +251,8 @@ class Server {
         t === E ||
         t === PARSE_COMPLETE ||
         t === CLOSE_COMPLETE ||
-        t === COMMAND_COMPLETE,
+        t === COMMAND_COMPLETE ||
+        t === COPY_IN_RESPONSE,
       () => {},
       (type, body) => !this.onMessage(type, body),
     );
@@ -276,6 +301,8 @@ class Server {
         next.done?.();
         if (next.drop) return false;
       }
+    } else if (type === COPY_IN_RESPONSE) {
+      if (this.client) this.client.copyingIn = true;
     } else if (type === COMMAND_COMPLETE) {
       const tag = body.toString("latin1", 0, Math.max(0, body.length - 1));
       if (tag === "DEALLOCATE ALL" || tag === "DISCARD ALL") {
@@ -545,6 +572,13 @@ class PooledClient {
   private waitTimer: NodeJS.Timeout | undefined;
   private readonly framer: Framer;
   private terminated = false;
+  /**
+   * Syncs sent since the last Execute (none since a Query): a COPY FROM STDIN that Execute began
+   * ignores them (Postgres skips Sync during copy-in), so they are owed no ReadyForQuery.
+   */
+  private syncsSinceExecute: number | undefined;
+  /** The server is in copy-in (it sent CopyInResponse) until the client's CopyDone or CopyFail. */
+  copyingIn = false;
 
   constructor(
     readonly pool: Pool,
@@ -558,8 +592,17 @@ class PooledClient {
     this.framer = new Framer(
       (t) => t === PARSE || t === BIND || t === DESCRIBE || t === CLOSE,
       (type) => {
-        if (type === Q || type === S || type === F) (this.server as Server).zSent++;
-        else if (type === X) this.terminated = true;
+        const server = this.server as Server;
+        if (type === Q || type === S || type === F) server.zSent++;
+        if (type === EXECUTE) this.syncsSinceExecute = 0;
+        else if (type === Q) this.syncsSinceExecute = undefined;
+        else if (type === S && this.syncsSinceExecute !== undefined) this.syncsSinceExecute++;
+        else if (type === COPY_DONE || type === COPY_FAIL) {
+          if (this.copyingIn && this.syncsSinceExecute)
+            server.zSent -= Math.min(this.syncsSinceExecute, server.owed);
+          this.copyingIn = false;
+          this.syncsSinceExecute = 0;
+        } else if (type === X) this.terminated = true;
       },
       (type, body, instead) => this.rewrite(type, body, instead),
     );
@@ -610,12 +653,24 @@ class PooledClient {
         ...(done ? { done } : {}),
         ...(skipped ? { skipped } : {}),
       });
+    /** Records a statement prepared on the session, closing there the one used least recently past the bound. */
+    const prepared = (name: string) => {
+      server.prepared.add(name);
+      if (server.prepared.size <= MAX_PREPARED_STATEMENTS) return;
+      const oldest = server.prepared.values().next().value as string;
+      server.prepared.delete(oldest);
+      out.push(message(CLOSE, Buffer.from(`S${oldest}\0`)));
+      expect(CLOSE_COMPLETE, true);
+    };
     /** Makes sure the session has the statement, preparing it first if not (its answer unseen). */
     const ensure = (statement: ClientStatement) => {
-      if (server.prepared.has(statement.name)) return;
-      server.prepared.add(statement.name);
+      if (server.prepared.delete(statement.name)) {
+        server.prepared.add(statement.name); // used now: the most recent
+        return;
+      }
       out.push(message(PARSE, Buffer.from(`${statement.name}\0`), statement.rest));
       expect(PARSE_COMPLETE, true, undefined, () => server.prepared.delete(statement.name));
+      prepared(statement.name);
     };
     const known = (name: string) => {
       const statement = this.statements.get(name);
@@ -635,18 +690,18 @@ class PooledClient {
       const forget = () => {
         if (this.statements.get(name) === statement) this.statements.delete(name);
       };
-      if (server.prepared.has(statement.name)) {
+      if (server.prepared.delete(statement.name)) {
         // Already on this session (another client's): closed and prepared again, so the client
         // gets its ParseComplete in order.
         out.push(message(CLOSE, Buffer.from(`S${statement.name}\0`)));
         expect(CLOSE_COMPLETE, true);
       }
-      server.prepared.add(statement.name);
       out.push(message(PARSE, Buffer.from(`${statement.name}\0`), rest));
       expect(PARSE_COMPLETE, false, undefined, () => {
         server.prepared.delete(statement.name);
         forget();
       });
+      prepared(statement.name);
       return true;
     }
     if (type === BIND) {
@@ -757,7 +812,6 @@ class PooledClient {
 export class Pooler {
   private readonly pools = new Map<string, Pool>();
   private readonly perEndpoint = new Map<string, number>();
-  private readonly statementNames = new Map<string, string>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -773,15 +827,12 @@ export class Pooler {
     this.sweeper.unref();
   }
 
-  /** The pool's name for a statement (PGBOUNCER_<n>), by what its Parse carries after the name. */
+  /**
+   * The pool's name for a statement, by what its Parse carries after the name (its text and
+   * parameter types): `PGBOUNCER_<hash>`, the same for every client, with no table of them to grow.
+   */
   statementName(rest: Buffer): string {
-    const key = rest.toString("latin1");
-    let name = this.statementNames.get(key);
-    if (!name) {
-      name = `PGBOUNCER_${this.statementNames.size + 1}`;
-      this.statementNames.set(key, name);
-    }
-    return name;
+    return `PGBOUNCER_${createHash("sha256").update(rest).digest("base64url").slice(0, 32)}`;
   }
 
   /** Whether the endpoint takes another pooled client (PgBouncer checks before authentication). */

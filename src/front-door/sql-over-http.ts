@@ -121,6 +121,13 @@ const CORS = { "Access-Control-Allow-Origin": "*" };
 
 export class SqlOverHttp {
   private readonly pools = new Map<string, Pool>();
+  /**
+   * Server sessions whose connection ended (a suspend, a restore, pg_terminate_backend): each
+   * session listens for that from its first request on, so the end of one a request holds is
+   * never an unhandled error, and it is discarded instead of reset.
+   */
+  private readonly lost = new WeakSet<PoolClient>();
+  private readonly watched = new WeakSet<PoolClient>();
 
   constructor(
     private readonly services: DoorServices,
@@ -311,7 +318,8 @@ export class SqlOverHttp {
         if (header("Neon-Batch-Deferrable")) echoed["Neon-Batch-Deferrable"] = "true";
         return { body: { results }, headers: echoed, compute };
       } catch (err) {
-        broken = !(err instanceof SqlError) && !isDatabaseError(err);
+        // A FATAL error (57P01 terminating connection) ends the session too.
+        broken = !(err instanceof SqlError) && (!isDatabaseError(err) || err.severity === "FATAL");
         if (gone) throw new SqlError(400, "Query cancelled, connection was terminated", { code: "08P01" });
         throw isDatabaseError(err) ? postgresError(err) : err;
       } finally {
@@ -351,6 +359,7 @@ export class SqlOverHttp {
         database: c.database,
         max: POOL_SIZE,
         idleTimeoutMillis: IDLE_MS,
+        stream: guardedSocket,
         allowExitOnIdle: true,
       });
       // A server that went away (suspended) ends its idle sessions; the pool drops them.
@@ -365,7 +374,12 @@ export class SqlOverHttp {
       this.pools.set(key, pool);
     }
     try {
-      return await pool.connect();
+      const client = await pool.connect();
+      if (!this.watched.has(client)) {
+        this.watched.add(client);
+        client.on("error", () => this.lost.add(client));
+      }
+      return client;
     } catch (err) {
       if (isDatabaseError(err)) throw postgresError(err);
       this.logger?.warn({ err }, "sql over http: could not connect to the compute");
@@ -375,7 +389,7 @@ export class SqlOverHttp {
 
   /** Back to the pool once reset, so the next request finds a fresh session (a failed reset discards it). */
   private release(client: PoolClient, broken: boolean): void {
-    if (broken) {
+    if (broken || this.lost.has(client)) {
       client.release(true);
       return;
     }
@@ -503,6 +517,9 @@ function queryData(value: unknown): QueryData | undefined {
   const { query, params = [], arrayMode } = value as Record<string, unknown>;
   if (typeof query !== "string" || !Array.isArray(params)) return undefined;
   if (arrayMode !== undefined && typeof arrayMode !== "boolean") return undefined;
+  // The protocol counts parameters in 16 bits.
+  if (params.length > MAX_PARAMS)
+    throw bad(`too many query parameters: ${params.length} (the most a query takes is ${MAX_PARAMS})`);
   return { query, params, ...(arrayMode === undefined ? {} : { arrayMode }) };
 }
 
@@ -515,10 +532,18 @@ export function paramText(value: unknown): string | null {
   return JSON.stringify(value);
 }
 
-function arrayLiteral(values: unknown[]): string {
+const MAX_PARAMS = 65535;
+/** Far past Postgres' 6 array dimensions (its own error answers those), short of the stack's end. */
+const MAX_ARRAY_NESTING = 100;
+
+function arrayLiteral(values: unknown[], depth = 1): string {
+  if (depth > MAX_ARRAY_NESTING)
+    throw bad(
+      `a query parameter's arrays are nested more than ${MAX_ARRAY_NESTING} deep (Postgres takes 6 dimensions)`,
+    );
   const items = values.map((v) => {
     if (v === null || v === undefined) return "NULL";
-    if (Array.isArray(v)) return arrayLiteral(v);
+    if (Array.isArray(v)) return arrayLiteral(v, depth + 1);
     if (typeof v === "boolean" || typeof v === "number") return String(v);
     return JSON.stringify(typeof v === "string" ? v : JSON.stringify(v));
   });
@@ -572,7 +597,11 @@ async function run(
     query.on("error", reject);
     client.query(query);
   }).catch((err: unknown) => {
-    if (tooLarge) throw responseTooLarge();
+    if (
+      tooLarge ||
+      oversized.has((client as unknown as { connection: { stream: net.Socket } }).connection.stream)
+    )
+      throw responseTooLarge();
     throw err;
   });
   if (tooLarge) throw responseTooLarge();
@@ -603,6 +632,46 @@ async function run(
 }
 
 const responseTooLarge = () => new SqlError(507, `response is too large (max is ${SQL_MAX_BYTES} bytes)`);
+
+/** Sockets of server sessions ended for a message larger than a whole response may be. */
+const oversized = new WeakSet<net.Socket>();
+
+/**
+ * The socket a server session runs over: a message from the server larger than a response may be
+ * (a row holding hundreds of MB) ends the session at the message's header, before node-postgres
+ * holds any of it (a value past V8's longest string ended the process; one of 300 MB took 28 s
+ * and 80 MB of memory to refuse). The request gets 507.
+ */
+function guardedSocket(): net.Socket {
+  const socket = new net.Socket();
+  const header = Buffer.alloc(5);
+  let held = 0; // bytes of the current message's header seen
+  let left = 0; // bytes of the current message's body still to come
+  socket.prependListener("data", (chunk: Buffer) => {
+    let at = 0;
+    while (at < chunk.length) {
+      if (left > 0) {
+        const n = Math.min(left, chunk.length - at);
+        left -= n;
+        at += n;
+        continue;
+      }
+      const n = Math.min(5 - held, chunk.length - at);
+      chunk.copy(header, held, at, at + n);
+      held += n;
+      at += n;
+      if (held < 5) return;
+      held = 0;
+      left = header.readInt32BE(1) - 4;
+      if (left > SQL_MAX_BYTES) {
+        oversized.add(socket);
+        socket.destroy();
+        return;
+      }
+    }
+  });
+  return socket;
+}
 
 /** Asks the server to stop the query the session runs (a CancelRequest with its key). */
 function cancel(client: PoolClient, address: ComputeAddress): void {

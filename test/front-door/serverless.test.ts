@@ -62,6 +62,16 @@ const api = (method: string, p: string, body?: unknown) => http(server.url, key,
 
 let p: { id: string; endpointId: string; role: string; password: string; uri: string; pooledUri?: string };
 
+/** The protocol messages of node-postgres' connection a custom query sends (its submittable interface). */
+interface PgConnection {
+  parse(query: { text: string }, more: boolean): void;
+  bind(config: object, more: boolean): void;
+  execute(config: object, more: boolean): void;
+  sync(): void;
+  sendCopyFromChunk(chunk: Buffer): void;
+  endCopyFrom(): void;
+}
+
 /** A raw request to /sql. */
 async function post(body: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${server.url}/sql`, {
@@ -194,6 +204,35 @@ describe("SQL over HTTP (neon())", () => {
     expect(huge.status).toBe(507);
     expect(huge.body.message).toBe("response is too large (max is 10485760 bytes)");
     expect((await post({ query: "SELECT 1 AS ok" })).body.rows).toEqual([{ ok: 1 }]);
+  });
+
+  it("a single value past the response limit is refused at its header (507), and nested or numerous parameters past what Postgres takes get a 400", async () => {
+    const big = await post({ query: "SELECT repeat('x', 11 * 1024 * 1024) AS v" });
+    expect(big.status).toBe(507);
+    expect(big.body.message).toBe("response is too large (max is 10485760 bytes)");
+    let nested: unknown = [1];
+    for (let i = 0; i < 200; i++) nested = [nested];
+    const deep = await post({ query: "SELECT $1::int[] AS a", params: [nested] });
+    expect(deep.status).toBe(400);
+    expect(deep.body.message).toContain("nested more than 100 deep");
+    const many = await post({ query: "SELECT 1", params: Array.from({ length: 70_000 }, () => 1) });
+    expect(many.status).toBe(400);
+    expect(many.body.message).toBe("too many query parameters: 70000 (the most a query takes is 65535)");
+    expect((await post({ query: "SELECT 1 AS ok" })).body.rows).toEqual([{ ok: 1 }]);
+  });
+
+  it("a query whose server session ends under it (pg_terminate_backend, a suspend) gets 57P01, and the emulator goes on", async () => {
+    const self = await post({ query: "SELECT pg_terminate_backend(pg_backend_pid())" });
+    expect(self.status).toBe(400);
+    expect(self.body.code).toBe("57P01");
+    expect((await post({ query: "SELECT 1 AS ok" })).body.rows).toEqual([{ ok: 1 }]);
+    const sleeping = post({ query: "SELECT pg_sleep(10)" });
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/suspend`)).status).toBe(200);
+    expect(await sleeping).toMatchObject({ status: 400, body: { code: "57P01" } });
+    expect((await fetch(`${server.url}/_emulator/health`)).status).toBe(200);
+    // The next query wakes the compute again.
+    expect((await post({ query: "SELECT 2 AS ok" })).body.rows).toEqual([{ ok: 2 }]);
   });
 
   it("a client that goes away mid-batch has its query cancelled and the batch rolled back", async () => {
@@ -498,6 +537,63 @@ describe("the pooler (transaction mode)", () => {
       expect((await named(3)).rows[0].v).toBe(3);
       await a.query("DEALLOCATE ALL");
       expect((await a.query("SELECT 4 AS v")).rows).toEqual([{ v: 4 }]);
+    } finally {
+      await a.end();
+      await b.end();
+    }
+  });
+
+  it("a server session keeps at most 1,000 of the pool's prepared statements, closing the least recently used, which is prepared again when next used", async () => {
+    const c = pooledClient();
+    await c.connect();
+    try {
+      for (let i = 0; i <= 1004; i++) await c.query({ name: `s${i}`, text: `SELECT ${i}::int AS v` });
+      await c.query("BEGIN");
+      const held = await c.query(
+        "SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'PGBOUNCER_%'",
+      );
+      await c.query("COMMIT");
+      expect(held.rows).toEqual([{ n: 1000 }]);
+      expect((await c.query({ name: "s0", text: "SELECT 0::int AS v" })).rows).toEqual([{ v: 0 }]);
+    } finally {
+      await c.end();
+    }
+  }, 60_000);
+
+  it("an extended-protocol COPY FROM STDIN (a Sync sent during copy-in, as libpq pipelines it) gives its session back at its end", async () => {
+    const a = pooledClient();
+    const b = pooledClient();
+    await a.connect();
+    await b.connect();
+    try {
+      await a.query("CREATE TABLE IF NOT EXISTS copied (v text)");
+      // Parse, Bind, Execute, Sync; then the rows, CopyDone and Sync: Postgres skips the first
+      // Sync (copy-in ignores it) and answers one ReadyForQuery.
+      const copy = new Promise<void>((resolve, reject) => {
+        const submittable = {
+          submit(connection: PgConnection) {
+            connection.parse({ text: "COPY copied FROM STDIN" }, false);
+            connection.bind({}, false);
+            connection.execute({}, false);
+            connection.sync();
+          },
+          handleCopyInResponse(connection: PgConnection) {
+            connection.sendCopyFromChunk(Buffer.from("copied\n"));
+            connection.endCopyFrom();
+            connection.sync();
+          },
+          handleCommandComplete() {},
+          handleReadyForQuery: () => resolve(),
+          handleError: (err: Error) => reject(err),
+        };
+        a.query(submittable as unknown as pg.QueryConfig);
+      });
+      await copy;
+      const pid = (await a.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+      // The session a gave back last is the next one lent.
+      expect((await b.query("SELECT pg_backend_pid() AS pid")).rows[0].pid).toBe(pid);
+      expect((await b.query("SELECT count(*)::int AS n FROM copied")).rows).toEqual([{ n: 1 }]);
+      await b.query("DROP TABLE copied");
     } finally {
       await a.end();
       await b.end();
