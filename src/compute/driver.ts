@@ -36,7 +36,18 @@ export interface HistoryRange {
 
 /** What an effect measured of the branch it acted on: its real `logical_size` and `parent_lsn`. */
 export interface EffectResult {
-  branch?: { id: string; logicalSize?: number; parentLsn?: string };
+  branch?: {
+    id: string;
+    logicalSize?: number;
+    parentLsn?: string;
+    /**
+     * A branch made or restored at an LSN: when (wall ms) the last transaction at or before it
+     * committed, which its `parent_timestamp` shows (set from it on the account's clock).
+     */
+    parentCommitWallMs?: number;
+    /** The account's time of `parentCommitWallMs` (the worker sets it). */
+    parentTimestamp?: number;
+  };
 }
 
 /**

@@ -59,6 +59,26 @@ export function recordClockMove(tx: Tx, accountId: string, wallMs: number, toMs:
 }
 
 /**
+ * The account's manual time at wall time `wallMs`: where the last advance begun by then moved it
+ * (an advance's own stops on the way are not recorded); with no advance recorded, `unmoved` (the
+ * clock never moved); undefined when the advances recorded all began later (older ones forgotten).
+ */
+export function manualTimeAt(tx: Tx, accountId: string, wallMs: number, unmoved: number): number | undefined {
+  const moved = statement<{ to: number }>(
+    tx,
+    'SELECT to_ms AS "to" FROM clock_moves WHERE account_id = @accountId AND wall_ms <= @wallMs ORDER BY wall_ms DESC, id DESC LIMIT 1',
+  ).get({ accountId, wallMs });
+  if (moved) return moved.to;
+  const any = statement<{ n: number }>(
+    tx,
+    "SELECT 1 AS n FROM clock_moves WHERE account_id = @accountId LIMIT 1",
+  ).get({
+    accountId,
+  });
+  return any ? undefined : unmoved;
+}
+
+/**
  * The wall time at which an account's manual clock moved past `ms` (the first advance to a later
  * time), or undefined when it has not yet (or no advance past it is recorded).
  */

@@ -5,7 +5,7 @@ import type { Ctx } from "../context.js";
 import { expireBranches } from "../control-plane/branches/service.js";
 import { nextExpiryAt } from "../control-plane/branches/store.js";
 import { findEndpointById, nextSuspendAt } from "../control-plane/endpoints/store.js";
-import { manualClockKey, recordClockMove, writeState } from "../emulator/state-store.js";
+import { manualClockKey, manualTimeAt, recordClockMove, writeState } from "../emulator/state-store.js";
 import { clockNotManual } from "../errors.js";
 import { type Clock, ManualClock, stopwatch, wallNow } from "../platform/clock.js";
 import { checkpointWal, type Tx } from "../platform/db.js";
@@ -141,9 +141,15 @@ export class Worker {
   private perform(claimed: Claimed): void {
     const settle = (outcome: "finished" | "failed", error: string | null, result?: EffectResult) => {
       try {
-        this.ctx.db.transaction((tx) =>
-          finalizeClaimed(tx, claimed, outcome, error, this.clock.now(claimed.op.accountId), result),
-        );
+        this.ctx.db.transaction((tx) => {
+          const now = this.clock.now(claimed.op.accountId);
+          const commit = result?.branch?.parentCommitWallMs;
+          // A branch made or restored at an LSN shows when its last transaction committed, on the account's clock.
+          if (result?.branch && commit !== undefined)
+            result.branch.parentTimestamp =
+              this.clock.mode === "real" ? commit : manualTimeAt(tx, claimed.op.accountId, commit, now);
+          return finalizeClaimed(tx, claimed, outcome, error, now, result);
+        });
       } catch (err) {
         // The claim stays: the operation is retried after a restart releases it.
         this.logger?.error({ err, operation: claimed.op.id }, "could not record an operation's outcome");

@@ -64,13 +64,19 @@ describe("a branch at a point of its parent's history", () => {
     expect(values(await sql(p, "SELECT v FROM t ORDER BY v", body.endpoints[0].id))).toEqual([1, 2]);
   });
 
-  it("parent_lsn: the branch holds what was written up to that LSN", async () => {
+  it("parent_lsn: the branch holds what was written up to that LSN, and shows when its last transaction committed", async () => {
+    const committed = await advance(1);
     await sql(p, "INSERT INTO t VALUES (3)");
     const [at] = await sql(p, "SELECT pg_current_wal_lsn()::text AS lsn");
+    await advance(60);
     await sql(p, "INSERT INTO t VALUES (4)");
     const body = await branch(p, { name: "at-lsn", parent_lsn: String(at?.lsn) });
     expect(body.branch.parent_lsn).toBe(at?.lsn);
     expect(values(await sql(p, "SELECT v FROM t ORDER BY v", body.endpoints[0].id))).toEqual([1, 2, 3]);
+    // Its parent_timestamp is the time of the LSN (the commit of row 3, on the account's clock), not its creation's.
+    const got = await api("GET", `/projects/${p.id}/branches/${body.branch.id}`);
+    expect(got.body.branch.parent_timestamp).toBe(iso(committed).replace(".000Z", "Z"));
+    expect(Date.parse(got.body.branch.created_at)).toBeGreaterThanOrEqual(committed + 60_000);
   });
 
   it("reads the history of a suspended parent, and of a parent that is itself a child", async () => {

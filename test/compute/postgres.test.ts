@@ -428,6 +428,49 @@ describe("computes are real Postgres servers", () => {
     await allSettled(p.projectId, dropped.body.operations);
   });
 
+  it("roles and databases made while the compute stops or restarts stay (the stop fails no apply_config) and are in Postgres at its next start", async () => {
+    const made = await createProject("changes-meet-stops");
+    const base = `/projects/${made.projectId}/branches/${made.branchId}`;
+    const kept: { roles: string[]; databases: string[] } = { roles: [], databases: [] };
+    for (let i = 0; i < 6; i++) {
+      const [role, , database] = await Promise.all([
+        api("POST", `${base}/roles`, { role: { name: `stopper${i}` } }),
+        api(
+          "POST",
+          `/projects/${made.projectId}/endpoints/${made.endpointId}/${i % 2 ? "suspend" : "restart"}`,
+        ),
+        api("POST", `${base}/databases`, { database: { name: `stopdb${i}`, owner_name: made.role } }),
+      ]);
+      if (role.status === 201) kept.roles.push(`stopper${i}`);
+      if (database.status === 201) kept.databases.push(`stopdb${i}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(kept.roles.length + kept.databases.length).toBeGreaterThan(0);
+    await eventually(async () => {
+      const ops = (await api("GET", `/projects/${made.projectId}/operations?limit=100`)).body.operations;
+      return ops.every((op: { status: string }) => op.status === "finished" || op.status === "failed");
+    });
+    const ops = (await api("GET", `/projects/${made.projectId}/operations?limit=100`)).body.operations;
+    expect(ops.filter((op: { status: string }) => op.status === "failed")).toEqual([]);
+    const roles = (await api("GET", `${base}/roles`)).body.roles.map((r: { name: string }) => r.name);
+    const databases = (await api("GET", `${base}/databases`)).body.databases.map(
+      (d: { name: string }) => d.name,
+    );
+    expect(roles).toEqual(expect.arrayContaining(kept.roles));
+    expect(databases).toEqual(expect.arrayContaining(kept.databases));
+    const [inPostgres] = await query(
+      made.endpointId,
+      made.role,
+      made.password,
+      "neondb",
+      `SELECT (SELECT array_agg(rolname::text) FROM pg_roles WHERE rolname LIKE 'stopper%') AS roles,
+              (SELECT array_agg(datname::text) FROM pg_database WHERE datname LIKE 'stopdb%') AS databases`,
+    );
+    expect(inPostgres?.roles ?? []).toEqual(expect.arrayContaining(kept.roles));
+    expect(inPostgres?.databases ?? []).toEqual(expect.arrayContaining(kept.databases));
+    expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
+  }, 90_000);
+
   it("deleting a role that owns tables hands them to the database's owner, as Neon's compute does", async () => {
     const base = `/projects/${p.projectId}/branches/${p.branchId}`;
     const role = await api("POST", `${base}/roles`, { role: { name: "writer" } });
@@ -1074,6 +1117,52 @@ describe("computes are real Postgres servers", () => {
     expect(archived.length).toBeGreaterThan(0);
     expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   });
+
+  it("pg_settings changed on a running compute are applied by a reload, as Neon's apply_config does; one Postgres refuses fails the operation", async () => {
+    const made = await createProject("live-settings");
+    const target = `/projects/${made.projectId}/endpoints/${made.endpointId}`;
+    const show = async (endpointId: string, sql: string) =>
+      query(endpointId, made.role, made.password, "neondb", sql);
+    const patched = await api("PATCH", target, {
+      endpoint: { settings: { pg_settings: { work_mem: "9MB", max_prepared_transactions: "5" } } },
+    });
+    expect(patched.status).toBe(200);
+    await allSettled(made.projectId, patched.body.operations);
+    // Without a restart: work_mem now; max_prepared_transactions (read at start) waits for one,
+    // and only it (nothing the emulator sets shows as waiting).
+    expect(await show(made.endpointId, "SHOW work_mem")).toEqual([{ work_mem: "9MB" }]);
+    expect(await show(made.endpointId, "SELECT name FROM pg_settings WHERE pending_restart")).toEqual([
+      { name: "max_prepared_transactions" },
+    ]);
+    await changeState(made, "restart");
+    expect(await show(made.endpointId, "SHOW max_prepared_transactions")).toEqual([
+      { max_prepared_transactions: "5" },
+    ]);
+    // A read replica of a primary with more prepared transactions than its own settings give it
+    // (Postgres refuses such a standby) starts with the primary's, and streams.
+    await show(made.endpointId, "CREATE TABLE t (n int); INSERT INTO t VALUES (1)");
+    const replica = await api("POST", `/projects/${made.projectId}/endpoints`, {
+      endpoint: { branch_id: made.branchId, type: "read_only" },
+    });
+    expect(replica.status).toBe(201);
+    await allSettled(made.projectId, replica.body.operations);
+    const replicaId = replica.body.endpoint.id as string;
+    expect(await show(replicaId, "SHOW max_prepared_transactions")).toEqual([
+      { max_prepared_transactions: "5" },
+    ]);
+    await show(made.endpointId, "INSERT INTO t VALUES (2)");
+    await eventually(async () => (await show(replicaId, "SELECT count(*)::int AS n FROM t"))[0]?.n === 2);
+    // A value Postgres does not take: the operation fails naming it; the running compute keeps its settings.
+    const refused = await api("PATCH", target, {
+      endpoint: { settings: { pg_settings: { work_mem: "lots", max_prepared_transactions: "5" } } },
+    });
+    expect(refused.status).toBe(200);
+    const op = await settled(made.projectId, refused.body.operations[0].id);
+    expect(op.status).toBe("failed");
+    expect(op.error).toContain("work_mem = 'lots'");
+    expect(await show(made.endpointId, "SHOW work_mem")).toEqual([{ work_mem: "9MB" }]);
+    expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
+  }, 60_000);
 
   it("a project created with logical replication on runs its computes with wal_level=logical", async () => {
     const made = await createProject("logical-from-start", { enable_logical_replication: true });

@@ -236,6 +236,8 @@ interface Running {
    * taken into the control plane, which would undo API changes it has not been given.
    */
   reconciled?: boolean;
+  /** What the emulator set on its command line (its configuration file repeats them). */
+  managed: Record<string, string>;
 }
 
 /**
@@ -261,7 +263,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private readonly branchLocks = new Map<string, Promise<unknown>>();
   private adminPasswordCache: string | undefined;
   /** The LSN each branch copy was taken at (reported as the branch's parent_lsn). */
-  private readonly copiedAt = new Map<string, string>();
+  private readonly copiedAt = new Map<string, { lsn: string; committedAt?: number | undefined }>();
   /**
    * The wall time (ms) before which a project's history may go (its history_retention_seconds
    * back from now, on its clock); none kept when unset or undefined.
@@ -472,10 +474,17 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       case "create_branch": {
         const restoreFrom = this.view.branch(effect.branchId)?.restoreSource;
         if (restoreFrom) {
-          const parentLsn = await this.restoreBranchData(effect.projectId, effect.branchId, restoreFrom);
+          const restored = await this.restoreBranchData(effect.projectId, effect.branchId, restoreFrom);
           this.measureHistories(effect.projectId); // whose past each history is has changed
           const dir = this.branchDir(effect.projectId, effect.branchId);
-          return { branch: { id: effect.branchId, logicalSize: dataSize(dir), parentLsn } };
+          return {
+            branch: {
+              id: effect.branchId,
+              logicalSize: dataSize(dir),
+              parentLsn: restored.lsn,
+              ...(restored.committedAt !== undefined ? { parentCommitWallMs: restored.committedAt } : {}),
+            },
+          };
         }
         const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
         const copiedAt = this.copiedAt.get(effect.branchId);
@@ -490,7 +499,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
             id: effect.branchId,
             logicalSize: dataSize(dir),
             ...(effect.kind === "create_branch" && hasParent
-              ? { parentLsn: copiedAt ?? checkpointLsn(dir) }
+              ? { parentLsn: copiedAt?.lsn ?? checkpointLsn(dir) }
+              : {}),
+            ...(effect.kind === "create_branch" && hasParent && copiedAt?.committedAt !== undefined
+              ? { parentCommitWallMs: copiedAt.committedAt }
               : {}),
           },
         };
@@ -511,6 +523,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       }
       case "apply_config":
         if (effect.branchId) await this.applyConfig(effect.branchId);
+        if (effect.endpointId) await this.applyEndpointSettings(effect.endpointId);
         return undefined;
       case "delete_tenant":
         await this.deleteProject(effect.projectId);
@@ -531,10 +544,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       this.logger?.error({ err }, "could not clear what a previous run left"),
     );
     await this.cleared;
-    for (const id of this.view.activeEndpoints())
+    for (const id of this.view.activeEndpoints()) {
+      // Not one suspended (auto-suspend of a compute idle since before the restart) or deleted
+      // while the computes before it started: its suspend found nothing to stop.
+      const endpoint = this.view.endpoint(id);
+      if (!endpoint || (endpoint.pendingState ?? endpoint.currentState) !== "active") continue;
       await this.start(id).catch((err) =>
         this.logger?.error({ err, endpoint: id }, "could not resume a compute"),
       );
+    }
   }
 
   /**
@@ -557,6 +575,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           if (name.startsWith(AT_POINT_PREFIX) || /\.tmp-\d+/.test(name) || name.endsWith(".stage"))
             fs.rmSync(path.join(dir, name), { recursive: true, force: true });
       }
+      // The configuration files of the servers just ended (each start writes its own).
+      fs.rmSync(path.join(projectsDir, project, "endpoints"), { recursive: true, force: true });
       // What a pruning cut short left: a base beside the one its history names, WAL before it.
       const histories = historiesDir(path.join(projectsDir, project));
       for (const id of readdir(histories)) tidyHistory(path.join(histories, id));
@@ -639,6 +659,76 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /** Where a branch's read replicas keep their folders. */
   private replicasDir(projectId: string, branchId: string): string {
     return path.join(this.projectDir(projectId), "replicas", branchId);
+  }
+
+  /** A running compute's own settings (its endpoint's pg_settings), the configuration file its server reads. */
+  private ownSettingsFile(projectId: string, endpointId: string): string {
+    return path.join(this.projectDir(projectId), "endpoints", `${endpointId}.conf`);
+  }
+
+  /**
+   * Writes the compute's configuration file: the data folder's own postgresql.conf, then `own`,
+   * then what the command line sets (later lines win; the file agrees with the command line, so a
+   * reload reports no setting of the emulator's as waiting for a restart). Out of the data folder,
+   * so no branch copy or snapshot takes it along.
+   */
+  private async writeOwnSettings(
+    projectId: string,
+    endpointId: string,
+    dataDir: string,
+    own: Record<string, string>,
+    managed: Record<string, string>,
+  ): Promise<string> {
+    const file = this.ownSettingsFile(projectId, endpointId);
+    // Passable only, as the folders above a branch's are: the files are the servers' user's.
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o711 });
+    fs.chmodSync(path.dirname(file), 0o711);
+    const lines = [`include ${configText(path.join(dataDir, "postgresql.conf"))}`];
+    for (const [name, value] of Object.entries({ ...own, ...managed }))
+      lines.push(`${name} = ${configText(value)}`);
+    const written = `${file}.${randomBytes(4).toString("hex")}.tmp`;
+    fs.writeFileSync(written, `${lines.join("\n")}\n`, { mode: 0o600 });
+    await handOver(written);
+    fs.renameSync(written, file);
+    return file;
+  }
+
+  /**
+   * An endpoint's settings changed (apply_config): a running compute's configuration file is
+   * written again and its server reloads it, as Neon's compute applies a new spec. Settings
+   * Postgres reads only at start (`pending_restart` in pg_settings) wait for the next start.
+   */
+  private async applyEndpointSettings(endpointId: string): Promise<void> {
+    const running = this.servers.get(endpointId);
+    const endpoint = this.view.endpoint(endpointId);
+    if (!running?.server.running || !endpoint) return;
+    const bin = await this.serverBinaries(this.view.pgVersion(running.projectId) ?? 0);
+    const { preload } = this.view.projectServerSettings(running.projectId, (library) =>
+      hasModule(bin, library),
+    );
+    const dataDir = running.replicaDir ?? this.branchDir(running.projectId, running.branchId);
+    const own = ownSettings(preload, endpointPgSettings(endpoint.settings));
+    const file = await this.writeOwnSettings(running.projectId, endpointId, dataDir, own, running.managed);
+    const refused = await this.withAdmin(running.server.port, async (client) => {
+      await client.query("SELECT pg_reload_conf()");
+      // What the reload could not apply, other than what waits for a restart: an unknown
+      // setting, a value Postgres does not take (the operation fails naming them).
+      const { rows } = await client.query<{ name: string; setting: string }>(
+        `SELECT f.name, f.setting FROM pg_catalog.pg_file_settings f
+           LEFT JOIN pg_catalog.pg_settings s ON s.name = f.name
+          WHERE f.sourcefile = $1 AND f.error IS NOT NULL AND NOT coalesce(s.pending_restart, false)`,
+        [file],
+      );
+      return rows;
+    });
+    if (refused.length)
+      throw new Error(
+        `the compute refused pg_settings ${refused
+          .map((row) => `${row.name} = '${row.setting}'`)
+          .join(
+            ", ",
+          )} (an unknown setting, or a value Postgres does not take): the running compute did not take the change in full, and it cannot start again until they are corrected`,
+      );
   }
 
   /**
@@ -809,6 +899,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     timeoutMs?: number,
   ): Promise<T> {
     const client = this.adminClient(port, database, timeoutMs);
+    // A server that stops meanwhile ends the session: the query under way fails with it, and
+    // the end itself (between queries) must not be an unhandled error.
+    client.on("error", () => {});
     await client.connect();
     try {
       return await use(client);
@@ -843,12 +936,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           const snapshotDir = this.snapshotDir(projectId, from);
           await copyData(snapshotDir, work);
           await copyWal(snapshotDir, work, segmentName(controlInfo(snapshotDir).tli, 0n));
-          this.copiedAt.set(branchId, this.view.snapshotLsn(from) ?? checkpointLsn(work));
+          this.copiedAt.set(branchId, { lsn: this.view.snapshotLsn(from) ?? checkpointLsn(work) });
         } else if (from) {
           const fromDir = await this.ensureBranchData(projectId, from);
           const point = parsePoint(branch.historyPoint);
           const copied = await this.copyFrom(projectId, from, fromDir, work, point);
-          this.copiedAt.set(branchId, copied.lsn);
+          this.copiedAt.set(branchId, { lsn: copied.lsn, committedAt: copied.committedAt });
           // A restore's kept state: the restored branch's past is its own.
           if (branch.initSource !== "schema-only")
             continues = continuing(copied, branchId, Boolean(branch.dataSource));
@@ -887,9 +980,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * source may be the branch itself). Any branch made to keep the previous state gets its copy
    * first. The copy is made beside the folder; the branch's servers then stop for the swap
    * (clients see 57P01, as for a restart) and start again on the new data. Returns the LSN the
-   * copy was taken at.
+   * copy was taken at (and, at an LSN, when its last transaction committed).
    */
-  private async restoreBranchData(projectId: string, branchId: string, sourceId: string): Promise<string> {
+  private async restoreBranchData(projectId: string, branchId: string, sourceId: string): Promise<Copied> {
     // Until the history continuing the source's is written, no base moves past the copy.
     const release = this.holdHistories(projectId);
     try {
@@ -903,7 +996,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     projectId: string,
     branchId: string,
     sourceId: string,
-  ): Promise<string> {
+  ): Promise<Copied> {
     for (const keeper of this.view.keepersOf(branchId)) await this.ensureBranchData(projectId, keeper);
     const sourceDir = await this.ensureBranchData(projectId, sourceId);
     const major = this.view.pgVersion(projectId);
@@ -946,7 +1039,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         );
       }
       await this.refreshStaleReplicas(branchId);
-      return copied.lsn;
+      return copied;
     } catch (err) {
       fs.rmSync(work, { recursive: true, force: true });
       this.collect(projectId); // a history started for it
@@ -1043,6 +1136,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           return { history, end, root };
         }),
       );
+      let committedAt: number | undefined;
       const recover = async (target: Record<string, string>, fresh: boolean): Promise<string> => {
         if (fresh) {
           fs.rmSync(dir, { recursive: true, force: true });
@@ -1072,6 +1166,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           (spawned) => this.replaying(spawned),
         );
         const redone = /redo done at ([0-9A-F]+\/[0-9A-F]+)/.exec(server.log())?.[1];
+        committedAt = lastCommitTime(server.log());
         await server.stop();
         return redone ?? lsnText(end);
       };
@@ -1093,7 +1188,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         lsn = lsnText(end);
       }
       const tli = controlInfo(dir).tli;
-      return { lsn, tli, history, startsAt: switchPoint(dir, tli) };
+      return {
+        lsn,
+        tli,
+        history,
+        startsAt: switchPoint(dir, tli),
+        // What a branch at an LSN shows as its parent_timestamp (one at a time shows that time).
+        committedAt: "lsn" in point ? committedAt : undefined,
+      };
     } finally {
       fs.rmSync(stage, { recursive: true, force: true });
     }
@@ -1669,20 +1771,16 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (major === undefined) throw new Error(`project ${endpoint.projectId} no longer exists`);
     const bin = await this.serverBinaries(major);
     const dir = await this.ensureBranchData(endpoint.projectId, endpoint.branchId);
-    // A setting the API no longer takes (stored before it was refused) is left out.
-    const pgSettings = Object.fromEntries(
-      Object.entries(
-        (endpoint.settings as { pg_settings?: Record<string, string> }).pg_settings ?? {},
-      ).filter(([name]) => pgSettingProblem(name) === null),
-    );
+    const pgSettings = endpointPgSettings(endpoint.settings);
     const { preload, logical } = this.view.projectServerSettings(endpoint.projectId, (library) =>
       hasModule(bin, library),
     );
+    // The endpoint's own settings go to a file of its own, so a change to them reaches the running
+    // server with a reload (apply_config), as on Neon; what the emulator sets is given on the
+    // command line, which a configuration file cannot override.
+    const own = ownSettings(preload, pgSettings);
     const settings = {
-      ...DEFAULT_SETTINGS,
       ...(preload.length ? { shared_preload_libraries: preload.join(",") } : {}),
-      ...(preload.includes("pg_stat_statements") ? STAT_STATEMENTS_SETTINGS : {}),
-      ...pgSettings,
       // A branch's history needs its WAL archived, which wal_level=minimal does not allow.
       ...(pgSettings.wal_level?.toLowerCase() === "minimal" ? { wal_level: "replica" } : {}),
       ...(logical ? { wal_level: "logical" } : {}),
@@ -1691,7 +1789,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       ...(this.socketDir ? { unix_socket_directories: await this.ensureSocketDir() } : {}),
     };
     if (endpoint.type === "read_only") {
-      await this.startReplica({ ...endpoint, id: endpointId }, bin, dir, settings);
+      await this.startReplica({ ...endpoint, id: endpointId }, bin, dir, settings, own);
       return;
     }
     // The server starts, and the primary's roles and databases are brought to the control plane's,
@@ -1700,19 +1798,21 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const projectDir = this.projectDir(endpoint.projectId);
       // A folder made before history was kept: its history starts now, from a copy of it.
       if (!historyOf(dir)) await this.startRootHistory(major, projectDir, dir, endpoint.branchId);
+      const managed = { ...settings, ...archiving(projectDir, dir) };
       const server = await PgServer.start(bin, dir, await freePort(), {
-        ...settings,
-        ...archiving(projectDir, dir),
+        ...managed,
+        config_file: await this.writeOwnSettings(endpoint.projectId, endpointId, dir, own, managed),
       });
       const running: Running = {
         server,
         projectId: endpoint.projectId,
         branchId: endpoint.branchId,
         rolesReady: endpoint.type !== "read_write",
+        managed,
       };
       this.track(endpointId, running);
       if (endpoint.type !== "read_write") return;
-      await this.attachReplicas(endpoint.branchId, server.port, Number(settings.max_connections));
+      await this.attachReplicas(endpoint.branchId, server.port);
       try {
         await this.withAdmin(server.port, async (client) => {
           // Where the branch's written data counts from, when its data was just made or replaced.
@@ -1744,6 +1844,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     bin: PgBinaries,
     branchDir: string,
     settings: Record<string, string>,
+    own: Record<string, string>,
   ): Promise<void> {
     const dir = path.join(this.replicasDir(endpoint.projectId, endpoint.branchId), endpoint.id);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -1765,11 +1866,27 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // A hot standby refuses to run with fewer connections than its primary was configured with.
     const primaryCu = primary ? this.view.endpoint(primary)?.minCu : undefined;
     const maxConns = Math.max(Number(settings.max_connections), primaryCu ? maxConnections(primaryCu) : 0);
-    const server = await PgServer.start(bin, dir, await freePort(), {
+    const standby: Record<string, string> = {
       ...settings,
       max_connections: String(maxConns),
       hot_standby: "on",
-    });
+    };
+    let server: PgServer | undefined;
+    for (let attempt = 0; !server; attempt++) {
+      try {
+        server = await PgServer.start(bin, dir, await freePort(), {
+          ...standby,
+          config_file: await this.writeOwnSettings(endpoint.projectId, endpoint.id, dir, own, standby),
+        });
+      } catch (err) {
+        // Nor with less of what else its primary sizes shared memory by (an endpoint's
+        // max_prepared_transactions, max_locks_per_transaction, ...): Postgres names each
+        // setting it lacks and the primary's value, and the standby may start again with them.
+        const lacking = [...(err as Error).message.matchAll(LOWER_THAN_PRIMARY)];
+        if (!lacking.length || attempt >= HOT_STANDBY_SETTINGS.length) throw err;
+        for (const [, name, value] of lacking) if (name && value) standby[name] = value;
+      }
+    }
     this.track(endpoint.id, {
       server,
       projectId: endpoint.projectId,
@@ -1777,6 +1894,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       replicaDir: dir,
       generation,
       rolesReady: true,
+      managed: standby,
     });
   }
 
@@ -1789,14 +1907,17 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * A branch's primary started (on a new port): its running read replicas stream from it from now
    * on, so they see its commits even when they started while it was stopped.
    */
-  private async attachReplicas(branchId: string, primaryPort: number, primaryMax: number): Promise<void> {
+  private async attachReplicas(branchId: string, primaryPort: number): Promise<void> {
     const replicas = [...this.servers].filter(([, r]) => r.branchId === branchId && r.replicaDir);
+    if (!replicas.length) return;
+    const primary = await this.withAdmin(primaryPort, hotStandbySettings).catch(() => undefined);
     for (const [id, replica] of replicas) {
       const attached = await this.withAdmin(replica.server.port, async (client) => {
-        // A standby with fewer connections than its primary pauses its replay at the first WAL
-        // that says so (a primary made bigger): it starts again, sized for it.
-        const { rows } = await client.query<{ max_connections: string }>("SHOW max_connections");
-        if (Number(rows[0]?.max_connections) < primaryMax) return false;
+        // A standby with fewer connections (or prepared transactions, locks, ...) than its
+        // primary pauses its replay at the first WAL that says so (a primary made bigger): it
+        // starts again, sized for it.
+        const own = await hotStandbySettings(client);
+        if (primary && [...primary].some(([name, value]) => (own.get(name) ?? 0) < value)) return false;
         await client.query(
           `ALTER SYSTEM SET primary_conninfo = ${pg().escapeLiteral(this.conninfo(primaryPort, id))}`,
         );
@@ -1873,6 +1994,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         : undefined;
     await running.server.stop();
     this.servers.delete(endpointId);
+    fs.rmSync(this.ownSettingsFile(running.projectId, endpointId), { force: true });
     if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
     else {
       this.measureStopped(running.projectId, running.branchId, ended);
@@ -1916,7 +2038,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       await this.syncCatalog(primary).catch((err: unknown) =>
         this.logger?.warn({ err, endpoint: primary }, "could not read the compute's roles and databases"),
       );
-      await this.withAdmin(port, (client) => this.reconcileBranch(client, port, branchId));
+      try {
+        await this.withAdmin(port, (client) => this.reconcileBranch(client, port, branchId));
+      } catch (err) {
+        // The compute stopped under it (a suspend or restart at the same time): the change is
+        // the control plane's, and the compute's next start brings it there, as on Neon. Only
+        // what Postgres refuses fails the operation (and is taken back).
+        if (serverWentAway(err)) return;
+        throw err;
+      }
       const running = this.servers.get(primary);
       if (running) running.reconciled = true;
     });
@@ -2015,6 +2145,8 @@ interface Copied {
    * switch to its new timeline.
    */
   startsAt?: string | undefined;
+  /** A copy replayed to an LSN: when (wall ms) the last transaction it replayed committed. */
+  committedAt?: number | undefined;
 }
 
 /** The history a copy starts: continuing its source's (none when the source keeps none), from where the copy's own WAL begins. */
@@ -2040,6 +2172,70 @@ function switchPoint(dir: string, tli: number): string | undefined {
 /** A point in a branch's history: an LSN, or a moment (wall time, as Postgres stamps commits). */
 export type HistoryPoint = { lsn: string } | { wallMs: number };
 
+/**
+ * An error that says the server stopped or is stopping (its connections ended or refused, its
+ * shutdown under way), not that it refused what was asked.
+ */
+function serverWentAway(err: unknown): boolean {
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === "string" && /^(57P0[1-3]|08\w{3}|ECONNREFUSED|ECONNRESET|ENOENT|EPIPE)$/.test(code))
+    return true;
+  return typeof message === "string" && /Connection terminated|shutting down|not queryable/.test(message);
+}
+
+/** An endpoint's `settings.pg_settings`; a setting the API no longer takes (stored before it was refused) is left out. */
+function endpointPgSettings(settings: unknown): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries((settings as { pg_settings?: Record<string, string> }).pg_settings ?? {}).filter(
+      ([name]) => pgSettingProblem(name) === null,
+    ),
+  );
+}
+
+/** What a compute's own configuration file sets: the emulator's defaults, then the endpoint's pg_settings. */
+function ownSettings(preload: string[], pgSettings: Record<string, string>): Record<string, string> {
+  return {
+    ...DEFAULT_SETTINGS,
+    ...(preload.includes("pg_stat_statements") ? STAT_STATEMENTS_SETTINGS : {}),
+    ...pgSettings,
+  };
+}
+
+/** A value (or file name) as a configuration file takes it: single-quoted, quotes doubled, backslashes and line ends escaped. */
+function configText(value: string): string {
+  const escaped = value
+    .replace(/\\/g, "\\\\")
+    .replace(/'/g, "''")
+    .replace(/\n/g, "\\n")
+    .replace(/\r/g, "\\r");
+  return `'${escaped}'`;
+}
+
+/**
+ * The settings a hot standby needs at least as high as its primary's (Postgres' check of the
+ * primary's parameters in the WAL); past them it stops (at start) or pauses its replay.
+ */
+const HOT_STANDBY_SETTINGS = [
+  "max_connections",
+  "max_worker_processes",
+  "max_wal_senders",
+  "max_prepared_transactions",
+  "max_locks_per_transaction",
+];
+
+/** Postgres' refusal of a standby for one of them (lc_messages=C): the setting and the primary's value. */
+const LOWER_THAN_PRIMARY =
+  /(\w+) = \d+ is a lower setting than on the primary server, where its value was (\d+)/g;
+
+/** A server's values of HOT_STANDBY_SETTINGS. */
+async function hotStandbySettings(client: PgClient): Promise<Map<string, number>> {
+  const { rows } = await client.query<{ name: string; setting: string }>(
+    "SELECT name, setting FROM pg_catalog.pg_settings WHERE name = ANY($1)",
+    [HOT_STANDBY_SETTINGS],
+  );
+  return new Map(rows.map((row) => [row.name, Number(row.setting)]));
+}
+
 /** The branch row's `history_point` (`lsn:X/X` or `time:<ms>`), if any. */
 function parsePoint(text: string | null | undefined): HistoryPoint | undefined {
   if (!text) return undefined;
@@ -2062,6 +2258,21 @@ function archiving(projectDir: string, dir: string): Record<string, string> {
     archive_mode: "on",
     archive_command: archiveCommand(path.join(historiesDir(projectDir), history)),
   };
+}
+
+/**
+ * When the last transaction a recovery replayed committed (wall ms), from its log's "last
+ * completed transaction was at log time 2026-11-27 22:00:00.123456+00" (ISO style, in the
+ * folder's time zone, offset given); undefined when it replayed none.
+ */
+function lastCommitTime(log: string): number | undefined {
+  const found =
+    /last completed transaction was at log time (\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)([+-]\d\d)(:\d\d)?/.exec(
+      log,
+    );
+  if (!found) return undefined;
+  const ms = Date.parse(`${found[1]}T${found[2]}${found[3]}${found[4] ?? ":00"}`);
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 /** A wall time as recovery_target_time takes it (its parser refuses ISO 8601's T and Z). */

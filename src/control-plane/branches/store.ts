@@ -145,13 +145,23 @@ export function listBranchRows(
 export function recordBranchData(
   tx: Tx,
   branchId: string,
-  data: { logicalSize?: number | undefined; parentLsn?: string | undefined },
+  data: {
+    logicalSize?: number | undefined;
+    parentLsn?: string | undefined;
+    parentTimestamp?: number | undefined;
+  },
 ): void {
   statement(
     tx,
     `UPDATE branches SET logical_size = coalesce(@logicalSize, logical_size),
-       parent_lsn = coalesce(@parentLsn, parent_lsn) WHERE id = @id`,
-  ).run({ id: branchId, logicalSize: data.logicalSize ?? null, parentLsn: data.parentLsn ?? null });
+       parent_lsn = coalesce(@parentLsn, parent_lsn),
+       parent_timestamp = coalesce(@parentTimestamp, parent_timestamp) WHERE id = @id`,
+  ).run({
+    id: branchId,
+    logicalSize: data.logicalSize ?? null,
+    parentLsn: data.parentLsn ?? null,
+    parentTimestamp: data.parentTimestamp ?? null,
+  });
 }
 
 /** Every branch of a project, oldest first. */
