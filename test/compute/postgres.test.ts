@@ -1198,6 +1198,20 @@ describe("computes are real Postgres servers", () => {
     const branches = path.join(dir, "db-data", "projects", p.projectId, "branches");
     const marks = takesTopMark();
     if (marks) execFileSync("chattr", ["-T", branches]);
+    // Folders whose branch, snapshot or project the control plane deleted just before the kill
+    // (their removal follows the commit): the start removes them, and nothing of the others.
+    const projects = path.join(dir, "db-data", "projects");
+    const left = [
+      path.join(branches, "br-deleted-before-kill-00000000"),
+      path.join(projects, p.projectId, "snapshots", "snap-deleted-before-kill-0000"),
+      path.join(projects, "deleted-before-kill-000000"),
+    ];
+    for (const folder of left) fs.mkdirSync(path.join(folder, "base"), { recursive: true });
+    // Those of projects that exist stay (a deleted one's may go meanwhile: its delete_tenant falls due).
+    const file = new Database(path.join(dir, "db.sqlite"), { readonly: true });
+    const live = (file.prepare("SELECT id FROM projects").all() as { id: string }[]).map((r) => r.id);
+    file.close();
+    expect(live.length).toBeGreaterThan(0);
     server = await startServer(env());
     for (let i = 0; i < 200; i++) {
       try {
@@ -1225,6 +1239,9 @@ describe("computes are real Postgres servers", () => {
       }
     }
     if (!back) throw new Error("the active endpoint did not come back");
+    for (const folder of left) expect(fs.existsSync(folder), folder).toBe(false);
+    expect(fs.readdirSync(projects)).toEqual(expect.arrayContaining(live));
+    expect(fs.existsSync(path.join(branches, p.branchId, "PG_VERSION"))).toBe(true);
     // The driver marks the folders before it starts the endpoints it resumes.
     if (marks) expect(fileFlags(branches)).toContain("T");
   });

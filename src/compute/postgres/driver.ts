@@ -569,6 +569,24 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // Copies a crash cut short (branch and snapshot folders being made, copies at a point, staged WAL).
     const projectsDir = path.join(this.dataDir, "projects");
     for (const project of readdir(projectsDir)) {
+      // What the control plane deleted while the folders' removal was still to come (it follows
+      // the commit, and a crash or a kill in between left them for good).
+      // A deleted project kept for recovery keeps its folders as they are.
+      const rows = this.view.projectRows(project);
+      if (rows === undefined) {
+        fs.rmSync(path.join(projectsDir, project), { recursive: true, force: true });
+        continue;
+      }
+      if (rows === "live") {
+        for (const name of readdir(path.join(projectsDir, project, "branches")))
+          if (/^br-[a-z0-9-]+$/.test(name) && !this.view.branch(name)) {
+            fs.rmSync(this.branchDir(project, name), { recursive: true, force: true });
+            fs.rmSync(this.replicasDir(project, name), { recursive: true, force: true });
+          }
+        for (const name of readdir(path.join(projectsDir, project, "snapshots")))
+          if (/^snap-[a-z0-9-]+$/.test(name) && !this.view.snapshotExists(name))
+            fs.rmSync(this.snapshotDir(project, name), { recursive: true, force: true });
+      }
       for (const folder of ["branches", "snapshots"]) {
         const dir = path.join(projectsDir, project, folder);
         for (const name of readdir(dir))
@@ -580,6 +598,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       // What a pruning cut short left: a base beside the one its history names, WAL before it.
       const histories = historiesDir(path.join(projectsDir, project));
       for (const id of readdir(histories)) tidyHistory(path.join(histories, id));
+      if (rows === "live") this.collect(project); // the histories only removed branches reached
     }
     await markTops(this.copiesFolders());
     this.pruneTimer ??= setInterval(() => this.pruneAll(), PRUNE_EVERY_MS);

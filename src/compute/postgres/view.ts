@@ -3,7 +3,7 @@ import { branches } from "../../control-plane/branches/table.js";
 import { endpoints } from "../../control-plane/endpoints/table.js";
 import { enabledPreloadLibraries } from "../../control-plane/projects/preload-libraries.js";
 import { logicalReplication } from "../../control-plane/projects/rules.js";
-import { projects } from "../../control-plane/projects/table.js";
+import { deletedProjects, projects } from "../../control-plane/projects/table.js";
 import { listDrops, originOf } from "../../control-plane/roles-databases/store.js";
 import { databases, roles } from "../../control-plane/roles-databases/table.js";
 import { snapshots } from "../../control-plane/snapshots/table.js";
@@ -85,6 +85,17 @@ export class ControlPlaneView {
     return (
       this.db.select({ id: snapshots.id }).from(snapshots).where(eq(snapshots.id, id)).get() !== undefined
     );
+  }
+
+  /** A project's rows: live, kept for recovery after a delete (its folders stay as they are), or gone. */
+  projectRows(projectId: string): "live" | "recoverable" | undefined {
+    if (this.pgVersion(projectId) !== undefined) return "live";
+    const kept = this.db
+      .select({ id: deletedProjects.id })
+      .from(deletedProjects)
+      .where(eq(deletedProjects.id, projectId))
+      .get();
+    return kept ? "recoverable" : undefined;
   }
 
   pgVersion(projectId: string): number | undefined {
