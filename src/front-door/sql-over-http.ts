@@ -143,8 +143,11 @@ export class SqlOverHttp {
     const reply = await this.answer({
       method: incoming.method ?? "GET",
       header: (name) => {
-        const value = incoming.headers[name.toLowerCase()];
-        return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+        const values = incoming.headersDistinct[name.toLowerCase()];
+        if (!values) return null;
+        // Node would join two into one ("a, b"): a connection string no one sent.
+        if (values.length > 1) throw bad(`invalid header: ${name.toLowerCase()} (sent more than once)`);
+        return values[0] ?? null;
       },
       body: () => readNodeBody(incoming),
       ...(incoming.socket.remoteAddress ? { peer: incoming.socket.remoteAddress } : {}),
@@ -456,7 +459,13 @@ function readNodeBody(incoming: IncomingMessage): Promise<string> {
       } else chunks.push(chunk);
     };
     incoming.on("data", onData);
-    incoming.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    incoming.once("end", () => {
+      try {
+        resolve(utf8(Buffer.concat(chunks)));
+      } catch (err) {
+        reject(err);
+      }
+    });
     incoming.once("error", (err) => reject(bad(`could not read the HTTP request body: ${err.message}`)));
   });
 }
@@ -467,11 +476,13 @@ async function readBody(request: Request): Promise<string> {
   if (Number(declared ?? 0) > SQL_MAX_BYTES) throw tooLarge();
   if (!request.body) return "";
   if (declared !== null) {
+    let bytes: ArrayBuffer;
     try {
-      return await request.text();
+      bytes = await request.arrayBuffer();
     } catch (err) {
       throw bad(`could not read the HTTP request body: ${(err as Error).message}`);
     }
+    return utf8(Buffer.from(bytes));
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -491,7 +502,18 @@ async function readBody(request: Request): Promise<string> {
     }
     throw bad(`could not read the HTTP request body: ${(err as Error).message}`);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return utf8(Buffer.concat(chunks));
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A body as text; bytes that are not UTF-8 are the request's error (not turned into U+FFFD). */
+function utf8(bytes: Buffer): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    throw bad("could not parse the HTTP request body: it is not valid UTF-8");
+  }
 }
 
 /** One query (an object) or a batch (an array), as the proxy's untagged Payload reads them. */

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import nodeHttp from "node:http";
 import type net from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -188,6 +189,35 @@ describe("SQL over HTTP (neon())", () => {
     expect(((await unknown.json()) as { message: string }).message).toBe(
       `password authentication failed for user '${p.role}'`,
     );
+    // Bytes that are not UTF-8, and the connection string sent twice (node would join the two).
+    const latin1 = await fetch(`${server.url}/sql`, {
+      method: "POST",
+      headers: { "Neon-Connection-String": p.uri },
+      body: Buffer.from('{"query":"SELECT \'\xe9\'"}', "latin1"),
+    });
+    expect([latin1.status, ((await latin1.json()) as { message: string }).message]).toEqual([
+      400,
+      "could not parse the HTTP request body: it is not valid UTF-8",
+    ]);
+    const twice = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = nodeHttp.request(`${server.url}/sql`, {
+        method: "POST",
+        headers: { "Neon-Connection-String": [p.uri, p.uri] },
+      });
+      req.on("response", (res) => {
+        let body = "";
+        res.on("data", (chunk) => {
+          body += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on("error", reject);
+      req.end('{"query":"select 1"}');
+    });
+    expect([twice.status, JSON.parse(twice.body).message]).toEqual([
+      400,
+      "invalid header: neon-connection-string (sent more than once)",
+    ]);
     const get = await fetch(`${server.url}/sql`);
     expect([get.status, await get.json()]).toEqual([400, "query is not supported"]);
     const preflight = await fetch(`${server.url}/sql`, { method: "OPTIONS" });

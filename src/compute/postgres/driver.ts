@@ -103,6 +103,8 @@ const ROLE_SYNC_MS = 1000;
 const ROLE_READ_TIMEOUT_MS = 2000;
 /** How long an administrator's session kept for reading roles may stay unused. */
 const ROLE_READER_IDLE_MS = 10_000;
+/** How long the read before a stop may take on its second try. */
+const STOP_SYNC_TIMEOUT_MS = 15_000;
 
 /** The longest a measure of a running primary's WAL may take (its login, its query). */
 const WAL_POLL_TIMEOUT_MS = 5000;
@@ -374,10 +376,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * roles and databases it took become the emulator's (an API delete drops them, a restore of the
    * branch replaces them).
    */
-  private async syncCatalog(endpointId: string): Promise<void> {
+  private async syncCatalog(endpointId: string, session?: PgClient): Promise<void> {
     const running = this.servers.get(endpointId);
     if (!this.catalogSink || !running?.server.running || !running.reconciled || running.replicaDir) return;
-    const client = await this.roleReader(endpointId, running.server.port);
+    const client = session ?? (await this.roleReader(endpointId, running.server.port));
     const roles = await client.query<{
       rolname: string;
       rolpassword: string | null;
@@ -1995,13 +1997,24 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (!running) return;
     // What SQL did to the roles since they were last read goes to the control plane before the
     // server stops, so its next start does not undo it.
+    // The reader's short timeouts (a login waits on it) give way under load: once more on a
+    // session of its own with a longer one, since what this read misses is lost.
     if (!running.replicaDir && running.server.running)
-      await this.syncCatalog(endpointId).catch((err: unknown) =>
-        this.logger?.warn(
-          { err, endpoint: endpointId },
-          "could not read the compute's roles and databases before its stop",
-        ),
-      );
+      await this.syncCatalog(endpointId)
+        .catch(() =>
+          this.withAdmin(
+            running.server.port,
+            (client) => this.syncCatalog(endpointId, client),
+            "postgres",
+            STOP_SYNC_TIMEOUT_MS,
+          ),
+        )
+        .catch((err: unknown) =>
+          this.logger?.warn(
+            { err, endpoint: endpointId },
+            "could not read the compute's roles and databases before its stop",
+          ),
+        );
     this.dropRoleReader(endpointId);
     // Where a primary's clients' WAL ends: its shutdown then moves on to a new segment (archiving
     // the last one into the branch's history), which is not theirs.
