@@ -302,7 +302,7 @@ class Server {
         if (next.drop) return false;
       }
     } else if (type === COPY_IN_RESPONSE) {
-      if (this.client) this.client.copyingIn = true;
+      this.client?.copyIn(this);
     } else if (type === COMMAND_COMPLETE) {
       const tag = body.toString("latin1", 0, Math.max(0, body.length - 1));
       if (tag === "DEALLOCATE ALL" || tag === "DISCARD ALL") {
@@ -316,6 +316,8 @@ class Server {
       if (this.client && !this.internal && TRACKED.includes(name)) this.client.tracked.set(name, value);
     } else if (type === E) {
       this.lastError = message(E, body);
+      // A copy-in an error ended (the server left it): its client's CopyDone, if any, ends none.
+      if (this.client) this.client.copyingIn = false;
     }
     if (this.internal) {
       this.internal(type, body);
@@ -579,6 +581,11 @@ class PooledClient {
   private syncsSinceExecute: number | undefined;
   /** The server is in copy-in (it sent CopyInResponse) until the client's CopyDone or CopyFail. */
   copyingIn = false;
+  /**
+   * A CopyDone or CopyFail sent before the CopyInResponse came (a client pipelining the whole
+   * copy): the Syncs between it and its Execute, owed nothing once that response comes.
+   */
+  private copySyncsPending = 0;
 
   constructor(
     readonly pool: Pool,
@@ -594,18 +601,32 @@ class PooledClient {
       (type) => {
         const server = this.server as Server;
         if (type === Q || type === S || type === F) server.zSent++;
-        if (type === EXECUTE) this.syncsSinceExecute = 0;
-        else if (type === Q) this.syncsSinceExecute = undefined;
-        else if (type === S && this.syncsSinceExecute !== undefined) this.syncsSinceExecute++;
+        if (type === EXECUTE || type === Q) {
+          this.syncsSinceExecute = type === EXECUTE ? 0 : undefined;
+          this.copySyncsPending = 0;
+        } else if (type === S && this.syncsSinceExecute !== undefined) this.syncsSinceExecute++;
         else if (type === COPY_DONE || type === COPY_FAIL) {
-          if (this.copyingIn && this.syncsSinceExecute)
-            server.zSent -= Math.min(this.syncsSinceExecute, server.owed);
+          if (this.copyingIn) this.skipSyncs(server, this.syncsSinceExecute ?? 0);
+          else this.copySyncsPending = this.syncsSinceExecute ?? 0;
           this.copyingIn = false;
           this.syncsSinceExecute = 0;
         } else if (type === X) this.terminated = true;
       },
       (type, body, instead) => this.rewrite(type, body, instead),
     );
+  }
+
+  /** The server sent CopyInResponse: a copy-in begins (or, if the client already ended it, ends). */
+  copyIn(server: Server): void {
+    if (this.copySyncsPending) {
+      this.skipSyncs(server, this.copySyncsPending);
+      this.copySyncsPending = 0;
+    } else this.copyingIn = true;
+  }
+
+  /** Syncs sent during a copy-in, which Postgres skips: no ReadyForQuery is owed for them. */
+  private skipSyncs(server: Server, count: number): void {
+    if (count > 0) server.zSent -= Math.min(count, server.owed);
   }
 
   onData(chunk: Buffer): void {
@@ -660,7 +681,8 @@ class PooledClient {
       const oldest = server.prepared.values().next().value as string;
       server.prepared.delete(oldest);
       out.push(message(CLOSE, Buffer.from(`S${oldest}\0`)));
-      expect(CLOSE_COMPLETE, true);
+      // Skipped (an error earlier in its batch): it is still there.
+      expect(CLOSE_COMPLETE, true, undefined, () => server.prepared.add(oldest));
     };
     /** Makes sure the session has the statement, preparing it first if not (its answer unseen). */
     const ensure = (statement: ClientStatement) => {
@@ -690,15 +712,20 @@ class PooledClient {
       const forget = () => {
         if (this.statements.get(name) === statement) this.statements.delete(name);
       };
+      // Skipped with its Parse (an error earlier in their batch), a Close leaves the statement there.
+      let closeSkipped = false;
       if (server.prepared.delete(statement.name)) {
         // Already on this session (another client's): closed and prepared again, so the client
         // gets its ParseComplete in order.
         out.push(message(CLOSE, Buffer.from(`S${statement.name}\0`)));
-        expect(CLOSE_COMPLETE, true);
+        expect(CLOSE_COMPLETE, true, undefined, () => {
+          closeSkipped = true;
+        });
       }
       out.push(message(PARSE, Buffer.from(`${statement.name}\0`), rest));
       expect(PARSE_COMPLETE, false, undefined, () => {
-        server.prepared.delete(statement.name);
+        if (closeSkipped) server.prepared.add(statement.name);
+        else server.prepared.delete(statement.name);
         forget();
       });
       prepared(statement.name);

@@ -71,6 +71,7 @@ interface PgConnection {
   sync(): void;
   sendCopyFromChunk(chunk: Buffer): void;
   endCopyFrom(): void;
+  stream: { cork(): void; uncork(): void };
 }
 
 /** A raw request to /sql. */
@@ -585,32 +586,46 @@ describe("the pooler (transaction mode)", () => {
       await c.query("COMMIT");
       expect(held.rows).toEqual([{ n: 1000 }]);
       expect((await c.query({ name: "s0", text: "SELECT 0::int AS v" })).rows).toEqual([{ v: 0 }]);
+      // A Parse that fails makes Postgres skip the Close of the statement it evicts (s6 now): that
+      // one stays prepared there, and runs when next used.
+      await expect(c.query({ name: "bad", text: "SELEC 1" })).rejects.toMatchObject({ code: "42601" });
+      expect((await c.query({ name: "s6", text: "SELECT 6::int AS v" })).rows).toEqual([{ v: 6 }]);
     } finally {
       await c.end();
     }
   }, 60_000);
 
-  it("an extended-protocol COPY FROM STDIN (a Sync sent during copy-in, as libpq pipelines it) gives its session back at its end", async () => {
+  it("an extended-protocol COPY FROM STDIN (a Sync sent during copy-in, as libpq pipelines it, or the whole copy at once) gives its session back at its end", async () => {
     const a = pooledClient();
     const b = pooledClient();
     await a.connect();
     await b.connect();
-    try {
-      await a.query("CREATE TABLE IF NOT EXISTS copied (v text)");
-      // Parse, Bind, Execute, Sync; then the rows, CopyDone and Sync: Postgres skips the first
-      // Sync (copy-in ignores it) and answers one ReadyForQuery.
-      const copy = new Promise<void>((resolve, reject) => {
+    /**
+     * Parse, Bind, Execute, Sync; then the row, CopyDone and Sync: Postgres skips the first Sync
+     * (copy-in ignores it) and answers one ReadyForQuery. As libpq does, the row goes once the
+     * CopyInResponse came; `atOnce`: all in one write before it can.
+     */
+    const copy = (atOnce: boolean) =>
+      new Promise<void>((resolve, reject) => {
+        const rows = (connection: PgConnection) => {
+          connection.sendCopyFromChunk(Buffer.from("copied\n"));
+          connection.endCopyFrom();
+          connection.sync();
+        };
         const submittable = {
           submit(connection: PgConnection) {
+            if (atOnce) connection.stream.cork();
             connection.parse({ text: "COPY copied FROM STDIN" }, false);
             connection.bind({}, false);
             connection.execute({}, false);
             connection.sync();
+            if (atOnce) {
+              rows(connection);
+              process.nextTick(() => connection.stream.uncork());
+            }
           },
           handleCopyInResponse(connection: PgConnection) {
-            connection.sendCopyFromChunk(Buffer.from("copied\n"));
-            connection.endCopyFrom();
-            connection.sync();
+            if (!atOnce) rows(connection);
           },
           handleCommandComplete() {},
           handleReadyForQuery: () => resolve(),
@@ -618,11 +633,15 @@ describe("the pooler (transaction mode)", () => {
         };
         a.query(submittable as unknown as pg.QueryConfig);
       });
-      await copy;
-      const pid = (await a.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
-      // The session a gave back last is the next one lent.
-      expect((await b.query("SELECT pg_backend_pid() AS pid")).rows[0].pid).toBe(pid);
-      expect((await b.query("SELECT count(*)::int AS n FROM copied")).rows).toEqual([{ n: 1 }]);
+    try {
+      await a.query("CREATE TABLE IF NOT EXISTS copied (v text)");
+      for (const atOnce of [false, true]) {
+        await copy(atOnce);
+        const pid = (await a.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+        // The session a gave back last is the next one lent.
+        expect((await b.query("SELECT pg_backend_pid() AS pid")).rows[0].pid, `at once: ${atOnce}`).toBe(pid);
+      }
+      expect((await b.query("SELECT count(*)::int AS n FROM copied")).rows).toEqual([{ n: 2 }]);
       await b.query("DROP TABLE copied");
     } finally {
       await a.end();

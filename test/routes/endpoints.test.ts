@@ -292,6 +292,10 @@ describe("PATCH /projects/{p}/endpoints/{e}", () => {
       [{ dynamic_library_path: "/tmp" }, "loads code on the host"],
       [{ hba_file: "/etc/passwd" }, "names a file on the host"],
       [{ ssl_key_file: "/root/key" }, "names a file on the host"],
+      // A compute's settings are a configuration file's lines: its directives would read another file.
+      [{ include: "/etc/passwd" }, "is a configuration file directive that reads a file on the host"],
+      [{ Include_Dir: "/etc" }, "is a configuration file directive that reads a file on the host"],
+      [{ include_if_exists: "/x" }, "is a configuration file directive that reads a file on the host"],
       [{ listen_addresses: "*" }, "changes where the server listens"],
       [{ log_min_duration_statement: "0" }, "is a server log setting"],
       [{ "work_mem; x": "1" }, '"work_mem; x" is not a Postgres setting name'],

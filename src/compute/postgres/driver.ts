@@ -103,6 +103,8 @@ const ROLE_SYNC_MS = 1000;
 const ROLE_READ_TIMEOUT_MS = 2000;
 /** How long an administrator's session kept for reading roles may stay unused. */
 const ROLE_READER_IDLE_MS = 10_000;
+/** How long a change that met a compute's connection ending waits to see the server exit. */
+const STOP_WAIT_MS = 5000;
 /** How long the read before a stop may take on its second try. */
 const STOP_SYNC_TIMEOUT_MS = 15_000;
 
@@ -720,6 +722,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * Postgres reads only at start (`pending_restart` in pg_settings) wait for the next start.
    */
   private async applyEndpointSettings(endpointId: string): Promise<void> {
+    // A start under way may have read the settings before the change: it ends first.
+    await this.starting.get(endpointId)?.catch(() => undefined);
     const running = this.servers.get(endpointId);
     const endpoint = this.view.endpoint(endpointId);
     if (!running?.server.running || !endpoint) return;
@@ -729,18 +733,22 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     );
     const dataDir = running.replicaDir ?? this.branchDir(running.projectId, running.branchId);
     const own = ownSettings(preload, endpointPgSettings(endpoint.settings));
-    const file = await this.writeOwnSettings(running.projectId, endpointId, dataDir, own, running.managed);
-    const refused = await this.withAdmin(running.server.port, async (client) => {
+    await this.writeOwnSettings(running.projectId, endpointId, dataDir, own, running.managed);
+    const reload = this.withAdmin(running.server.port, async (client) => {
       await client.query("SELECT pg_reload_conf()");
       // What the reload could not apply, other than what waits for a restart: an unknown
       // setting, a value Postgres does not take (the operation fails naming them).
       const { rows } = await client.query<{ name: string; setting: string }>(
         `SELECT f.name, f.setting FROM pg_catalog.pg_file_settings f
            LEFT JOIN pg_catalog.pg_settings s ON s.name = f.name
-          WHERE f.sourcefile = $1 AND f.error IS NOT NULL AND NOT coalesce(s.pending_restart, false)`,
-        [file],
+          WHERE f.error IS NOT NULL AND NOT coalesce(s.pending_restart, false)`,
       );
       return rows;
+    });
+    // A compute stopping meanwhile (a suspend, a restart) reads the settings at its next start.
+    const refused = await reload.catch(async (err: unknown) => {
+      if (serverWentAway(err) && (await exitsWithin(running.server, STOP_WAIT_MS))) return [];
+      throw err;
     });
     if (refused.length)
       throw new Error(
@@ -2070,16 +2078,17 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       await this.syncCatalog(primary).catch((err: unknown) =>
         this.logger?.warn({ err, endpoint: primary }, "could not read the compute's roles and databases"),
       );
+      const running = this.servers.get(primary);
       try {
         await this.withAdmin(port, (client) => this.reconcileBranch(client, port, branchId));
       } catch (err) {
         // The compute stopped under it (a suspend or restart at the same time): the change is
         // the control plane's, and the compute's next start brings it there, as on Neon. Only
-        // what Postgres refuses fails the operation (and is taken back).
-        if (serverWentAway(err)) return;
+        // what Postgres refuses fails the operation (and is taken back), and a session ended
+        // by a server that goes on (a backend's crash, a pg_terminate_backend).
+        if (running && serverWentAway(err) && (await exitsWithin(running.server, STOP_WAIT_MS))) return;
         throw err;
       }
-      const running = this.servers.get(primary);
       if (running) running.reconciled = true;
     });
   }
@@ -2210,9 +2219,22 @@ export type HistoryPoint = { lsn: string } | { wallMs: number };
  */
 function serverWentAway(err: unknown): boolean {
   const { code, message } = err as { code?: unknown; message?: unknown };
-  if (typeof code === "string" && /^(57P0[1-3]|08\w{3}|ECONNREFUSED|ECONNRESET|ENOENT|EPIPE)$/.test(code))
+  if (typeof code === "string" && /^(57P0[1-3]|08\w{3}|ECONNREFUSED|ECONNRESET|EPIPE)$/.test(code))
     return true;
   return typeof message === "string" && /Connection terminated|shutting down|not queryable/.test(message);
+}
+
+/** Whether the server's process exits within `ms`. */
+async function exitsWithin(server: PgServer, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([server.exited.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** An endpoint's `settings.pg_settings`; a setting the API no longer takes (stored before it was refused) is left out. */

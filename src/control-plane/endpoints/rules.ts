@@ -27,6 +27,11 @@ const HOST_SETTINGS: [RegExp, string][] = [
     /^(data_directory|config_file|hba_file|ident_file|external_pid_file|ssl_.*_file|ssl_crl_dir|krb_server_keyfile|stats_temp_directory)$/,
     "names a file on the host",
   ],
+  // Not settings: a configuration file's directives, which read another file of the host.
+  [
+    /^(include|include_if_exists|include_dir)$/,
+    "is a configuration file directive that reads a file on the host",
+  ],
   [/^(listen_addresses|port|unix_socket_.*|bonjour.*)$/, "changes where the server listens"],
   [
     /^(log_.*|logging_collector|syslog_.*|event_source|debug_print_.*|debug_pretty_print)$/,
