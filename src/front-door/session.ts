@@ -128,6 +128,8 @@ export interface Transport {
   serverName?: string;
   /** The client's address, when the stream is not the client's own socket (a WebSocket's). */
   peer?: string;
+  /** Called once the client logged in (a tunnel then takes larger messages). */
+  loggedIn?: () => void;
 }
 
 const TCP: Transport = { websocket: false };
@@ -216,6 +218,7 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
         ? await cleartextLogin(inbox, client, routed, user, ctx, peer)
         : await scramLogin(inbox, client, routed, user, ctx, peer);
     authenticated();
+    transport.loggedIn?.();
     // Nothing more is read from the client until the relay starts (its bytes wait in the kernel).
     client.pause();
     if (login.target.pooled && ctx.pooler) {

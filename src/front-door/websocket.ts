@@ -16,6 +16,12 @@ function ws(): WsModule {
 
 /** The largest WebSocket message taken from a client (one carries what the driver wrote at once). */
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/**
+ * The largest before the client logged in: its start-up and password messages, and the first
+ * query when the driver pipelines them in one message. A larger one closes the tunnel (1009) at
+ * its frame's header, before it is held (60 MB frames of unauthenticated tunnels were held whole).
+ */
+const PRE_LOGIN_MESSAGE_BYTES = 1024 * 1024;
 
 /** What Neon's proxy answers a text frame with: the tunnel carries Postgres bytes only. */
 export const TEXT_FRAME = "unexpected text message in the websocket";
@@ -36,16 +42,34 @@ export class WebSocketGate {
 
   upgrade(request: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on("error", () => {});
+    let serverName: string | undefined;
+    try {
+      serverName = requestedHost(request);
+    } catch {
+      // A request target no URL parser takes (`http://[/v2`): no tunnel.
+      socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
     this.server.handleUpgrade(request, socket, head, (client) => {
-      const serverName = requestedHost(request);
       const peer = request.socket.remoteAddress;
+      maxMessage(client, PRE_LOGIN_MESSAGE_BYTES);
       this.serve(new Tunnel(client), {
         websocket: true,
         ...(serverName ? { serverName } : {}),
         ...(peer ? { peer } : {}),
+        loggedIn: () => maxMessage(client, MAX_MESSAGE_BYTES),
       });
     });
   }
+}
+
+/**
+ * Sets the largest message a tunnel takes from now on. `ws` has no public setting per socket: its
+ * receiver's limit, which it checks at each frame's header (ws 8).
+ */
+function maxMessage(client: WebSocket, bytes: number): void {
+  const receiver = (client as unknown as { _receiver?: { _maxPayload?: number } })._receiver;
+  if (receiver && typeof receiver._maxPayload === "number") receiver._maxPayload = bytes;
 }
 
 /**

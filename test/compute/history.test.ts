@@ -76,6 +76,11 @@ describe("a branch at a point of its parent's history", () => {
     // Its parent_timestamp is the time of the LSN (the commit of row 3, on the account's clock), not its creation's.
     const got = await api("GET", `/projects/${p.id}/branches/${body.branch.id}`);
     expect(got.body.branch.parent_timestamp).toBe(iso(committed).replace(".000Z", "Z"));
+    // An LSN written with leading zeros is shown as Postgres prints it.
+    const padded = String(at?.lsn).replace(/^([0-9A-F]+)\//, (_, hi: string) => `${hi.padStart(8, "0")}/`);
+    const again = await branch(p, { name: "at-lsn-padded", parent_lsn: padded });
+    expect(again.branch.parent_lsn).toBe(at?.lsn);
+    expect((await api("DELETE", `/projects/${p.id}/branches/${again.branch.id}`)).status).toBe(200);
     expect(Date.parse(got.body.branch.created_at)).toBeGreaterThanOrEqual(committed + 60_000);
   });
 

@@ -549,6 +549,10 @@ describe("computes are real Postgres servers", () => {
         .n as number;
     const before = await count(primary);
     expect(await count(replica)).toBe(before);
+    // The role reads settings (pg_monitor): how the replica reaches its primary names no password.
+    const [conninfo] = await query(replica, p.role, p.password, "neondb", "SHOW primary_conninfo");
+    expect(conninfo?.primary_conninfo).toContain("passfile=");
+    expect(conninfo?.primary_conninfo).not.toContain("password");
     await expect(
       query(replica, p.role, p.password, "neondb", "INSERT INTO items VALUES (10, 'no')"),
     ).rejects.toMatchObject({ code: "25006" });

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
 import nodeHttp from "node:http";
-import type net from "node:net";
+import net from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
 import { NeonDbError, Pool as NeonPool, neon, neonConfig } from "@neondatabase/serverless";
@@ -361,6 +361,27 @@ describe("WebSocket tunnels (Pool and Client)", () => {
     await new Promise((r) => half.on("open", r));
     half.send(Buffer.from([0, 0, 0, 40, 0, 3]));
     half.terminate();
+    // A message past 1 MiB before the login closes the tunnel at its frame's header (1009).
+    const big = new ws(url);
+    await new Promise((r) => big.on("open", r));
+    const bigClosed = closed(big);
+    big.send(Buffer.alloc(2 * 1024 * 1024));
+    expect(await bigClosed).toBe(1009);
+    // An upgrade whose request target no URL parser takes is a 400, not the end of the process.
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(new URL(server.url).port), "127.0.0.1");
+      let got = "";
+      socket.on("data", (d) => {
+        got += d.toString("latin1");
+      });
+      socket.on("close", () => resolve(got));
+      socket.on("error", reject);
+      socket.write(
+        "GET http://[/v2 HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+      );
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400/);
     expect((await http(server.url, key, "GET", "/_emulator/health")).status).toBe(200);
     expect(await neon(p.uri)`SELECT 1 AS one`).toEqual([{ one: 1 }]);
   });

@@ -103,6 +103,8 @@ const ROLE_SYNC_MS = 1000;
 const ROLE_READ_TIMEOUT_MS = 2000;
 /** How long an administrator's session kept for reading roles may stay unused. */
 const ROLE_READER_IDLE_MS = 10_000;
+/** A read replica's password file (libpq's format), in its own folder. */
+const PASSFILE = "primary.pgpass";
 /** How long a change that met a compute's connection ending waits to see the server exit. */
 const STOP_WAIT_MS = 5000;
 /** How long the read before a stop may take on its second try. */
@@ -1831,6 +1833,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const server = await PgServer.start(bin, dir, await freePort(), {
         ...managed,
         config_file: await this.writeOwnSettings(endpoint.projectId, endpointId, dir, own, managed),
+      }).catch((err: unknown) => {
+        fs.rmSync(this.ownSettingsFile(endpoint.projectId, endpointId), { force: true });
+        throw err;
       });
       const running: Running = {
         server,
@@ -1882,15 +1887,21 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const generation = this.dataGenerations.get(endpoint.branchId) ?? 0;
     await this.copyBranch(endpoint.branchId, branchDir, dir);
     fs.writeFileSync(path.join(dir, "standby.signal"), "");
+    // The administrator's password, for the replica's stream alone: in a file of its folder that
+    // only the server's user reads, never in primary_conninfo, which pg_monitor's members (every
+    // role the API makes) may read.
+    fs.writeFileSync(
+      path.join(dir, PASSFILE),
+      `127.0.0.1:*:*:${ADMIN_USER}:${this.adminPassword().replace(/[\\:]/g, "\\$&")}\n`,
+      { mode: 0o600 },
+    );
     const primary = this.view.primaryOf(endpoint.branchId);
     const primaryPort = primary ? this.portOf(primary) : undefined;
-    if (primaryPort !== undefined) {
-      // In the folder (readable by the server's user only), not on a command line others can see.
+    if (primaryPort !== undefined)
       fs.appendFileSync(
         path.join(dir, "postgresql.auto.conf"),
-        `primary_conninfo = '${this.conninfo(primaryPort, endpoint.id)}'\n`,
+        `primary_conninfo = ${configText(this.conninfo(primaryPort, endpoint.id, dir))}\n`,
       );
-    }
     await handOver(dir);
     // A hot standby refuses to run with fewer connections than its primary was configured with.
     const primaryCu = primary ? this.view.endpoint(primary)?.minCu : undefined;
@@ -1912,7 +1923,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         // max_prepared_transactions, max_locks_per_transaction, ...): Postgres names each
         // setting it lacks and the primary's value, and the standby may start again with them.
         const lacking = [...(err as Error).message.matchAll(LOWER_THAN_PRIMARY)];
-        if (!lacking.length || attempt >= HOT_STANDBY_SETTINGS.length) throw err;
+        if (!lacking.length || attempt >= HOT_STANDBY_SETTINGS.length) {
+          fs.rmSync(this.ownSettingsFile(endpoint.projectId, endpoint.id), { force: true });
+          throw err;
+        }
         for (const [, name, value] of lacking) if (name && value) standby[name] = value;
       }
     }
@@ -1927,9 +1941,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     });
   }
 
-  /** How a read replica reaches its primary (kept in its folder, readable by the server's user only). */
-  private conninfo(primaryPort: number, replicaId: string): string {
-    return `host=127.0.0.1 port=${primaryPort} user=${ADMIN_USER} password=${this.adminPassword()} application_name=${replicaId}`;
+  /** How a read replica reaches its primary: its password in the replica folder's PASSFILE. */
+  private conninfo(primaryPort: number, replicaId: string, replicaDir: string): string {
+    const passfile = path.join(replicaDir, PASSFILE).replace(/[\\']/g, "\\$&");
+    return `host=127.0.0.1 port=${primaryPort} user=${ADMIN_USER} passfile='${passfile}' application_name=${replicaId}`;
   }
 
   /**
@@ -1948,7 +1963,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         const own = await hotStandbySettings(client);
         if (primary && [...primary].some(([name, value]) => (own.get(name) ?? 0) < value)) return false;
         await client.query(
-          `ALTER SYSTEM SET primary_conninfo = ${pg().escapeLiteral(this.conninfo(primaryPort, id))}`,
+          `ALTER SYSTEM SET primary_conninfo = ${pg().escapeLiteral(this.conninfo(primaryPort, id, replica.replicaDir as string))}`,
         );
         await client.query("SELECT pg_reload_conf()");
         return true;

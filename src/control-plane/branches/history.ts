@@ -47,7 +47,12 @@ export function historyPoint(
   if (at.lsn !== undefined) {
     if (lsnBytes(at.lsn) === null)
       throw badRequest(`${names.lsn} must be an LSN such as 0/1A2B3C4 (got "${at.lsn}")`);
-    const lsn = at.lsn.toUpperCase();
+    // As Postgres prints one: hex without leading zeros (00000000/1918900 is 0/1918900).
+    const lsn = at.lsn
+      .trim()
+      .split("/")
+      .map((part) => Number.parseInt(part, 16).toString(16).toUpperCase())
+      .join("/");
     return { point: `lsn:${lsn}`, parentLsn: lsn };
   }
   if (at.timestamp === undefined) return {};

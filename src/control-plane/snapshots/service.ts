@@ -120,6 +120,9 @@ export async function createSnapshot(
     data = await ctx.branchData.snapshot(projectId, branchId, row.id, point);
   } catch (err) {
     ctx.db.transaction((tx) => deleteSnapshotRow(tx, row.id));
+    // Its project or branch deleted while its data was copied (a reset, a delete): that is the
+    // answer (404), not the copy's failure to find the folder.
+    ctx.db.transaction((tx) => requireSettledBranch(tx, accountId, projectId, branchId));
     throw err;
   }
   // As it is now: renamed, given an expiry or deleted while its data was copied.
