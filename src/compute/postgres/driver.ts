@@ -56,7 +56,15 @@ import {
   startHistory,
   tidyHistory,
 } from "./history.js";
-import { closedFolderMessage, closedToServers, freePort, handOver, initdb, PgServer } from "./process.js";
+import {
+  closedFolderMessage,
+  closedToServers,
+  freePort,
+  handOver,
+  handOverFile,
+  initdb,
+  PgServer,
+} from "./process.js";
 import {
   API_ROLE_ATTRIBUTES,
   type BranchSpec,
@@ -713,7 +721,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       lines.push(`${name} = ${configText(value)}`);
     const written = `${file}.${randomBytes(4).toString("hex")}.tmp`;
     fs.writeFileSync(written, `${lines.join("\n")}\n`, { mode: 0o600 });
-    await handOver(written);
+    handOverFile(written);
     fs.renameSync(written, file);
     return file;
   }

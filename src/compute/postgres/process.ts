@@ -49,6 +49,11 @@ export function serverIdentity(): { uid: number; gid: number } | Record<string, 
   return runsAsRoot() ? UNPRIVILEGED : {};
 }
 
+/** Hands one file to the user servers run as (no process spawned); nothing to do unless the emulator is root. */
+export function handOverFile(file: string): void {
+  if (runsAsRoot()) fs.chownSync(file, UNPRIVILEGED.uid, UNPRIVILEGED.gid);
+}
+
 /** Hands a folder (recursively) to the user servers run as; nothing to do unless the emulator is root. */
 export async function handOver(dir: string): Promise<void> {
   if (runsAsRoot()) await run("chown", ["-R", `${UNPRIVILEGED.uid}:${UNPRIVILEGED.gid}`, dir]);
