@@ -757,7 +757,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     });
     // A compute stopping meanwhile (a suspend, a restart) reads the settings at its next start.
     const refused = await reload.catch(async (err: unknown) => {
-      if (serverWentAway(err) && (await exitsWithin(running.server, STOP_WAIT_MS))) return [];
+      if (await stoppedUnder(err, running.server)) return [];
       throw err;
     });
     if (refused.length)
@@ -919,7 +919,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   /** An administrator's client (not yet connected) for the server at `port`; `timeoutMs` bounds its login and each query. */
   private adminClient(port: number, database: string, timeoutMs?: number): PgClient {
-    return new (pg().Client)({
+    const client = new (pg().Client)({
       host: "127.0.0.1",
       port,
       user: ADMIN_USER,
@@ -928,6 +928,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       options: ADMIN_SESSION_OPTIONS,
       ...(timeoutMs ? { connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs } : {}),
     });
+    // A server that stops meanwhile ends the session: the query under way fails with it, and
+    // the end itself (between queries) must not be an unhandled error.
+    client.on("error", () => {});
+    return client;
   }
 
   /** An administrator's session on the server at `port`; `timeoutMs` bounds its login and each query. */
@@ -938,9 +942,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     timeoutMs?: number,
   ): Promise<T> {
     const client = this.adminClient(port, database, timeoutMs);
-    // A server that stops meanwhile ends the session: the query under way fails with it, and
-    // the end itself (between queries) must not be an unhandled error.
-    client.on("error", () => {});
     await client.connect();
     try {
       return await use(client);
@@ -2109,7 +2110,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         // the control plane's, and the compute's next start brings it there, as on Neon. Only
         // what Postgres refuses fails the operation (and is taken back), and a session ended
         // by a server that goes on (a backend's crash, a pg_terminate_backend).
-        if (running && serverWentAway(err) && (await exitsWithin(running.server, STOP_WAIT_MS))) return;
+        if (running && (await stoppedUnder(err, running.server))) return;
         throw err;
       }
       if (running) running.reconciled = true;
@@ -2247,11 +2248,15 @@ function serverWentAway(err: unknown): boolean {
   return typeof message === "string" && /Connection terminated|shutting down|not queryable/.test(message);
 }
 
-/** Whether the server's process exits within `ms`. */
-async function exitsWithin(server: PgServer, ms: number): Promise<boolean> {
+/**
+ * Whether `err` came from the server stopping under the work that met it: an error that says so,
+ * and the server's process exiting within STOP_WAIT_MS.
+ */
+async function stoppedUnder(err: unknown, server: PgServer): Promise<boolean> {
+  if (!serverWentAway(err)) return false;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
+    timer = setTimeout(() => resolve(false), STOP_WAIT_MS);
   });
   try {
     return await Promise.race([server.exited.then(() => true as const), timeout]);
