@@ -526,6 +526,41 @@ describe("computes are real Postgres servers", () => {
     ]);
   });
 
+  it("a compute whose roles and databases did not change while it was stopped starts without the emulator writing them again; a change made meanwhile through the API is applied", async () => {
+    const q = await createProject("held-spec");
+    // WAL written since the server's latest checkpoint (its shutdown's, just after a start): the
+    // emulator's ALTER ROLE and COMMENT of a reconcile write whole pages after it.
+    const sinceStart = async (password: string) =>
+      (
+        await query(
+          q.endpointId,
+          q.role,
+          password,
+          "neondb",
+          "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), checkpoint_lsn)::int AS n FROM pg_control_checkpoint()",
+        )
+      )[0].n as number;
+    await changeState(q, "suspend");
+    await changeState(q, "start");
+    expect(await sinceStart(q.password)).toBeLessThan(1024);
+    await changeState(q, "suspend");
+    const reset = await api(
+      "POST",
+      `/projects/${q.projectId}/branches/${q.branchId}/roles/${q.role}/reset_password`,
+    );
+    await allSettled(q.projectId, reset.body.operations);
+    await changeState(q, "start");
+    const password = reset.body.role.password as string;
+    expect(await sinceStart(password)).toBeGreaterThan(1024);
+    await expect(query(q.endpointId, q.role, q.password, "neondb", "SELECT 1")).rejects.toMatchObject({
+      code: "28P01",
+    });
+    // Nothing changed since: the next start again leaves them as they are.
+    await changeState(q, "suspend");
+    await changeState(q, "start");
+    expect(await sinceStart(password)).toBeLessThan(1024);
+  });
+
   it("a read replica serves the branch's data, refuses writes with 25006 and sees the primary's new rows", async () => {
     const res = await api("POST", `/projects/${p.projectId}/endpoints`, {
       endpoint: { branch_id: p.branchId, type: "read_only" },

@@ -69,6 +69,7 @@ import {
   API_ROLE_ATTRIBUTES,
   type BranchSpec,
   databaseGrant,
+  holdsSpec,
   MANAGED,
   managedDatabaseId,
   markAdopted,
@@ -77,6 +78,7 @@ import {
   NEON_SUPERUSER_ATTRIBUTES,
   neonSuperuserGrants,
   reconcile,
+  specFingerprint,
 } from "./reconcile.js";
 import { dumpSchema } from "./schema-dump/index.js";
 import { ControlPlaneView } from "./view.js";
@@ -630,6 +632,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const { projectId, branchId } = event;
       await this.withBranch(branchId, async () => {
         await this.stopBranch(branchId);
+        this.heldSpecs.delete(branchId);
         fs.rmSync(this.branchDir(projectId, branchId), { recursive: true, force: true });
         fs.rmSync(this.replicasDir(projectId, branchId), { recursive: true, force: true });
       });
@@ -1003,6 +1006,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         }
         fs.renameSync(work, dir);
         this.walMeter?.wal(branchId, "reset", null);
+        this.heldSpecs.delete(branchId);
       } catch (err) {
         fs.rmSync(work, { recursive: true, force: true });
         this.collect(projectId); // a history started for it
@@ -1065,6 +1069,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         fs.renameSync(work, dir);
         this.dataGenerations.set(branchId, (this.dataGenerations.get(branchId) ?? 0) + 1);
         this.walMeter?.wal(branchId, "reset", null);
+        this.heldSpecs.delete(branchId);
       });
       this.collect(projectId);
       for (const id of wereRunning) {
@@ -1791,6 +1796,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /** How many times each branch's data was swapped by a restore in this process (read replicas' copies are dated by it). */
   private readonly dataGenerations = new Map<string, number>();
 
+  /**
+   * Branches whose folder, as their primary left it at its last stop (the checkpoint its clean
+   * shutdown wrote), held the control plane's roles and databases as the spec with this
+   * fingerprint says: a start finding both unchanged has nothing to reconcile, and the client whose
+   * connection woke the compute does not wait for an administrator's session. Taken by the next
+   * start; dropped when the folder's data is replaced.
+   */
+  private readonly heldSpecs = new Map<string, { fingerprint: string; checkpoint: bigint }>();
+
   /** Starts under way, by endpoint: a second start of the same endpoint joins the first. */
   private readonly starting = new Map<string, Promise<void>>();
 
@@ -1839,6 +1853,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       // A folder made before history was kept: its history starts now, from a copy of it.
       if (!historyOf(dir)) await this.startRootHistory(major, projectDir, dir, endpoint.branchId);
       const managed = { ...settings, ...archiving(projectDir, dir) };
+      const held = this.heldSpecs.get(endpoint.branchId);
+      this.heldSpecs.delete(endpoint.branchId);
+      const holds =
+        endpoint.type === "read_write" &&
+        held !== undefined &&
+        held.fingerprint === specFingerprint(this.view.branchSpec(endpoint.branchId)) &&
+        ((info) => info.clean && info.checkpoint === held.checkpoint)(controlInfo(dir));
       const server = await PgServer.start(bin, dir, await freePort(), {
         ...managed,
         config_file: await this.writeOwnSettings(endpoint.projectId, endpointId, dir, own, managed),
@@ -1850,12 +1871,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         server,
         projectId: endpoint.projectId,
         branchId: endpoint.branchId,
-        rolesReady: endpoint.type !== "read_write",
+        rolesReady: endpoint.type !== "read_write" || holds,
+        reconciled: holds,
         managed,
       };
       this.track(endpointId, running);
       if (endpoint.type !== "read_write") return;
       await this.attachReplicas(endpoint.branchId, server.port);
+      // Its WAL's count went on from its stop (a replaced folder has no held spec).
+      if (holds) return;
       try {
         await this.withAdmin(server.port, async (client) => {
           // Where the branch's written data counts from, when its data was just made or replaced.
@@ -2031,22 +2055,27 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // server stops, so its next start does not undo it.
     // The reader's short timeouts (a login waits on it) give way under load: once more on a
     // session of its own with a longer one, since what this read misses is lost.
-    if (!running.replicaDir && running.server.running)
-      await this.syncCatalog(endpointId)
-        .catch(() =>
-          this.withAdmin(
-            running.server.port,
-            (client) => this.syncCatalog(endpointId, client),
-            "postgres",
-            STOP_SYNC_TIMEOUT_MS,
-          ),
-        )
-        .catch((err: unknown) =>
-          this.logger?.warn(
-            { err, endpoint: endpointId },
-            "could not read the compute's roles and databases before its stop",
-          ),
-        );
+    // Then, whether it holds the control plane's roles and databases: its next start need not
+    // bring them there if nothing changed meanwhile (heldSpecs).
+    const syncAndCheck = async (session?: PgClient) => {
+      await this.syncCatalog(endpointId, session);
+      if (!running.reconciled) return undefined;
+      const spec = this.view.branchSpec(running.branchId);
+      const client = session ?? (await this.roleReader(endpointId, running.server.port));
+      return (await holdsSpec(client, spec)) ? specFingerprint(spec) : undefined;
+    };
+    const held =
+      !running.replicaDir && running.server.running
+        ? await syncAndCheck()
+            .catch(() => this.withAdmin(running.server.port, syncAndCheck, "postgres", STOP_SYNC_TIMEOUT_MS))
+            .catch((err: unknown) => {
+              this.logger?.warn(
+                { err, endpoint: endpointId },
+                "could not read the compute's roles and databases before its stop",
+              );
+              return undefined;
+            })
+        : undefined;
     this.dropRoleReader(endpointId);
     // Where a primary's clients' WAL ends: its shutdown then moves on to a new segment (archiving
     // the last one into the branch's history), which is not theirs.
@@ -2058,12 +2087,23 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         : undefined;
     await running.server.stop();
     this.servers.delete(endpointId);
+    if (held !== undefined) this.keepHeldSpec(running, held);
     fs.rmSync(this.ownSettingsFile(running.projectId, endpointId), { force: true });
     if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
     else {
       this.measureStopped(running.projectId, running.branchId, ended);
       // Its shutdown archived its last segments.
       this.measureHistories(running.projectId);
+    }
+  }
+
+  /** A primary that held the spec with `fingerprint` stopped: kept with its folder's shutdown checkpoint, if it shut down cleanly. */
+  private keepHeldSpec(running: Running, fingerprint: string): void {
+    try {
+      const info = controlInfo(this.branchDir(running.projectId, running.branchId));
+      if (info.clean) this.heldSpecs.set(running.branchId, { fingerprint, checkpoint: info.checkpoint });
+    } catch {
+      // its folder is gone (a deleted branch or project)
     }
   }
 

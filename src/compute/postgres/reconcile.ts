@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto";
 import { type PgClient, pg } from "../../platform/pg.js";
+import { parseVerifier, verifies } from "../../platform/scram-verifier.js";
 
 /** What the control plane says a branch holds. */
 export interface BranchSpec {
@@ -186,4 +188,48 @@ export async function reconcile(
         });
     await client.query(`DROP ROLE ${ident(name)}`);
   }
+}
+
+/** What identifies a spec's content (its passwords only hashed): equal when a reconcile would make the same. */
+export const specFingerprint = (spec: BranchSpec) =>
+  createHash("sha256").update(JSON.stringify(spec)).digest("base64");
+
+/**
+ * Whether the server holds `spec` as a reconcile would leave it, read only: every role marked as
+ * the emulator's, with its login and its password (the control plane's, or the verifier SQL left),
+ * every database with its owner and mark, nothing to drop, and neon_superuser with Neon's
+ * attributes. A password that is not a SCRAM verifier of the control plane's counts as a difference.
+ */
+export async function holdsSpec(client: PgClient, spec: BranchSpec): Promise<boolean> {
+  if (spec.drops.roles.length || spec.drops.databases.length) return false;
+  const roles = await client.query<{
+    rolname: string;
+    rolcanlogin: boolean;
+    rolreplication: boolean;
+    rolpassword: string | null;
+    comment: string | null;
+  }>(
+    `SELECT rolname, rolcanlogin, rolreplication, rolpassword, shobj_description(oid, 'pg_authid') AS comment FROM pg_authid`,
+  );
+  const byRole = new Map(roles.rows.map((r) => [r.rolname, r]));
+  if (!byRole.get(NEON_SUPERUSER)?.rolreplication) return false;
+  for (const role of spec.roles) {
+    const held = byRole.get(role.name);
+    if (!held || (held.comment !== MANAGED && held.comment !== ADOPTED) || held.rolcanlogin === role.noLogin)
+      return false;
+    const password =
+      role.verifier === null
+        ? ((v) => v !== undefined && verifies(v, role.password))(parseVerifier(held.rolpassword))
+        : held.rolpassword === (role.verifier === "" ? null : role.verifier);
+    if (!password) return false;
+  }
+  const dbs = await client.query<{ datname: string; owner: string; comment: string | null }>(
+    `SELECT datname, pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') AS comment
+       FROM pg_database WHERE NOT datistemplate`,
+  );
+  const byName = new Map(dbs.rows.map((d) => [d.datname, d]));
+  return spec.databases.every((db) => {
+    const held = byName.get(db.name);
+    return held?.owner === db.ownerName && managedDatabaseId(held.comment) === db.origin;
+  });
 }
