@@ -32,11 +32,14 @@ export function settingsWithinSize(value: unknown, ctx: z.RefinementCtx): void {
     ctx.addIssue({ code: "custom", message: `must be at most ${SETTINGS_MAX_BYTES} bytes as JSON` });
 }
 
-/** A Postgres identifier (role and database names). */
+/**
+ * A Postgres identifier (role and database names): Postgres keeps 63 bytes of one (NAMEDATALEN),
+ * and cuts a longer name, even inside a character.
+ */
 export const PgName = z
   .string()
   .min(1, "must not be empty")
-  .max(63, "must be at most 63 characters (a Postgres identifier)")
+  .refine((s) => Buffer.byteLength(s) <= 63, "must be at most 63 bytes in UTF-8 (a Postgres identifier)")
   .refine((s) => !s.includes("\u0000"), "must not contain NUL characters");
 
 /**

@@ -63,6 +63,12 @@ describe("roles", () => {
     const project = await t.api("POST", "/api/v2/projects", { project: { branch: { role_name: "pg_app" } } });
     expectStatus(project, 400);
     expect(project.body.message).toContain('role name "pg_app" is reserved');
+    // Postgres keeps 63 bytes of a name (cutting a character in two): 40 two-byte characters are too many.
+    const long = await t.api("POST", `${b()}/roles`, { role: { name: "ä".repeat(40) } });
+    expectStatus(long, 400);
+    expect(long.body.message).toContain("63 bytes");
+    expectStatus(await t.api("POST", `${b()}/roles`, { role: { name: `${"ä".repeat(31)}x` } }), 201);
+    expectStatus(await t.api("POST", `${b()}/roles`, { role: { name: "x".repeat(64) } }), 400);
     expectStatus(await t.api("GET", `${b()}/roles/ghost/reveal_password`), 404);
     const owner = await t.api("DELETE", `${b()}/roles/neondb_owner`);
     expectStatus(owner, 409);
@@ -114,6 +120,15 @@ describe("databases", () => {
     }
     expectStatus(
       await t.api("POST", "/api/v2/projects", { project: { branch: { database_name: "template1" } } }),
+      400,
+    );
+    const long = await t.api("POST", `${b()}/databases`, {
+      database: { name: "é".repeat(32), owner_name: "neondb_owner" },
+    });
+    expectStatus(long, 400);
+    expect(long.body.message).toContain("63 bytes");
+    expectStatus(
+      await t.api("PATCH", `${b()}/databases/neondb`, { database: { name: "é".repeat(32) } }),
       400,
     );
     expect((await t.api("GET", `${b()}/databases`)).body.databases).toHaveLength(1);
