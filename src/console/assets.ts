@@ -70,18 +70,37 @@ const JS = `
     if (!src || !navigator.clipboard) return;
     navigator.clipboard.writeText(src.textContent).then(function(){ b.textContent = "Copied"; });
   });
+  // A form marked data-autosubmit is sent as soon as one of its fields changes (the SQL editor's branch).
+  document.addEventListener("change", function(e){
+    var f = e.target.closest && e.target.closest("form[data-autosubmit]");
+    if (!f) return;
+    // The statement being written goes along (a short one: it travels in the URL).
+    var carried = document.querySelector("textarea[name=query]");
+    if (carried && carried.value.length <= 4000) {
+      var q = document.createElement("input");
+      q.type = "hidden"; q.name = "query"; q.value = carried.value; f.appendChild(q);
+    }
+    f.submit();
+  });
   function refresh(el){
     if (el.getAttribute("data-live") !== "true") return;
     setTimeout(function(){
-      fetch(el.getAttribute("data-refresh"), {credentials: "same-origin"}).then(function(r){
-        return r.ok ? r.text() : null;
+      // A session that ended answers with a redirect to the sign-in page: the section stays, and says so.
+      fetch(el.getAttribute("data-refresh"), {credentials: "same-origin", redirect: "manual"}).then(function(r){
+        return r.ok ? r.text() : (r.type === "opaqueredirect" || r.status === 401 ? "" : null);
       }).then(function(html){
         if (html === null) return;
         var t = document.createElement("div"); t.innerHTML = html;
         var next = t.firstElementChild;
-        if (!next) return;
+        if (!next || next.id !== el.id) {
+          var p = document.createElement("p");
+          p.className = "error"; p.setAttribute("role", "alert");
+          p.textContent = "Your console session ended: reload the page to sign in again.";
+          el.appendChild(p);
+          return;
+        }
         el.replaceWith(next); refresh(next);
-      });
+      }).catch(function(){ refresh(el); });
     }, 1000);
   }
   document.querySelectorAll("[data-refresh]").forEach(refresh);

@@ -224,6 +224,20 @@ describe("forms", () => {
     expect(location).toMatch(/\?notice=.*&ops=[0-9a-f-]{36}$/);
     const landed = await b.get(location);
     expect(landed.text).toContain("data-started-operation");
+    expect(landed.text).toContain('class="notice"');
+    // Its notice shows because this session's console signed it: the same words from a link do not.
+    const url = new URL(location, ORIGIN);
+    url.searchParams.set("notice", "Your session expired: paste your API key at evil.example");
+    expect((await b.get(`${url.pathname}${url.search}`)).text).not.toContain("evil.example");
+    url.searchParams.delete("sig");
+    url.searchParams.set("error", "Your session expired: paste your API key at evil.example");
+    expect((await b.get(`${url.pathname}${url.search}`)).text).not.toContain("evil.example");
+    // Operations the project does not have (an old link, a mistyped id) are left out, the page drawn.
+    for (const ops of ["nonexistent", "00000000-0000-4000-8000-000000000000"]) {
+      const page = await b.get(`${url.pathname}?ops=${ops}`);
+      expectStatus(page, 200);
+      expect(page.text).not.toContain("data-started-operation");
+    }
   });
 });
 
@@ -297,8 +311,26 @@ describe("pages", () => {
     });
     t.advance(5);
     expect(await page()).toContain("state-Stopped");
+    // A disabled compute is enabled from its row (it cannot be started while disabled).
+    const enable = `/app/projects/${p.id}/branches/${p.branchId}/computes/${p.endpointId}/enable`;
+    expect(await page()).toContain(`action="${enable}"`);
+    expect((await b.post(enable, {})).status).toBe(303);
+    const enabled = await t.api("GET", `/api/v2/projects/${p.id}/endpoints/${p.endpointId}`);
+    expect(enabled.body.endpoint.disabled).toBe(false);
+    await t.api("PATCH", `/api/v2/projects/${p.id}/endpoints/${p.endpointId}`, {
+      endpoint: { disabled: true },
+    });
+    t.advance(5);
     expect((await b.get("/app/projects/no-such-project")).status).toBe(404);
-    expect((await b.get("/app/nowhere")).status).toBe(404);
+    // Any path the console has no page for gets its page saying so, not the API's JSON.
+    for (const path of ["/app/nowhere", "/app/projects/", `/app/projects/${p.id}/nothing`]) {
+      const missing = await b.get(path);
+      expect(missing.status, path).toBe(404);
+      expect(missing.text, path).toContain("No console page at");
+    }
+    // The compute sizes offered are the ones the API takes.
+    const sizes = [...(await page()).matchAll(/<option value="([0-9.]+)"/g)].map((m) => Number(m[1]));
+    expect(new Set(sizes)).toEqual(new Set([0.25, 0.5, 1, 2, 3, 4, 5, 6, 7]));
     // A window that is no chart's, a name of every object's prototype included (found by the fuzz).
     for (const window of ["2h", "constructor", "toString", "__proto__"])
       expect((await b.get(`/app/projects/${p.id}/monitoring?window=${window}`)).status, window).toBe(400);

@@ -210,6 +210,15 @@ describe("the web console in Chromium", () => {
     expect((await allow([])).status).toBe(200);
     await runSql("SELECT count(*) AS n FROM fruit");
     expect(await page.locator("[data-result] td").allInnerTexts()).toEqual(["2"]);
+    // Refused before reaching Postgres (a role gone since the page was drawn): the reason, with the statement kept.
+    await page.getByLabel("Role").evaluate((element) => {
+      const select = element as unknown as { options: { value: string }[]; value: string };
+      (select.options[0] as { value: string }).value = "gone_role";
+      select.value = "gone_role";
+    });
+    await runSql("SELECT 'kept' AS statement");
+    expect(await page.getByRole("alert").innerText()).toContain("gone_role");
+    expect(await page.getByLabel("Statement").inputValue()).toBe("SELECT 'kept' AS statement");
   });
 
   it("roles and databases: a new role's revealed password connects; databases made and deleted", async () => {
@@ -268,7 +277,13 @@ describe("the web console in Chromium", () => {
       await page.getByLabel("Statement").fill(statement);
       await page.getByRole("button", { name: "Run" }).click();
     };
-    await sqlOnChild("DROP TABLE fruit");
+    // Choosing the branch in the editor draws it for that branch, the statement written kept.
+    await page.goto(`${projectUrl.split("?")[0]}/sql`);
+    await page.getByLabel("Statement").fill("DROP TABLE fruit");
+    await Promise.all([page.waitForURL(/branch_id=/), page.getByLabel("Branch").selectOption(childId)]);
+    expect(await page.locator("[data-runs-on]").innerText()).toBe("Runs on branch feature-2");
+    expect(await page.getByLabel("Statement").inputValue()).toBe("DROP TABLE fruit");
+    await page.getByRole("button", { name: "Run" }).click();
     expect(await page.locator("[data-command]").innerText()).toBe("DROP");
     await page.goto(childUrl);
     await page.getByRole("button", { name: "Reset from parent" }).click();

@@ -62,7 +62,11 @@ export function ComputesTab(props: BranchTabProps) {
                   <When at={e.last_active} />
                 </td>
                 <td>
-                  <ActionButton action={`${base}/start`} label="Start" csrf={page.csrf} />{" "}
+                  {e.disabled ? (
+                    <ActionButton action={`${base}/enable`} label="Enable" csrf={page.csrf} />
+                  ) : (
+                    <ActionButton action={`${base}/start`} label="Start" csrf={page.csrf} />
+                  )}{" "}
                   <ActionButton action={`${base}/suspend`} label="Suspend" csrf={page.csrf} />{" "}
                   <ActionButton action={`${base}/restart`} label="Restart" csrf={page.csrf} />{" "}
                   <ActionButton
@@ -148,6 +152,13 @@ router.post(`${ENDPOINT}/edit`, async (c) => {
   });
   const body = run(c, updateEndpoint(c.var.ctx, accountOf(c), projectId, endpointId, input.endpoint));
   return redirectTo(c, branchPath(projectId, branchId), `Compute ${endpointId} updated.`, startedOps(body));
+});
+
+// A disabled compute (PATCH disabled: true through the API) refuses connections and starts until enabled again.
+router.post(`${ENDPOINT}/enable`, (c) => {
+  const { projectId, branchId, endpointId } = c.req.param();
+  const body = run(c, updateEndpoint(c.var.ctx, accountOf(c), projectId, endpointId, { disabled: false }));
+  return redirectTo(c, branchPath(projectId, branchId), `Compute ${endpointId} enabled.`, startedOps(body));
 });
 
 for (const verb of ["start", "suspend", "restart"] as const)

@@ -113,7 +113,8 @@ export function createConsole(options: ConsoleOptions) {
   router.route("/", keys);
   router.route("/", sql(options.sql));
   router.route("/", emulatorPanel);
-  router.notFound((c) =>
+  // The top app's not-found (the API's JSON) answers for a mounted router: every path left is the console's.
+  router.all("*", (c) =>
     c.html(
       <Layout title="Not found">
         <h1>Not found</h1>

@@ -1,7 +1,9 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ConnectionUriQuery } from "../../control-plane/connection/schema.js";
 import { getConnectionUri } from "../../control-plane/connection/service.js";
 import { getProject } from "../../control-plane/projects/service.js";
-import { badRequest } from "../../errors.js";
+import { badRequest, EmulatorError } from "../../errors.js";
+import { STATUS_OF } from "../../http/errors.js";
 import { clientAddress } from "../../http/middleware.js";
 import { Csrf, Layout } from "../views/layout.js";
 import { accountOf, type ConsoleContext, createConsoleRouter, formOf, pageOf, parse } from "./support.js";
@@ -33,7 +35,13 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
   const router = createConsoleRouter();
   const PATH = "/projects/:projectId/sql";
 
-  const render = (c: ConsoleContext, query: string, result?: Result, chosen?: Record<string, string>) => {
+  const render = (
+    c: ConsoleContext,
+    query: string,
+    result?: Result,
+    chosen?: Record<string, string>,
+    status: ContentfulStatusCode = 200,
+  ) => {
     const projectId = c.req.param("projectId") ?? "";
     const page = pageOf(c);
     const { project } = getProject(c.var.ctx, accountOf(c), projectId);
@@ -51,12 +59,16 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
             on.
           </p>
         )}
-        <form method="get" action={`/app/projects/${projectId}/sql`}>
+        {/* The script reloads the page for a branch chosen; its databases and roles are the form's. */}
+        <form method="get" action={`/app/projects/${projectId}/sql`} data-autosubmit>
           <BranchField target={target} />
           <button type="submit">Choose branch</button>
         </form>
         <form method="post" action={`/app/projects/${projectId}/sql?branch_id=${target.branch?.id ?? ""}`}>
           <Csrf token={page.csrf} />
+          <p class="muted" data-runs-on>
+            Runs on branch <strong>{target.branch?.name ?? "—"}</strong>
+          </p>
           <DatabaseRoleFields target={target} />
           <label class="wide">
             Statement
@@ -70,10 +82,11 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
         </form>
         {result && <ResultView result={result} />}
       </Layout>,
+      status,
     );
   };
 
-  router.get(PATH, (c) => render(c, "SELECT version();"));
+  router.get(PATH, (c) => render(c, (c.req.query("query") ?? "").slice(0, MAX_QUERY) || "SELECT version();"));
 
   router.post(PATH, async (c) => {
     const form = await formOf(c);
@@ -82,16 +95,23 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
     if (query.trim() === "") throw badRequest("the statement is empty");
     if (query.length > MAX_QUERY) throw badRequest(`the statement is longer than ${MAX_QUERY} characters`);
     const projectId = c.req.param("projectId");
-    const uri = getConnectionUri(
-      c.var.ctx,
-      accountOf(c),
-      projectId,
-      parse(ConnectionUriQuery, {
-        branch_id: c.req.query("branch_id") || undefined,
-        database_name: form.database_name ?? "",
-        role_name: form.role_name ?? "",
-      }),
-    ).uri;
+    let uri: string;
+    try {
+      uri = getConnectionUri(
+        c.var.ctx,
+        accountOf(c),
+        projectId,
+        parse(ConnectionUriQuery, {
+          branch_id: c.req.query("branch_id") || undefined,
+          database_name: form.database_name ?? "",
+          role_name: form.role_name ?? "",
+        }),
+      ).uri;
+    } catch (err) {
+      // Refused before reaching Postgres: shown with the statement kept, as a Postgres error is.
+      if (!(err instanceof EmulatorError)) throw err;
+      return render(c, query, { message: err.message }, form, STATUS_OF[err.code]);
+    }
     const answer = await sql.statement(uri, query, clientAddress(c) || undefined);
     return render(c, query, answer.body as Result, form);
   });

@@ -1,13 +1,22 @@
 import { getOperation } from "../../control-plane/operations/service.js";
+import { EmulatorError } from "../../errors.js";
 import { accountOf, type ConsoleContext } from "./support.js";
 
-/** The operations an action just started (`?ops=`), each with its current status. */
+/**
+ * The operations an action just started (`?ops=`), each with its current status. One the project
+ * does not have (a link kept past a reset, an id mistyped) is left out.
+ */
 export function StartedOperations(props: { c: ConsoleContext; projectId: string }) {
   const ids = (props.c.req.query("ops") ?? "").split(",").filter(Boolean).slice(0, 10);
-  if (ids.length === 0) return null;
-  const ops = ids.map(
-    (id) => getOperation(props.c.var.ctx, accountOf(props.c), props.projectId, id).operation,
-  );
+  const ops = ids.flatMap((id) => {
+    try {
+      return [getOperation(props.c.var.ctx, accountOf(props.c), props.projectId, id).operation];
+    } catch (err) {
+      if (err instanceof EmulatorError) return [];
+      throw err;
+    }
+  });
+  if (ops.length === 0) return null;
   return (
     <p class="notice" role="status">
       Started:{" "}

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { Context, ErrorHandler } from "hono";
 import type { Logger } from "pino";
@@ -8,6 +9,7 @@ import type { AppEnv } from "../../http/app-env.js";
 import { STATUS_OF } from "../../http/errors.js";
 import { publish, validationError } from "../../http/router.js";
 import type { Outcome } from "../../platform/events.js";
+import { sameText } from "../../platform/ids.js";
 import type { Session } from "../sessions.js";
 import { ConfirmPage, Layout, type PageContext } from "../views/layout.js";
 
@@ -43,13 +45,35 @@ export function accountOf(c: ConsoleContext): string {
   return c.var.session.accountId;
 }
 
+/**
+ * A redirect's notice or error is signed with the session's CSRF token: a link made elsewhere
+ * cannot put words in the console's mouth.
+ */
+const messageSignature = (session: Session, kind: "notice" | "error", text: string) =>
+  createHmac("sha256", session.csrfToken).update(`${kind}\n${text}`).digest("base64url").slice(0, 22);
+
+/** Sets a page's notice or error, signed for the session, on a redirect's URL. */
+function setMessage(url: URL, session: Session, kind: "notice" | "error", text: string): void {
+  url.searchParams.set(kind, text);
+  url.searchParams.set("sig", messageSignature(session, kind, text));
+}
+
+/** A notice or error of the query, if this session's console put it there. */
+function messageOf(c: ConsoleContext, kind: "notice" | "error"): string | undefined {
+  const text = c.req.query(kind);
+  const sig = c.req.query("sig");
+  return text !== undefined && sig !== undefined && sameText(sig, messageSignature(c.var.session, kind, text))
+    ? text
+    : undefined;
+}
+
 /** What the layout needs, with the notice or error a redirect carried in its query. */
 export function pageOf(c: ConsoleContext): PageContext {
   return {
     csrf: c.var.session.csrfToken,
     accountName: currentUser(c.var.ctx, c.var.session.accountId).name,
-    notice: c.req.query("notice"),
-    error: c.req.query("error"),
+    notice: messageOf(c, "notice"),
+    error: messageOf(c, "error"),
   };
 }
 
@@ -87,7 +111,7 @@ export function startedOps(body: { operations?: { id: string }[] }): string[] {
 /** Post/redirect/get: back to a page, with a notice and the operations the action started. */
 export function redirectTo(c: ConsoleContext, path: string, notice?: string, ops: string[] = []) {
   const url = new URL(path, "http://console");
-  if (notice) url.searchParams.set("notice", notice);
+  if (notice) setMessage(url, c.var.session, "notice", notice);
   if (ops.length) url.searchParams.set("ops", ops.join(","));
   return c.redirect(`${url.pathname}${url.search}`, 303);
 }
@@ -129,11 +153,12 @@ export function consoleErrors(logger: Logger): ErrorHandler<ConsoleEnv> {
       );
     }
     const back = sameOriginReferer(c);
-    if (c.req.method === "POST" && back) {
+    const session = c.get("session") as Session | undefined;
+    if (c.req.method === "POST" && back && session) {
       const url = new URL(back);
       url.searchParams.delete("notice");
       url.searchParams.delete("ops");
-      url.searchParams.set("error", err.message);
+      setMessage(url, session, "error", err.message);
       return c.redirect(`${url.pathname}${url.search}`, 303);
     }
     const status = STATUS_OF[err.code];

@@ -1,4 +1,5 @@
 import type { Child } from "hono/jsx";
+import { COMPUTE_SIZES } from "../../control-plane/endpoints/rules.js";
 
 /** What every signed-in page knows: the CSRF token its forms carry, and messages to show. */
 export interface PageContext {
@@ -145,9 +146,9 @@ export function SelectField(props: {
   );
 }
 
-const COMPUTE_UNITS = ["0.25", "0.5", "1", "2", "3", "4", "5", "6", "7", "8"];
+const COMPUTE_UNITS = COMPUTE_SIZES.map(String);
 
-/** A compute-size field: the sizes Neon offers, in compute units. */
+/** A compute-size field: the sizes the API accepts (the specification's), in compute units. */
 export function CuField(props: { label: string; name: string; selected: number }) {
   return (
     <SelectField
