@@ -24,7 +24,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const { api, settled, advance, allSettled, createProject, sql, branch } = manualClockClient(
+const { api, settled, advance, allSettled, createProject, sql, branch, query } = manualClockClient(
   () => server,
   key,
 );
@@ -82,6 +82,37 @@ describe("a branch at a point of its parent's history", () => {
     expect(again.branch.parent_lsn).toBe(at?.lsn);
     expect((await api("DELETE", `/projects/${p.id}/branches/${again.branch.id}`)).status).toBe(200);
     expect(Date.parse(got.body.branch.created_at)).toBeGreaterThanOrEqual(committed + 60_000);
+  });
+
+  it("a time just before a DROP DATABASE: the branch has the database, valid and whole, and its parent_lsn gives the same", async () => {
+    const q = await createProject("before-drop");
+    await sql(q, "CREATE DATABASE precious");
+    await query(
+      q.endpointId,
+      q.role,
+      q.password,
+      "precious",
+      "CREATE TABLE kept AS SELECT generate_series(1, 1000) AS g",
+    );
+    const before = await advance(60);
+    // A DROP DATABASE marks the database invalid and removes its files before its commit: a replay
+    // that stopped only at that commit would give them back that way.
+    await sql(q, "DROP DATABASE precious");
+    await advance(60);
+    const count = "SELECT count(*)::int AS n FROM kept";
+    const body = await branch(q, { name: "before-drop", parent_timestamp: iso(before - 30_000) });
+    expect(await query(body.endpoints[0].id, q.role, q.password, "precious", count)).toEqual([{ n: 1000 }]);
+    // What SQL made is taken into the API once a session ends.
+    for (let i = 0; i < 100; i++) {
+      const listed = await api("GET", `/projects/${q.id}/branches/${body.branch.id}/databases`);
+      if (listed.body.databases.some((d: { name: string }) => d.name === "precious")) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const listed = await api("GET", `/projects/${q.id}/branches/${body.branch.id}/databases`);
+    expect(listed.body.databases.map((d: { name: string }) => d.name)).toContain("precious");
+    const made = await api("GET", `/projects/${q.id}/branches/${body.branch.id}`);
+    const same = await branch(q, { name: "same-lsn", parent_lsn: made.body.branch.parent_lsn });
+    expect(await query(same.endpoints[0].id, q.role, q.password, "precious", count)).toEqual([{ n: 1000 }]);
   });
 
   it("reads the history of a suspended parent, and of a parent that is itself a child", async () => {

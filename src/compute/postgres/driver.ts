@@ -82,6 +82,7 @@ import {
 } from "./reconcile.js";
 import { dumpSchema } from "./schema-dump/index.js";
 import { ControlPlaneView } from "./view.js";
+import { lastTransactionEnd } from "./wal-scan.js";
 
 /** How to reach a running server: a Unix socket's path, or a loopback host and port. */
 export type ComputeAddress = { path: string } | { host: string; port: number };
@@ -1150,7 +1151,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     try {
       // Under the source's lock: what the replay reads is laid out (the base copied, the WAL
       // staged as links and copies), so the source's folder and history may move on after.
-      const { history, end, root } = await this.withBranch(sourceId, () =>
+      const { history, end, root, ranges } = await this.withBranch(sourceId, () =>
         this.withHistories(projectId, async () => {
           const history = historyOf(sourceDir);
           if (!history) throw noHistory(sourceId);
@@ -1174,11 +1175,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
             throw badRequest(
               `the time asked is before branch ${sourceId}'s history begins (the emulator keeps it from when the branch's current data was made, within the project's history_retention_seconds)`,
             );
-          await stageWal(chain, end, (link) => this.liveFolder(projectId, link), stage);
+          const ranges = await stageWal(chain, end, (link) => this.liveFolder(projectId, link), stage);
           fs.rmSync(dir, { recursive: true, force: true });
           const root = chain[chain.length - 1] as HistoryLink;
           await copyBase(root, dir);
-          return { history, end, root };
+          return { history, end, root, ranges };
         }),
       );
       let committedAt: number | undefined;
@@ -1215,14 +1216,31 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         await server.stop();
         return redone ?? lsnText(end);
       };
-      const target: Record<string, string> =
-        "lsn" in point
-          ? { recovery_target_lsn: point.lsn }
-          : { recovery_target_time: timestampText(point.wallMs) };
+      // The state at an LSN holds the records that end by it (as Neon's at an LSN); the state at a
+      // time, the records up to the end of the last transaction by then (wal-scan.ts): what came
+      // after it, a DROP DATABASE under way included, is not replayed.
+      const byLsn = (at: string) => ({ recovery_target_lsn: at, recovery_target_inclusive: "off" });
       let lsn: string;
       try {
-        const redone = await recover(target, false);
-        lsn = "lsn" in point ? point.lsn : redone;
+        if ("lsn" in point) {
+          await recover(byLsn(point.lsn), false);
+          lsn = point.lsn;
+        } else {
+          const byTime = { recovery_target_time: timestampText(point.wallMs) };
+          const endedBy = await lastTransactionEnd(stage, ranges, end, point.wallMs);
+          lsn =
+            endedBy === undefined
+              ? await recover(byTime, false)
+              : await recover(byLsn(lsnText(endedBy)), false).then(
+                  () => lsnText(endedBy),
+                  (err: Error) => {
+                    // That end comes before the copy the replay starts from is consistent: the
+                    // replay stops at the first transaction's end after the time instead.
+                    if (!/before consistent recovery point/.test(err.message)) throw err;
+                    return recover(byTime, true);
+                  },
+                );
+        }
       } catch (err) {
         // No record begins at or after the point (a time after the last commit, an LSN inside
         // the last record): the state there is the state where the WAL ends, all of it replayed

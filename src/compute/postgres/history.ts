@@ -6,6 +6,7 @@ import { wallNow } from "../../platform/clock.js";
 import { readdir } from "./binaries.js";
 import { copyData, copyWal, HISTORY_FILE, lsnText, parseLsn, SEGMENT_BYTES, segmentName } from "./copy.js";
 import { handOver } from "./process.js";
+import type { WalRange } from "./wal-scan.js";
 
 /**
  * A branch's history: what point-in-time branching and restore replay (Neon's `parent_lsn`,
@@ -179,13 +180,14 @@ export function restoreCommand(stage: string): string {
  * those not archived yet are copied from the live pg_wal of the branch still writing to that
  * history (`liveDir`). Timeline history files come from all. A segment missing from a history's
  * range is an error: a replay would otherwise stop short of the point without saying so.
+ * Returns the ranges, oldest first.
  */
 export async function stageWal(
   chain: HistoryLink[],
   end: bigint,
   liveDir: (link: HistoryLink) => string | undefined,
   stage: string,
-): Promise<void> {
+): Promise<WalRange[]> {
   fs.mkdirSync(stage, { recursive: true, mode: 0o700 });
   const staged = new Set<string>();
   const ranges: { history: HistoryLink; start: bigint; stop: bigint; crossesTimeline: boolean }[] = [];
@@ -250,6 +252,7 @@ export async function stageWal(
         throw new Error(`the history of this branch is missing WAL segment ${name} (history ${history.id})`);
     }
   await handOver(stage);
+  return ranges.map(({ history, start, stop }) => ({ tli: history.origin.tli, start, stop })).reverse();
 }
 
 /** Copies a history's base into `work` (data and all its WAL), for a recovery to start from. */

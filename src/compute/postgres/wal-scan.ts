@@ -1,0 +1,182 @@
+import fs from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import zlib from "node:zlib";
+import { SEGMENT_BYTES, segmentName } from "./copy.js";
+
+/**
+ * Reads the transactions' ends in a staged history's WAL, to find where a point in time is. A
+ * recovery to a time stops before the first commit after it, having replayed what came before
+ * that commit: work no transaction holds back, such as a `DROP DATABASE` under way (which marks
+ * the database invalid and removes its files before it commits). Neon's branch at a time is the
+ * state at the end of the last commit by then; this finds that LSN, and the recovery stops there.
+ *
+ * The WAL layout (Postgres' xlog_internal.h and xlogrecord.h): 8 KiB pages, each opening with a
+ * header (24 bytes, 40 on a segment's first page) whose xlp_pageaddr is the page's own LSN (a
+ * recycled segment's stale pages name older ones); records MAXALIGNed (8), continued across pages
+ * after their headers, each a 24-byte XLogRecord (xl_tot_len, xl_xid, xl_prev, xl_info, xl_rmid)
+ * then its block and data headers, the main data last.
+ */
+
+/** A stretch of the WAL a recovery reads on one timeline, [start, stop). */
+export interface WalRange {
+  tli: number;
+  start: bigint;
+  stop: bigint;
+}
+
+const PAGE = 8192n;
+const SHORT_HEADER = 24n;
+const LONG_HEADER = 40n;
+const XLP_LONG_HEADER = 0x0002;
+const RECORD_HEADER = 24;
+const RM_XACT_ID = 1;
+const XLOG_XACT_OPMASK = 0x70;
+/** Commit, abort, commit prepared, abort prepared: the records a recovery to a time stops at. */
+const XACT_ENDS = new Set([0x00, 0x20, 0x30, 0x40]);
+const XLR_BLOCK_ID_DATA_SHORT = 255;
+const XLR_BLOCK_ID_DATA_LONG = 254;
+const XLR_BLOCK_ID_ORIGIN = 253;
+const XLR_BLOCK_ID_TOPLEVEL_XID = 252;
+/** The longest record Postgres writes (XLogRecordMaxSize). */
+const MAX_RECORD = 1020 * 1024 * 1024;
+/** Microseconds from the Unix epoch to Postgres' (2000-01-01). */
+const PG_EPOCH_US = 946_684_800_000_000n;
+
+const align = (lsn: bigint) => (lsn + 7n) & ~7n;
+
+const gunzip = promisify(zlib.gunzip);
+
+class StagedWal {
+  /** Segments read (by number), from the one the scan is in on. */
+  private readonly loaded = new Map<bigint, Buffer | undefined>();
+
+  constructor(
+    private readonly stage: string,
+    private readonly ranges: WalRange[],
+  ) {}
+
+  /**
+   * Reads the segments holding [from, to) that are not read yet, and forgets those before: each
+   * from the range reading it, else from a newer timeline's (its first segment holds the older one's).
+   */
+  async load(from: bigint, to: bigint): Promise<void> {
+    const first = from / SEGMENT_BYTES;
+    for (const segment of this.loaded.keys()) if (segment < first) this.loaded.delete(segment);
+    for (let segment = first; segment <= (to - 1n) / SEGMENT_BYTES; segment++) {
+      if (this.loaded.has(segment)) continue;
+      const lsn = segment * SEGMENT_BYTES;
+      const at = this.ranges.findIndex((r) => lsn + SEGMENT_BYTES > r.start && lsn < r.stop);
+      let bytes: Buffer | undefined;
+      for (const { tli } of at < 0 ? this.ranges : this.ranges.slice(at)) {
+        const name = path.join(this.stage, segmentName(tli, lsn));
+        bytes = await fs.promises
+          .readFile(`${name}.gz`)
+          .then((zipped) => gunzip(zipped))
+          .catch(() => fs.promises.readFile(name))
+          .catch(() => undefined);
+        if (bytes?.length === Number(SEGMENT_BYTES)) break;
+        bytes = undefined;
+      }
+      this.loaded.set(segment, bytes);
+    }
+  }
+
+  private segment(lsn: bigint): Buffer | undefined {
+    return this.loaded.get(lsn / SEGMENT_BYTES);
+  }
+
+  /** The size of the header of the page holding `lsn`, or undefined when that page is not this WAL's (its end). */
+  headerAt(lsn: bigint): bigint | undefined {
+    const bytes = this.segment(lsn);
+    if (!bytes) return undefined;
+    const page = lsn - (lsn % PAGE);
+    const offset = Number(page % SEGMENT_BYTES);
+    if (bytes.readBigUInt64LE(offset + 8) !== page) return undefined;
+    return bytes.readUInt16LE(offset + 2) & XLP_LONG_HEADER ? LONG_HEADER : SHORT_HEADER;
+  }
+
+  /** `length` bytes of records from `lsn` on, across page headers; with where they end. */
+  read(lsn: bigint, length: number): { bytes: Buffer; end: bigint } | undefined {
+    const out: Buffer[] = [];
+    let left = BigInt(length);
+    let at = lsn;
+    while (left > 0n) {
+      const header = this.headerAt(at);
+      const bytes = this.segment(at);
+      if (header === undefined || !bytes) return undefined;
+      const page = at - (at % PAGE);
+      if (at - page < header) at = page + header;
+      const take = left < page + PAGE - at ? left : page + PAGE - at;
+      const offset = Number(at % SEGMENT_BYTES);
+      out.push(bytes.subarray(offset, offset + Number(take)));
+      at += take;
+      left -= take;
+    }
+    return { bytes: out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out), end: at };
+  }
+}
+
+/** The main data of a record without block references (a transaction's end has none), if it is one. */
+function mainData(record: Buffer): Buffer | undefined {
+  let at = RECORD_HEADER;
+  while (at < record.length) {
+    const id = record[at] as number;
+    if (id === XLR_BLOCK_ID_DATA_SHORT) return record.subarray(at + 2, at + 2 + (record[at + 1] as number));
+    if (id === XLR_BLOCK_ID_DATA_LONG) return record.subarray(at + 5, at + 5 + record.readUInt32LE(at + 1));
+    if (id === XLR_BLOCK_ID_ORIGIN) at += 3;
+    else if (id === XLR_BLOCK_ID_TOPLEVEL_XID) at += 5;
+    else return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Where the state at `wallMs` ends in the staged WAL read along `ranges` (oldest first) from the
+ * first one's start up to `end`: the LSN right after the last transaction's end (commit or abort)
+ * at or before it, when a later one follows; undefined when none does (the state then is the
+ * WAL's end) or none came before (the recovery's own consistent start is the earliest state).
+ */
+export async function lastTransactionEnd(
+  stage: string,
+  ranges: WalRange[],
+  end: bigint,
+  wallMs: number,
+): Promise<bigint | undefined> {
+  const first = ranges[0];
+  if (!first) return undefined;
+  const wal = new StagedWal(stage, ranges);
+  const limit = BigInt(Math.floor(wallMs)) * 1000n - PG_EPOCH_US;
+  let found: bigint | undefined;
+  let previous: bigint | undefined;
+  let at = first.start;
+  for (let records = 1; at < end; records++) {
+    // A long history is read a segment at a time, the process answering others meanwhile.
+    if (records % 4096 === 0) await new Promise((resolve) => setImmediate(resolve));
+    await wal.load(at, at + 8n);
+    const header = wal.headerAt(at);
+    if (header === undefined) return undefined;
+    const page = at - (at % PAGE);
+    if (at - page < header) at = page + header;
+    const length = wal.read(at, 4)?.bytes.readUInt32LE(0);
+    if (length === undefined || length < RECORD_HEADER || length > MAX_RECORD) return undefined;
+    // Its bytes and the page headers between them.
+    await wal.load(at, at + BigInt(length) + (BigInt(length) / (PAGE - LONG_HEADER) + 2n) * LONG_HEADER);
+    const record = wal.read(at, length);
+    if (!record) return undefined;
+    const { bytes } = record;
+    // A record not linked to the one before is past the WAL's end (a recycled segment's old bytes).
+    if (previous !== undefined && bytes.readBigUInt64LE(8) !== previous) return undefined;
+    const next = align(record.end);
+    if (bytes[17] === RM_XACT_ID && XACT_ENDS.has((bytes[16] as number) & XLOG_XACT_OPMASK)) {
+      const data = mainData(bytes);
+      if (data && data.length >= 8) {
+        if (data.readBigInt64LE(0) > limit) return found;
+        found = next;
+      }
+    }
+    previous = at;
+    at = next;
+  }
+  return undefined;
+}
