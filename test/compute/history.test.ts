@@ -311,6 +311,9 @@ describe("a snapshot at a point", () => {
       name: "from-then",
     });
     expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    // Its files are being copied for the restore: it is not deleted under it.
+    const snapshotPath = `/projects/${p.id}/snapshots/${taken.body.snapshot.id}`;
+    expect((await api("DELETE", snapshotPath)).status).toBe(423);
     await allSettled(p.id, restored.body.operations);
     const made = await api("POST", `/projects/${p.id}/endpoints`, {
       endpoint: { branch_id: restored.body.branch.id, type: "read_write" },
@@ -318,6 +321,32 @@ describe("a snapshot at a point", () => {
     expect(made.status).toBe(201);
     await allSettled(p.id, made.body.operations);
     expect(values(await sql(p, "SELECT v FROM t", made.body.endpoint.id))).toEqual([1]);
+    expect((await api("DELETE", snapshotPath)).status).toBe(202);
+  });
+
+  it("a snapshot still being taken (no data yet) is not restored", async () => {
+    const p = await createProject("snapshot-under-way");
+    await sql(p, "CREATE TABLE pad AS SELECT repeat('x', 1000) AS v FROM generate_series(1, 40000)");
+    const taking = api("POST", `/projects/${p.id}/branches/${p.branchId}/snapshot?name=slow`);
+    let refused: { status: number; body: { message: string } } | undefined;
+    for (let i = 0; i < 400 && !refused; i++) {
+      const listed = await api("GET", `/projects/${p.id}/snapshots`);
+      const under = listed.body.snapshots.find(
+        (s: { name: string; full_size?: number }) => s.name === "slow",
+      );
+      if (under && under.full_size === undefined)
+        refused = await api("POST", `/projects/${p.id}/snapshots/${under.id}/restore`, { name: "too-soon" });
+      else await new Promise((r) => setTimeout(r, 2));
+    }
+    expect(refused?.status).toBe(409);
+    expect(refused?.body.message).toContain("holds no data");
+    const taken = await taking;
+    expect(taken.status).toBe(200);
+    const restored = await api("POST", `/projects/${p.id}/snapshots/${taken.body.snapshot.id}/restore`, {
+      name: "in-time",
+    });
+    expect(restored.status).toBe(200);
+    await allSettled(p.id, restored.body.operations);
   });
 });
 

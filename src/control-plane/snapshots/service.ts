@@ -5,6 +5,7 @@ import type { Tx } from "../../platform/db.js";
 import { type DomainEvent, operationsStarted } from "../../platform/events.js";
 import {
   type BranchRow,
+  conflictingOperations,
   findBranchById,
   readBranch,
   requireBranch,
@@ -15,7 +16,7 @@ import {
 import { historyPoint, requireInHistory } from "../branches/history.js";
 import { toBranchJson } from "../branches/render.js";
 import { addBranch } from "../branches/service.js";
-import { setDefault, updateBranchRow } from "../branches/store.js";
+import { findDataDependent, setDefault, updateBranchRow } from "../branches/store.js";
 import { snapshotDeleted, snapshotExpires, snapshotKept } from "../consumption/storage.js";
 import { moveBranchEndpoints } from "../endpoints/service.js";
 import { toOperationJson } from "../operations/render.js";
@@ -177,6 +178,8 @@ export function deleteSnapshot(ctx: Ctx, accountId: string, projectId: string, s
   ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
     if (!findSnapshot(tx, projectId, snapshotId)) throw snapshotNotFound(projectId, snapshotId);
+    // A branch being restored from it copies its files until its create_branch finishes.
+    if (findDataDependent(tx, projectId, snapshotId) !== undefined) throw conflictingOperations();
     deleteSnapshotRow(tx, snapshotId);
     snapshotDeleted(tx, snapshotId, ctx.clock.now(accountId));
   });
@@ -201,6 +204,12 @@ export function restoreSnapshot(
     const snapshot = findSnapshot(tx, projectId, snapshotId);
     if (!snapshot || (snapshot.expiresAt !== null && snapshot.expiresAt <= ctx.clock.now(accountId)))
       throw snapshotNotFound(projectId, snapshotId);
+    // Its data is copied before its size is known: one still being taken, or one the emulator
+    // stopped while taking (its copy cut short and removed at the next start), has none to give.
+    if (ctx.branchData && snapshot.fullSize === null)
+      throw conflict(
+        `snapshot ${snapshotId} holds no data: it is still being taken, or its copy was cut short when the emulator stopped (delete it)`,
+      );
     if (input.target_branch_id === undefined && !findBranchById(tx, snapshot.sourceBranchId))
       throw notFound(
         `the branch snapshot ${snapshotId} was taken of (${snapshot.sourceBranchId}) no longer exists; name the branch to restore it onto in target_branch_id`,
