@@ -94,6 +94,11 @@ describe("a branch at a point of its parent's history", () => {
       "precious",
       "CREATE TABLE kept AS SELECT generate_series(1, 1000) AS g",
     );
+    // A stop ends its WAL segment early (a switch, which the replay steps over to the next one).
+    for (const verb of ["suspend", "start"]) {
+      const changed = await api("POST", `/projects/${q.id}/endpoints/${q.endpointId}/${verb}`);
+      await allSettled(q.id, changed.body.operations);
+    }
     const before = await advance(60);
     // A DROP DATABASE marks the database invalid and removes its files before its commit: a replay
     // that stopped only at that commit would give them back that way.
@@ -113,6 +118,28 @@ describe("a branch at a point of its parent's history", () => {
     const made = await api("GET", `/projects/${q.id}/branches/${body.branch.id}`);
     const same = await branch(q, { name: "same-lsn", parent_lsn: made.body.branch.parent_lsn });
     expect(await query(same.endpoints[0].id, q.role, q.password, "precious", count)).toEqual([{ n: 1000 }]);
+  });
+
+  it("a child made at a time, then branched at a time: its own commits, not its parent's later ones in the same WAL segment", async () => {
+    const q = await createProject("timelines");
+    await sql(q, "CREATE TABLE t (v int)");
+    await sql(q, "INSERT INTO t VALUES (1)");
+    const t1 = await advance(60);
+    await sql(q, "INSERT INTO t VALUES (2)");
+    // The child starts a timeline of its own where its parent's WAL was at t1.
+    const child = await branch(q, { name: "from-t1", parent_timestamp: iso(t1 - 30_000) });
+    const c: Project = { ...q, branchId: child.branch.id, endpointId: child.endpoints[0].id };
+    await sql(c, "INSERT INTO t VALUES (10)");
+    const t2 = await advance(60);
+    // The parent commits on in the segment where the child's timeline began.
+    await sql(q, "INSERT INTO t VALUES (3)");
+    await advance(60);
+    const body = await branch(q, {
+      name: "child-at-t2",
+      parent_id: c.branchId,
+      parent_timestamp: iso(t2 - 30_000),
+    });
+    expect(values(await sql(q, "SELECT v FROM t ORDER BY v", body.endpoints[0].id))).toEqual([1, 10]);
   });
 
   it("reads the history of a suspended parent, and of a parent that is itself a child", async () => {

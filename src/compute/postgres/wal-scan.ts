@@ -30,6 +30,9 @@ const SHORT_HEADER = 24n;
 const LONG_HEADER = 40n;
 const XLP_LONG_HEADER = 0x0002;
 const RECORD_HEADER = 24;
+const RM_XLOG_ID = 0;
+/** XLOG_SWITCH: the rest of its segment is unused, the next record begins the next segment. */
+const XLOG_SWITCH = 0x40;
 const RM_XACT_ID = 1;
 const XLOG_XACT_OPMASK = 0x70;
 /** Commit, abort, commit prepared, abort prepared: the records a recovery to a time stops at. */
@@ -57,8 +60,7 @@ class StagedWal {
   ) {}
 
   /**
-   * Reads the segments holding [from, to) that are not read yet, and forgets those before: each
-   * from the range reading it, else from a newer timeline's (its first segment holds the older one's).
+   * Reads the segments holding [from, to) that are not read yet, and forgets those before.
    */
   async load(from: bigint, to: bigint): Promise<void> {
     const first = from / SEGMENT_BYTES;
@@ -66,9 +68,11 @@ class StagedWal {
     for (let segment = first; segment <= (to - 1n) / SEGMENT_BYTES; segment++) {
       if (this.loaded.has(segment)) continue;
       const lsn = segment * SEGMENT_BYTES;
-      const at = this.ranges.findIndex((r) => lsn + SEGMENT_BYTES > r.start && lsn < r.stop);
+      // As Postgres reads it: the newest timeline's copy of the segment (a timeline that begins
+      // in it holds the older one's bytes up to its start, then its own).
+      const newest = this.ranges.findLastIndex((r) => lsn + SEGMENT_BYTES > r.start && lsn < r.stop);
       let bytes: Buffer | undefined;
-      for (const { tli } of at < 0 ? this.ranges : this.ranges.slice(at)) {
+      for (const { tli } of (newest < 0 ? this.ranges : this.ranges.slice(0, newest + 1)).toReversed()) {
         const name = path.join(this.stage, segmentName(tli, lsn));
         bytes = await fs.promises
           .readFile(`${name}.gz`)
@@ -167,7 +171,10 @@ export async function lastTransactionEnd(
     const { bytes } = record;
     // A record not linked to the one before is past the WAL's end (a recycled segment's old bytes).
     if (previous !== undefined && bytes.readBigUInt64LE(8) !== previous) return undefined;
-    const next = align(record.end);
+    const next =
+      bytes[17] === RM_XLOG_ID && ((bytes[16] as number) & 0xf0) === XLOG_SWITCH
+        ? record.end + ((SEGMENT_BYTES - (record.end % SEGMENT_BYTES)) % SEGMENT_BYTES)
+        : align(record.end);
     if (bytes[17] === RM_XACT_ID && XACT_ENDS.has((bytes[16] as number) & XLOG_XACT_OPMASK)) {
       const data = mainData(bytes);
       if (data && data.length >= 8) {
