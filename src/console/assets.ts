@@ -74,14 +74,17 @@ const JS = `
   document.addEventListener("change", function(e){
     var f = e.target.closest && e.target.closest("form[data-autosubmit]");
     if (!f) return;
-    // The statement being written goes along (a short one: it travels in the URL).
+    // The statement being written goes along, kept by the tab (never in the URL).
     var carried = document.querySelector("textarea[name=query]");
-    if (carried && carried.value.length <= 4000) {
-      var q = document.createElement("input");
-      q.type = "hidden"; q.name = "query"; q.value = carried.value; f.appendChild(q);
-    }
+    if (carried) try { sessionStorage.setItem("console-statement", carried.value); } catch (err) {}
     f.submit();
   });
+  try {
+    var kept = sessionStorage.getItem("console-statement");
+    sessionStorage.removeItem("console-statement");
+    var editor = document.querySelector("textarea[name=query]");
+    if (kept !== null && editor) editor.value = kept;
+  } catch (err) {}
   function refresh(el){
     if (el.getAttribute("data-live") !== "true") return;
     setTimeout(function(){

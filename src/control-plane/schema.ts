@@ -40,6 +40,7 @@ export const PgName = z
   .string()
   .min(1, "must not be empty")
   .refine((s) => Buffer.byteLength(s) <= 63, "must be at most 63 bytes in UTF-8 (a Postgres identifier)")
+  .openapi({ maxLength: 63 })
   .refine((s) => !s.includes("\u0000"), "must not contain NUL characters");
 
 /**

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { COMPUTE_SIZES_TEXT, isComputeSize, SUSPEND_TIMEOUT_MAX } from "../control-plane/endpoints/rules.js";
 import { REGION_IDS } from "../control-plane/regions/rules.js";
+import { PgName } from "../control-plane/schema.js";
 
 /**
  * The declarative seed file (NEON_EMULATOR_SEED). Ids and keys left out are derived from `seed`,
@@ -28,12 +29,8 @@ const SeedBranch = z.strictObject({
   default: z.boolean().optional(),
   protected: z.boolean().optional(),
   annotations: z.record(z.string(), z.string()).optional(),
-  roles: z
-    .array(z.strictObject({ name: z.string().min(1).max(63), password: z.string().min(1).optional() }))
-    .default([]),
-  databases: z
-    .array(z.strictObject({ name: z.string().min(1).max(63), owner: z.string().min(1) }))
-    .default([]),
+  roles: z.array(z.strictObject({ name: PgName, password: z.string().min(1).optional() })).default([]),
+  databases: z.array(z.strictObject({ name: PgName, owner: z.string().min(1) })).default([]),
   endpoints: z.array(SeedEndpoint).default([]),
 });
 

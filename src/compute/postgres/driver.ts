@@ -2075,11 +2075,18 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // session of its own with a longer one, since what this read misses is lost.
     // Then, whether it holds the control plane's roles and databases: its next start need not
     // bring them there if nothing changed meanwhile (heldSpecs).
+    // A client still connected could change them after the check: then the next start brings
+    // them to the control plane's, as every start did.
     const syncAndCheck = async (session?: PgClient) => {
       await this.syncCatalog(endpointId, session);
       if (!running.reconciled) return undefined;
       const spec = this.view.branchSpec(running.branchId);
       const client = session ?? (await this.roleReader(endpointId, running.server.port));
+      const clients = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE backend_type = 'client backend' AND usename IS DISTINCT FROM current_user`,
+      );
+      if ((clients.rows[0]?.n ?? 1) > 0) return undefined;
       return (await holdsSpec(client, spec)) ? specFingerprint(spec) : undefined;
     };
     const held =

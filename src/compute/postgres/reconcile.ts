@@ -112,10 +112,12 @@ export async function reconcile(
     if (managed === false && role.verifier === null) throw new Error(`role "${role.name}" already exists`);
     if (managed === false) await client.query(markAdopted(role.name));
     if (managed === undefined) {
+      // One transaction (one query of two statements): a server stopping between them would leave
+      // a role without its mark, which the next reconcile could not tell from one SQL made.
       await client.query(
-        `CREATE ROLE ${ident(role.name)} ${login} ${API_ROLE_ATTRIBUTES} IN ROLE ${NEON_SUPERUSER} PASSWORD ${passwordOf(role)}`,
+        `CREATE ROLE ${ident(role.name)} ${login} ${API_ROLE_ATTRIBUTES} IN ROLE ${NEON_SUPERUSER} PASSWORD ${passwordOf(role)};
+         COMMENT ON ROLE ${ident(role.name)} IS ${literal(MANAGED)}`,
       );
-      await client.query(`COMMENT ON ROLE ${ident(role.name)} IS ${literal(MANAGED)}`);
     } else {
       await client.query(`ALTER ROLE ${ident(role.name)} ${login} PASSWORD ${passwordOf(role)}`);
     }

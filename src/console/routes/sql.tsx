@@ -86,7 +86,7 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
     );
   };
 
-  router.get(PATH, (c) => render(c, (c.req.query("query") ?? "").slice(0, MAX_QUERY) || "SELECT version();"));
+  router.get(PATH, (c) => render(c, "SELECT version();"));
 
   router.post(PATH, async (c) => {
     const form = await formOf(c);

@@ -72,9 +72,19 @@ function futureTime(text: string, now: number, field: string): number {
   return at;
 }
 
-/** Expired snapshots go when the project's snapshots are next looked at (their folders with them). */
+/**
+ * Expired snapshots go when the project's snapshots are next looked at (their folders with them);
+ * one a branch is being restored from goes once that restore's create_branch finishes.
+ */
 function sweepExpired(ctx: Ctx, accountId: string, projectId: string): DomainEvent[] {
-  const gone = ctx.db.transaction((tx) => deleteExpiredSnapshots(tx, projectId, ctx.clock.now(accountId)));
+  const gone = ctx.db.transaction((tx) =>
+    deleteExpiredSnapshots(
+      tx,
+      projectId,
+      ctx.clock.now(accountId),
+      (snapshotId) => !ctx.branchData || findDataDependent(tx, projectId, snapshotId) === undefined,
+    ),
+  );
   return gone.map((snapshotId) => ({ type: "snapshot_deleted" as const, projectId, snapshotId }));
 }
 
@@ -179,7 +189,8 @@ export function deleteSnapshot(ctx: Ctx, accountId: string, projectId: string, s
     requireWritableProject(tx, accountId, projectId);
     if (!findSnapshot(tx, projectId, snapshotId)) throw snapshotNotFound(projectId, snapshotId);
     // A branch being restored from it copies its files until its create_branch finishes.
-    if (findDataDependent(tx, projectId, snapshotId) !== undefined) throw conflictingOperations();
+    if (ctx.branchData && findDataDependent(tx, projectId, snapshotId) !== undefined)
+      throw conflictingOperations();
     deleteSnapshotRow(tx, snapshotId);
     snapshotDeleted(tx, snapshotId, ctx.clock.now(accountId));
   });

@@ -35,15 +35,24 @@ export function deleteSnapshotRow(tx: Tx, snapshotId: string): void {
 }
 
 /** Removes the project's snapshots that expired by `now`; returns their ids. */
-export function deleteExpiredSnapshots(tx: Tx, projectId: string, now: number): string[] {
-  return tx
-    .delete(snapshots)
+/** Deletes the project's snapshots expired by `now` that `deletable` lets go; returns their ids. */
+export function deleteExpiredSnapshots(
+  tx: Tx,
+  projectId: string,
+  now: number,
+  deletable: (snapshotId: string) => boolean,
+): string[] {
+  const expired = tx
+    .select({ id: snapshots.id })
+    .from(snapshots)
     .where(
       and(eq(snapshots.projectId, projectId), isNotNull(snapshots.expiresAt), lte(snapshots.expiresAt, now)),
     )
-    .returning({ id: snapshots.id })
     .all()
-    .map((s) => s.id);
+    .map((s) => s.id)
+    .filter(deletable);
+  for (const id of expired) tx.delete(snapshots).where(eq(snapshots.id, id)).run();
+  return expired;
 }
 
 export function findSchedule(tx: Tx, branchId: string): Record<string, unknown>[] | undefined {
