@@ -24,7 +24,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const { api, settled, advance, allSettled, createProject, sql, branch, query } = manualClockClient(
+const { api, settled, advance, allSettled, createProject, sql, branch, query, clientOf } = manualClockClient(
   () => server,
   key,
 );
@@ -140,6 +140,30 @@ describe("a branch at a point of its parent's history", () => {
       parent_timestamp: iso(t2 - 30_000),
     });
     expect(values(await sql(q, "SELECT v FROM t ORDER BY v", body.endpoints[0].id))).toEqual([1, 10]);
+  });
+
+  it("a branch of a running parent written to meanwhile: its parent_lsn is where its data is, so a branch at it holds the same", async () => {
+    const q = await createProject("busy-parent");
+    await sql(q, "CREATE TABLE w (v int)");
+    const writer = clientOf(q.endpointId, q.role, q.password, "neondb");
+    await writer.connect();
+    let writing = true;
+    let written = 0;
+    const writes = (async () => {
+      while (writing) await writer.query("INSERT INTO w VALUES ($1)", [++written]);
+    })();
+    const copy = await branch(q, { name: "while-writing" }).finally(() => {
+      writing = false;
+    });
+    await writes;
+    await writer.end();
+    const made = await api("GET", `/projects/${q.id}/branches/${copy.branch.id}`);
+    const again = await branch(q, { name: "at-its-lsn", parent_lsn: made.body.branch.parent_lsn });
+    const count = "SELECT count(*)::int AS n FROM w";
+    const held = await sql(q, count, copy.endpoints[0].id);
+    expect((held[0] as { n: number }).n).toBeGreaterThan(0);
+    expect((held[0] as { n: number }).n).toBeLessThan(written);
+    expect(await sql(q, count, again.endpoints[0].id)).toEqual(held);
   });
 
   it("reads the history of a suspended parent, and of a parent that is itself a child", async () => {

@@ -1485,8 +1485,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         await copyStopped(parentDir, dir);
         return { lsn: checkpointLsn(dir), tli, history };
       }
+      // The copy replays the parent's WAL to the backup's end (its segment then switches): its
+      // data is the parent's there, what a branch at that LSN holds.
       const copied = await this.copyOnline(parentId, port, parentDir, dir);
-      return { lsn: copied.start, tli, history, startsAt: copied.end };
+      return { lsn: copied.end, tli, history };
     });
   }
 
