@@ -501,8 +501,22 @@ describe("the web console in Chromium", () => {
     }
   });
 
-  it("signs out: the cookie no longer opens a page", async () => {
+  it("signs out: the cookie no longer opens a page; a live list open elsewhere says the session ended", async () => {
     const cookie = (await context.cookies())[0]?.value ?? "";
+    // A project page drawn as if an operation were under way: its script refreshes the list each second.
+    const watching = await context.newPage();
+    const projectPath = new URL(projectUrl).pathname;
+    await watching.route(
+      (url) => url.pathname === projectPath,
+      async (route) => {
+        const response = await route.fetch();
+        const body = (await response.text()).replace('data-live="false"', 'data-live="true"');
+        await route.fulfill({ response, body });
+      },
+    );
+    await watching.goto(projectUrl);
+    const rows = await watching.locator("#operations tbody tr").count();
+    expect(rows).toBeGreaterThan(0);
     await page.goto(`${server.url}/app/projects`);
     await page.getByRole("button", { name: "Sign out" }).click();
     expect(new URL(page.url()).pathname).toBe("/app/sign-in");
@@ -511,5 +525,12 @@ describe("the web console in Chromium", () => {
       redirect: "manual",
     });
     expect(res.status).toBe(303);
+    await watching
+      .locator("#operations")
+      .getByRole("alert")
+      .filter({ hasText: "Your console session ended" })
+      .waitFor({ timeout: 10_000 });
+    expect(await watching.locator("#operations tbody tr").count()).toBe(rows);
+    await watching.close();
   });
 });
