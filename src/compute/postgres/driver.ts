@@ -1517,8 +1517,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   /**
    * An online copy of `parentDir` into `dir` through the backup API, on the parent's session
-   * `client`; resolves to where the backup started (the copy's LSN) and ended (where the copy's own
-   * WAL begins: the WAL between is the parent's, replayed by the copy at its first start).
+   * `client`; resolves to where the backup started and ended (the copy's LSN, where its own WAL
+   * begins: the WAL between is the parent's, replayed by the copy at its first start).
    */
   private async backUp(
     client: PgClient,
@@ -2075,10 +2075,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // server stops, so its next start does not undo it.
     // The reader's short timeouts (a login waits on it) give way under load: once more on a
     // session of its own with a longer one, since what this read misses is lost.
-    // Then, whether it holds the control plane's roles and databases: its next start need not
-    // bring them there if nothing changed meanwhile (heldSpecs).
-    // A client still connected could change them after the check: then the next start brings
-    // them to the control plane's, as every start did.
+    // Then, with no client connected (one could change them after the check), whether it holds
+    // the control plane's roles and databases: its next start need not bring them there if
+    // nothing changed meanwhile (heldSpecs).
     const syncAndCheck = async (session?: PgClient) => {
       await this.syncCatalog(endpointId, session);
       if (!running.reconciled) return undefined;
