@@ -1875,11 +1875,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const managed = { ...settings, ...archiving(projectDir, dir) };
       const held = this.heldSpecs.get(endpoint.branchId);
       this.heldSpecs.delete(endpoint.branchId);
+      const control = controlInfo(dir);
       const holds =
         endpoint.type === "read_write" &&
         held !== undefined &&
         held.fingerprint === specFingerprint(this.view.branchSpec(endpoint.branchId)) &&
-        ((info) => info.clean && info.checkpoint === held.checkpoint)(controlInfo(dir));
+        control.clean &&
+        control.checkpoint === held.checkpoint;
       const server = await PgServer.start(bin, dir, await freePort(), {
         ...managed,
         config_file: await this.writeOwnSettings(endpoint.projectId, endpointId, dir, own, managed),

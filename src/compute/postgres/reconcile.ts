@@ -71,6 +71,28 @@ export const markDatabase = (name: string, id: number) =>
 const passwordOf = (role: BranchSpec["roles"][number]) =>
   role.verifier === null ? literal(role.password) : role.verifier === "" ? "NULL" : literal(role.verifier);
 
+/** The roles a server holds, with what a reconcile sets or reads of them (pg_authid: its client is the administrator). */
+const heldRoles = (client: PgClient) =>
+  client.query<{
+    rolname: string;
+    rolcanlogin: boolean;
+    rolreplication: boolean;
+    rolpassword: string | null;
+    comment: string | null;
+  }>(
+    `SELECT rolname, rolcanlogin, rolreplication, rolpassword, shobj_description(oid, 'pg_authid') AS comment FROM pg_authid`,
+  );
+
+/** The databases a server holds (templates aside), with their owners and marks. */
+const heldDatabases = (client: PgClient) =>
+  client.query<{ datname: string; owner: string; comment: string | null }>(
+    `SELECT datname, pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') AS comment
+       FROM pg_database WHERE NOT datistemplate`,
+  );
+
+/** A role the emulator made, or took from SQL. */
+const managedRole = (comment: string | null) => comment === MANAGED || comment === ADOPTED;
+
 /**
  * Brings a running branch server's roles and databases to what the control plane holds: creates
  * what is missing (roles with LOGIN PASSWORD and Neon's attributes, in neon_superuser; databases with their owner),
@@ -85,12 +107,8 @@ export async function reconcile(
   spec: BranchSpec,
   inDatabase: (database: string, work: (client: PgClient) => Promise<void>) => Promise<void>,
 ): Promise<void> {
-  const roles = await client.query<{ rolname: string; comment: string | null; rolreplication: boolean }>(
-    `SELECT rolname, rolreplication, shobj_description(oid, 'pg_authid') AS comment FROM pg_roles`,
-  );
-  const existingRoles = new Map(
-    roles.rows.map((r) => [r.rolname, r.comment === MANAGED || r.comment === ADOPTED]),
-  );
+  const roles = await heldRoles(client);
+  const existingRoles = new Map(roles.rows.map((r) => [r.rolname, managedRole(r.comment)]));
   // A folder made before roles had Neon's attributes and grants (its neon_superuser cannot
   // replicate): given them once. Later changes a user makes to a role's attributes (NOBYPASSRLS) are kept.
   if (roles.rows.some((r) => r.rolname === NEON_SUPERUSER && !r.rolreplication)) {
@@ -122,10 +140,7 @@ export async function reconcile(
       await client.query(`ALTER ROLE ${ident(role.name)} ${login} PASSWORD ${passwordOf(role)}`);
     }
   }
-  const dbs = await client.query<{ datname: string; owner: string; comment: string | null }>(
-    `SELECT d.datname, pg_get_userbyid(d.datdba) AS owner, shobj_description(d.oid, 'pg_database') AS comment
-       FROM pg_database d WHERE NOT d.datistemplate`,
-  );
+  const dbs = await heldDatabases(client);
   const byName = new Map(dbs.rows.map((d) => [d.datname, d]));
   const wanted = new Set(spec.databases.map((d) => d.name));
   // What the API deleted goes first: found by its mark, whatever the data names it now, or by its
@@ -204,32 +219,18 @@ export const specFingerprint = (spec: BranchSpec) =>
  */
 export async function holdsSpec(client: PgClient, spec: BranchSpec): Promise<boolean> {
   if (spec.drops.roles.length || spec.drops.databases.length) return false;
-  const roles = await client.query<{
-    rolname: string;
-    rolcanlogin: boolean;
-    rolreplication: boolean;
-    rolpassword: string | null;
-    comment: string | null;
-  }>(
-    `SELECT rolname, rolcanlogin, rolreplication, rolpassword, shobj_description(oid, 'pg_authid') AS comment FROM pg_authid`,
-  );
-  const byRole = new Map(roles.rows.map((r) => [r.rolname, r]));
+  const byRole = new Map((await heldRoles(client)).rows.map((r) => [r.rolname, r]));
   if (!byRole.get(NEON_SUPERUSER)?.rolreplication) return false;
   for (const role of spec.roles) {
     const held = byRole.get(role.name);
-    if (!held || (held.comment !== MANAGED && held.comment !== ADOPTED) || held.rolcanlogin === role.noLogin)
-      return false;
+    if (!held || !managedRole(held.comment) || held.rolcanlogin === role.noLogin) return false;
     const password =
       role.verifier === null
         ? ((v) => v !== undefined && verifies(v, role.password))(parseVerifier(held.rolpassword))
         : held.rolpassword === (role.verifier === "" ? null : role.verifier);
     if (!password) return false;
   }
-  const dbs = await client.query<{ datname: string; owner: string; comment: string | null }>(
-    `SELECT datname, pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') AS comment
-       FROM pg_database WHERE NOT datistemplate`,
-  );
-  const byName = new Map(dbs.rows.map((d) => [d.datname, d]));
+  const byName = new Map((await heldDatabases(client)).rows.map((d) => [d.datname, d]));
   return spec.databases.every((db) => {
     const held = byName.get(db.name);
     return held?.owner === db.ownerName && managedDatabaseId(held.comment) === db.origin;

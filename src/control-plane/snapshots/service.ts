@@ -72,9 +72,14 @@ function futureTime(text: string, now: number, field: string): number {
   return at;
 }
 
+/** Whether a branch is being restored from the snapshot: its files are copied until that create_branch finishes. */
+function restoreUnderWay(ctx: Ctx, tx: Tx, projectId: string, snapshotId: string): boolean {
+  return ctx.branchData !== undefined && findDataDependent(tx, projectId, snapshotId) !== undefined;
+}
+
 /**
  * Expired snapshots go when the project's snapshots are next looked at (their folders with them);
- * one a branch is being restored from goes once that restore's create_branch finishes.
+ * one a branch is being restored from goes once that restore finishes.
  */
 function sweepExpired(ctx: Ctx, accountId: string, projectId: string): DomainEvent[] {
   const gone = ctx.db.transaction((tx) =>
@@ -82,7 +87,7 @@ function sweepExpired(ctx: Ctx, accountId: string, projectId: string): DomainEve
       tx,
       projectId,
       ctx.clock.now(accountId),
-      (snapshotId) => !ctx.branchData || findDataDependent(tx, projectId, snapshotId) === undefined,
+      (snapshotId) => !restoreUnderWay(ctx, tx, projectId, snapshotId),
     ),
   );
   return gone.map((snapshotId) => ({ type: "snapshot_deleted" as const, projectId, snapshotId }));
@@ -188,9 +193,7 @@ export function deleteSnapshot(ctx: Ctx, accountId: string, projectId: string, s
   ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
     if (!findSnapshot(tx, projectId, snapshotId)) throw snapshotNotFound(projectId, snapshotId);
-    // A branch being restored from it copies its files until its create_branch finishes.
-    if (ctx.branchData && findDataDependent(tx, projectId, snapshotId) !== undefined)
-      throw conflictingOperations();
+    if (restoreUnderWay(ctx, tx, projectId, snapshotId)) throw conflictingOperations();
     deleteSnapshotRow(tx, snapshotId);
     snapshotDeleted(tx, snapshotId, ctx.clock.now(accountId));
   });

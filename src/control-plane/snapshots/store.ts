@@ -34,7 +34,6 @@ export function deleteSnapshotRow(tx: Tx, snapshotId: string): void {
   tx.delete(snapshots).where(eq(snapshots.id, snapshotId)).run();
 }
 
-/** Removes the project's snapshots that expired by `now`; returns their ids. */
 /** Deletes the project's snapshots expired by `now` that `deletable` lets go; returns their ids. */
 export function deleteExpiredSnapshots(
   tx: Tx,
@@ -51,7 +50,7 @@ export function deleteExpiredSnapshots(
     .all()
     .map((s) => s.id)
     .filter(deletable);
-  for (const id of expired) tx.delete(snapshots).where(eq(snapshots.id, id)).run();
+  for (const id of expired) deleteSnapshotRow(tx, id);
   return expired;
 }
 
