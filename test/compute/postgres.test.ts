@@ -1223,6 +1223,16 @@ describe("computes are real Postgres servers", () => {
   });
 
   it("after a SIGKILL, a restart ends the orphaned server and runs the active endpoint again with its data", async () => {
+    const inserted = () =>
+      query(
+        p.endpointId,
+        p.role,
+        p.password,
+        "neondb",
+        "SELECT n_tup_ins::int AS n FROM pg_stat_user_tables WHERE relname = 'items'",
+      );
+    const statsBefore = await inserted();
+    expect(statsBefore[0]?.n).toBeGreaterThan(0);
     const orphanPid = Number(
       fs
         .readFileSync(
@@ -1278,6 +1288,9 @@ describe("computes are real Postgres servers", () => {
       }
     }
     if (!back) throw new Error("the active endpoint did not come back");
+    // The orphan was shut down cleanly (a fast shutdown, as a stop does): no crash recovery at the
+    // start, whose statistics it would have discarded.
+    expect(await inserted()).toEqual(statsBefore);
     for (const folder of left) expect(fs.existsSync(folder), folder).toBe(false);
     expect(fs.readdirSync(projects)).toEqual(expect.arrayContaining(live));
     expect(fs.existsSync(path.join(branches, p.branchId, "PG_VERSION"))).toBe(true);

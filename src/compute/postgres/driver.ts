@@ -124,6 +124,11 @@ const STOP_SYNC_TIMEOUT_MS = 15_000;
 /** The longest a measure of a running primary's WAL may take (its login, its query). */
 const WAL_POLL_TIMEOUT_MS = 5000;
 
+/** How many computes recorded active a start of the emulator brings back at once. */
+const RESUMED_AT_ONCE = 4;
+/** How often whether a server a previous run left has ended is looked at. */
+const ORPHAN_POLL_MS = 50;
+
 /**
  * Defaults an endpoint's `pg_settings` may change. wal_buffers: Postgres zeroes all of it at start
  * (4 MB, 1/32 of shared_buffers, by default), a quarter of an idle server's memory; 1 MB serves a
@@ -561,15 +566,21 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       this.logger?.error({ err }, "could not clear what a previous run left"),
     );
     await this.cleared;
-    for (const id of this.view.activeEndpoints()) {
-      // Not one suspended (auto-suspend of a compute idle since before the restart) or deleted
-      // while the computes before it started: its suspend found nothing to stop.
-      const endpoint = this.view.endpoint(id);
-      if (!endpoint || (endpoint.pendingState ?? endpoint.currentState) !== "active") continue;
-      await this.start(id).catch((err) =>
-        this.logger?.error({ err, endpoint: id }, "could not resume a compute"),
-      );
-    }
+    // A few at a time: each start waits on its server's disk and start-up as much as on the CPU
+    // (six computes came back in 4.4 s one by one). Starts on one branch still take its lock in turn.
+    const queue = this.view.activeEndpoints();
+    const next = async (): Promise<void> => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+        // Not one suspended (auto-suspend of a compute idle since before the restart) or deleted
+        // while the computes before it started: its suspend found nothing to stop.
+        const endpoint = this.view.endpoint(id);
+        if (!endpoint || (endpoint.pendingState ?? endpoint.currentState) !== "active") continue;
+        await this.start(id).catch((err) =>
+          this.logger?.error({ err, endpoint: id }, "could not resume a compute"),
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: RESUMED_AT_ONCE }, next));
   }
 
   /**
@@ -2221,14 +2232,30 @@ async function isPostgres(pid: number): Promise<boolean> {
     return false;
   }
   try {
-    const { stdout } = await run("ps", ["-p", String(pid), "-o", "comm="]);
-    return stdout.trim().endsWith("postgres");
+    // A server that exited but is not yet reaped (its parent, the previous run, is gone) is a
+    // zombie until the system's init process collects it: ended.
+    const { stdout } = await run("ps", ["-p", String(pid), "-o", "stat=,comm="]);
+    const [state = "", ...command] = stdout.trim().split(/\s+/);
+    return !state.startsWith("Z") && command.join(" ").endsWith("postgres");
   } catch {
     return false;
   }
 }
 
-/** Ends the server a postmaster.pid names, if it still runs: immediate shutdown, then SIGKILL. */
+/** Waits up to `ms` for a server process to end; true if it did. */
+async function ended(pid: number, ms: number): Promise<boolean> {
+  for (let waited = 0; waited < ms; waited += ORPHAN_POLL_MS) {
+    if (!(await isPostgres(pid))) return true;
+    await new Promise((r) => setTimeout(r, ORPHAN_POLL_MS));
+  }
+  return !(await isPostgres(pid));
+}
+
+/**
+ * Ends the server a postmaster.pid names, if it still runs: a fast shutdown, as a stop does (its
+ * checkpoint spares the next start a crash recovery, and its statistics are kept), then an
+ * immediate one, then SIGKILL.
+ */
 async function endOrphan(pidFile: string, logger?: Logger): Promise<void> {
   let pid: number;
   try {
@@ -2241,9 +2268,11 @@ async function endOrphan(pidFile: string, logger?: Logger): Promise<void> {
     { serverPid: pid, dataDir: path.dirname(pidFile) },
     "ending a Postgres server a previous run left behind",
   );
+  process.kill(pid, "SIGINT");
+  if (await ended(pid, 10_000)) return;
   process.kill(pid, "SIGQUIT");
-  for (let i = 0; i < 100 && (await isPostgres(pid)); i++) await new Promise((r) => setTimeout(r, 100));
-  if (await isPostgres(pid)) process.kill(pid, "SIGKILL");
+  if (await ended(pid, 5_000)) return;
+  process.kill(pid, "SIGKILL");
 }
 
 /** Bytes of a branch folder's databases (its `base/`): the branch's logical_size. */
