@@ -51,4 +51,9 @@ export interface Ctx {
   config: Config;
   /** The branches' real databases, when computes are real; absent with NEON_EMULATOR_COMPUTE=none. */
   branchData?: BranchReader;
+  /**
+   * Why Postgres `major` would refuse these server settings (its own words), or null: asked of the
+   * real binaries when computes are real; absent with NEON_EMULATOR_COMPUTE=none.
+   */
+  pgSettingsProblem?: (major: number, settings: Record<string, string>) => Promise<string | null>;
 }

@@ -1157,7 +1157,7 @@ describe("computes are real Postgres servers", () => {
     expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   });
 
-  it("pg_settings changed on a running compute are applied by a reload, as Neon's apply_config does; one Postgres refuses fails the operation", async () => {
+  it("pg_settings changed on a running compute are applied by a reload, as Neon's apply_config does; a value Postgres refuses is a 400 in its words, or (a module's setting) fails the operation", async () => {
     const made = await createProject("live-settings");
     const target = `/projects/${made.projectId}/endpoints/${made.endpointId}`;
     const show = async (endpointId: string, sql: string) =>
@@ -1191,15 +1191,107 @@ describe("computes are real Postgres servers", () => {
     ]);
     await show(made.endpointId, "INSERT INTO t VALUES (2)");
     await eventually(async () => (await show(replicaId, "SELECT count(*)::int AS n FROM t"))[0]?.n === 2);
-    // A value Postgres does not take: the operation fails naming it; the running compute keeps its settings.
+    // A value the project's Postgres does not take is refused before anything is written, in
+    // Postgres' words (taken, it would keep the compute from starting again), wherever settings go.
+    const settings = (pg_settings: Record<string, string>) => ({ settings: { pg_settings } });
+    const refusals: [string, string, unknown, string][] = [
+      [
+        "PATCH",
+        target,
+        { endpoint: settings({ work_mem: "lots", max_prepared_transactions: "5" }) },
+        'invalid value for parameter "work_mem": "lots"',
+      ],
+      [
+        "PATCH",
+        target,
+        { endpoint: settings({ statement_timeout: "-1" }) },
+        '-1 ms is outside the valid range for parameter "statement_timeout"',
+      ],
+      [
+        "PATCH",
+        target,
+        { endpoint: settings({ no_such_setting: "1" }) },
+        'unrecognized configuration parameter "no_such_setting"',
+      ],
+      [
+        "PATCH",
+        target,
+        { endpoint: settings({ wal_level: "most" }) },
+        "Available values: minimal, replica, logical.",
+      ],
+      [
+        "PATCH",
+        target,
+        { endpoint: settings({ block_size: "4096" }) },
+        'parameter "block_size" cannot be changed',
+      ],
+      [
+        "POST",
+        `/projects/${made.projectId}/endpoints`,
+        { endpoint: { branch_id: made.branchId, type: "read_only", ...settings({ work_mem: "x" }) } },
+        '"work_mem": "x"',
+      ],
+      [
+        "POST",
+        `/projects/${made.projectId}/branches`,
+        { endpoints: [{ type: "read_write", ...settings({ work_mem: "x" }) }] },
+        '"work_mem": "x"',
+      ],
+      [
+        "PATCH",
+        `/projects/${made.projectId}`,
+        { project: { default_endpoint_settings: { pg_settings: { work_mem: "x" } } } },
+        '"work_mem": "x"',
+      ],
+      [
+        "POST",
+        "/projects",
+        {
+          project: {
+            name: "refused-settings",
+            default_endpoint_settings: { pg_settings: { work_mem: "x" } },
+          },
+        },
+        '"work_mem": "x"',
+      ],
+    ];
+    const before = {
+      branches: (await api("GET", `/projects/${made.projectId}/branches`)).body.branches.length,
+      endpoints: (await api("GET", `/projects/${made.projectId}/endpoints`)).body.endpoints.length,
+      projects: (await api("GET", "/projects")).body.projects.length,
+    };
+    for (const [method, url, body, message] of refusals) {
+      const res = await api(method, url, body);
+      expect(res.status, `${method} ${url} ${JSON.stringify(body)}`).toBe(400);
+      expect(res.body.message).toContain(`pg_settings: `);
+      expect(res.body.message).toContain(message);
+    }
+    expect((await api("GET", target)).body.endpoint.settings.pg_settings).toEqual({
+      work_mem: "9MB",
+      max_prepared_transactions: "5",
+    });
+    expect(
+      (await api("GET", `/projects/${made.projectId}`)).body.project.default_endpoint_settings?.pg_settings,
+    ).toBeUndefined();
+    expect((await api("GET", `/projects/${made.projectId}/branches`)).body.branches.length).toBe(
+      before.branches,
+    );
+    expect((await api("GET", `/projects/${made.projectId}/endpoints`)).body.endpoints.length).toBe(
+      before.endpoints,
+    );
+    expect((await api("GET", "/projects")).body.projects.length).toBe(before.projects);
+    // A loaded module's setting is known to the running server alone: the operation fails naming
+    // it, and the compute keeps what it ran with.
     const refused = await api("PATCH", target, {
-      endpoint: { settings: { pg_settings: { work_mem: "lots", max_prepared_transactions: "5" } } },
+      endpoint: settings({ work_mem: "10MB", "pg_stat_statements.track": "lots" }),
     });
     expect(refused.status).toBe(200);
     const op = await settled(made.projectId, refused.body.operations[0].id);
     expect(op.status).toBe("failed");
-    expect(op.error).toContain("work_mem = 'lots'");
-    expect(await show(made.endpointId, "SHOW work_mem")).toEqual([{ work_mem: "9MB" }]);
+    expect(op.error).toContain("pg_stat_statements.track = 'lots'");
+    expect(await show(made.endpointId, "SHOW pg_stat_statements.track")).toEqual([
+      { "pg_stat_statements.track": "top" },
+    ]);
     expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   }, 60_000);
 

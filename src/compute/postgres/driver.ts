@@ -64,6 +64,7 @@ import {
   handOverFile,
   initdb,
   PgServer,
+  serverIdentity,
 } from "./process.js";
 import {
   API_ROLE_ATTRIBUTES,
@@ -123,6 +124,11 @@ const STOP_SYNC_TIMEOUT_MS = 15_000;
 
 /** The longest a measure of a running primary's WAL may take (its login, its query). */
 const WAL_POLL_TIMEOUT_MS = 5000;
+
+/** The longest `postgres -C` may take to check an endpoint's pg_settings. */
+const SETTINGS_CHECK_TIMEOUT_MS = 10_000;
+/** How many settings found taken are remembered per major. */
+const TAKEN_SETTINGS_KEPT = 1000;
 
 /** How many computes recorded active a start of the emulator brings back at once. */
 const RESUMED_AT_ONCE = 4;
@@ -781,7 +787,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           .map((row) => `${row.name} = '${row.setting}'`)
           .join(
             ", ",
-          )} (an unknown setting, or a value Postgres does not take): the running compute did not take the change in full, and it cannot start again until they are corrected`,
+          )} (a value the running server does not take; a loaded module's settings are known to it alone): it keeps its previous value`,
       );
   }
 
@@ -796,6 +802,63 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       .map((name) => namedHistory(path.join(branchesDir, name)))
       .filter((id): id is string => id !== undefined);
     collectHistories(this.projectDir(projectId), live);
+  }
+
+  /** Settings Postgres took, by major (`name=value`): a request repeating them spawns nothing. */
+  private readonly takenSettings = new Map<number, Set<string>>();
+
+  /**
+   * Why Postgres `major` would refuse these settings (an unknown one, a value of the wrong type or
+   * outside its range, one that cannot be changed), in its own words; null when it takes them.
+   * Asked of the postgres binary itself: `postgres -C` reads its settings as a start does, then
+   * prints one and exits. What only a start checks (one setting against another) is left to it.
+   */
+  async settingsProblem(major: number, settings: Record<string, string>): Promise<string | null> {
+    const bin = this.binaries.get(major);
+    if (!bin) return null;
+    const taken = this.takenSettings.get(major) ?? new Set<string>();
+    const asked = Object.entries(settings).filter(([name, value]) => !taken.has(`${name}=${value}`));
+    if (!asked.length) return null;
+    const nul = asked.find(([, value]) => value.includes("\0"));
+    if (nul) return `the value of ${nul[0]} holds a NUL character`;
+    const args = ["-D", this.settingsCheckDir(), "-C", "port"];
+    for (const [name, value] of asked) args.push("-c", `${name}=${value}`);
+    try {
+      await run(bin.postgres, args, {
+        ...serverIdentity(),
+        env: { ...process.env, LC_ALL: "C" },
+        timeout: SETTINGS_CHECK_TIMEOUT_MS,
+      });
+    } catch (err) {
+      const stderr = String((err as { stderr?: unknown }).stderr ?? "");
+      const refused = /FATAL:\s+(.*)/.exec(stderr)?.[1];
+      if (refused) {
+        const hint = /HINT:\s+(.*)/.exec(stderr)?.[1];
+        return hint ? `${refused} (${hint})` : refused;
+      }
+      // The check itself failed: the compute's start will say what it refuses.
+      this.logger?.warn({ major, error: (err as Error).message }, "could not check pg_settings");
+      return null;
+    }
+    if (taken.size + asked.length > TAKEN_SETTINGS_KEPT) taken.clear();
+    for (const [name, value] of asked) taken.add(`${name}=${value}`);
+    this.takenSettings.set(major, taken);
+    return null;
+  }
+
+  /** A folder with an empty postgresql.conf, where `postgres -C` reads no one's settings but the ones given. */
+  private settingsCheckDir(): string {
+    const dir = path.join(this.dataDir, "settings-check");
+    const file = path.join(dir, "postgresql.conf");
+    if (!fs.existsSync(file)) {
+      fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o711 });
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(file, "");
+      // Readable by the user servers run as, whatever the emulator's umask.
+      fs.chmodSync(dir, 0o755);
+      fs.chmodSync(file, 0o644);
+    }
+    return dir;
   }
 
   private binariesFor(major: number): PgBinaries {

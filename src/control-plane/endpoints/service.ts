@@ -11,6 +11,7 @@ import {
   branchNotFound,
   type EndpointRow,
   findBranchById,
+  findProject,
   projectLocked,
   projectNotFound,
   readBranch,
@@ -144,6 +145,31 @@ export function addEndpoint(
   };
   insertEndpoint(tx, row);
   return { endpoint: row, operations: startEndpointOps(ctx, tx, row, start.actions) };
+}
+
+/**
+ * Refuses (400, in Postgres' own words) `pg_settings` the project's Postgres would not take: an
+ * unknown setting, a value of the wrong type or outside its range, one that cannot be changed.
+ * Taken, such a value would fail the compute's apply_config and keep it from starting again. Asked
+ * of the real binaries (computes real) before anything is written; `major` undefined (a project
+ * the account does not have) leaves the answer to the service.
+ */
+export async function requireSettingsTaken(
+  ctx: Ctx,
+  major: number | undefined,
+  maps: (Record<string, string> | undefined)[],
+): Promise<void> {
+  if (!ctx.pgSettingsProblem || major === undefined) return;
+  for (const map of maps) {
+    if (!map || Object.keys(map).length === 0) continue;
+    const problem = await ctx.pgSettingsProblem(major, map);
+    if (problem) throw badRequest(`pg_settings: ${problem}`);
+  }
+}
+
+/** The Postgres major of a project the account has. */
+export function projectMajor(ctx: Ctx, accountId: string, projectId: string): number | undefined {
+  return findProject(ctx.db, accountId, projectId)?.pgVersion;
 }
 
 export function createEndpoint(ctx: Ctx, accountId: string, projectId: string, input: EndpointCreateInput) {

@@ -9,6 +9,7 @@ import {
 } from "../../../http/router.js";
 import { ConnectionDetails } from "../../connection/schema.js";
 import { Endpoint } from "../../endpoints/schema.js";
+import { projectMajor, requireSettingsTaken } from "../../endpoints/service.js";
 import { Operation } from "../../operations/schema.js";
 import { Database, Role } from "../../roles-databases/schema.js";
 import { ProjectParams } from "../../schema.js";
@@ -52,6 +53,11 @@ export default createRouter().openapi(route, async (c) => {
     at?.parent_id,
     { lsn: at?.parent_lsn, timestamp: at?.parent_timestamp },
     { lsn: "parent_lsn", timestamp: "parent_timestamp" },
+  );
+  await requireSettingsTaken(
+    ctx,
+    projectMajor(ctx, principal.accountId, projectId),
+    (input.endpoints ?? []).map((e) => e.settings?.pg_settings),
   );
   return c.json(publish(c, createBranch(ctx, principal.accountId, projectId, input)), 201);
 });

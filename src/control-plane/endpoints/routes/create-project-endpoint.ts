@@ -9,7 +9,7 @@ import {
 } from "../../../http/router.js";
 import { ProjectParams } from "../../schema.js";
 import { EndpointCreateRequest, EndpointOperations } from "../schema.js";
-import { createEndpoint } from "../service.js";
+import { createEndpoint, projectMajor, requireSettingsTaken } from "../service.js";
 
 const route = createRoute({
   method: "post",
@@ -25,17 +25,12 @@ const route = createRoute({
   },
 });
 
-export default createRouter().openapi(route, (c) =>
-  c.json(
-    publish(
-      c,
-      createEndpoint(
-        c.var.ctx,
-        c.var.principal.accountId,
-        c.req.valid("param").project_id,
-        c.req.valid("json").endpoint,
-      ),
-    ),
-    201,
-  ),
-);
+export default createRouter().openapi(route, async (c) => {
+  const { ctx, principal } = c.var;
+  const projectId = c.req.valid("param").project_id;
+  const input = c.req.valid("json").endpoint;
+  await requireSettingsTaken(ctx, projectMajor(ctx, principal.accountId, projectId), [
+    input.settings?.pg_settings,
+  ]);
+  return c.json(publish(c, createEndpoint(ctx, principal.accountId, projectId, input)), 201);
+});

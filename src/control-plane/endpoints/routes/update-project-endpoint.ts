@@ -9,7 +9,7 @@ import {
 } from "../../../http/router.js";
 import { EndpointParams } from "../../schema.js";
 import { EndpointOperations, EndpointUpdateRequest } from "../schema.js";
-import { updateEndpoint } from "../service.js";
+import { projectMajor, requireSettingsTaken, updateEndpoint } from "../service.js";
 
 const route = createRoute({
   method: "patch",
@@ -22,19 +22,15 @@ const route = createRoute({
   responses: { 200: jsonResponse(EndpointOperations, "The endpoint and its operations"), ...errorResponses },
 });
 
-export default createRouter().openapi(route, (c) => {
+export default createRouter().openapi(route, async (c) => {
+  const { ctx, principal } = c.var;
   const p = c.req.valid("param");
+  const input = c.req.valid("json").endpoint;
+  await requireSettingsTaken(ctx, projectMajor(ctx, principal.accountId, p.project_id), [
+    input.settings?.pg_settings,
+  ]);
   return c.json(
-    publish(
-      c,
-      updateEndpoint(
-        c.var.ctx,
-        c.var.principal.accountId,
-        p.project_id,
-        p.endpoint_id,
-        c.req.valid("json").endpoint,
-      ),
-    ),
+    publish(c, updateEndpoint(ctx, principal.accountId, p.project_id, p.endpoint_id, input)),
     200,
   );
 });

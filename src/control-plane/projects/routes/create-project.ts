@@ -10,8 +10,10 @@ import {
 import { Branch } from "../../branches/schema.js";
 import { ConnectionDetails } from "../../connection/schema.js";
 import { Endpoint } from "../../endpoints/schema.js";
+import { requireSettingsTaken } from "../../endpoints/service.js";
 import { Operation } from "../../operations/schema.js";
 import { Database, Role } from "../../roles-databases/schema.js";
+import { DEFAULT_PG_VERSION } from "../rules.js";
 import { Project, ProjectCreateRequest } from "../schema.js";
 import { createProject } from "../service.js";
 
@@ -39,6 +41,10 @@ const route = createRoute({
   },
 });
 
-export default createRouter().openapi(route, (c) =>
-  c.json(publish(c, createProject(c.var.ctx, c.var.principal.accountId, c.req.valid("json").project)), 201),
-);
+export default createRouter().openapi(route, async (c) => {
+  const input = c.req.valid("json").project;
+  await requireSettingsTaken(c.var.ctx, input.pg_version ?? DEFAULT_PG_VERSION, [
+    input.default_endpoint_settings?.pg_settings,
+  ]);
+  return c.json(publish(c, createProject(c.var.ctx, c.var.principal.accountId, input)), 201);
+});

@@ -7,6 +7,7 @@ import {
   publish,
   security,
 } from "../../../http/router.js";
+import { projectMajor, requireSettingsTaken } from "../../endpoints/service.js";
 import { Operation } from "../../operations/schema.js";
 import { ProjectParams } from "../../schema.js";
 import { Project, ProjectUpdateRequest } from "../schema.js";
@@ -26,17 +27,12 @@ const route = createRoute({
   },
 });
 
-export default createRouter().openapi(route, (c) =>
-  c.json(
-    publish(
-      c,
-      updateProject(
-        c.var.ctx,
-        c.var.principal.accountId,
-        c.req.valid("param").project_id,
-        c.req.valid("json").project,
-      ),
-    ),
-    200,
-  ),
-);
+export default createRouter().openapi(route, async (c) => {
+  const { ctx, principal } = c.var;
+  const projectId = c.req.valid("param").project_id;
+  const input = c.req.valid("json").project;
+  await requireSettingsTaken(ctx, projectMajor(ctx, principal.accountId, projectId), [
+    input.default_endpoint_settings?.pg_settings,
+  ]);
+  return c.json(publish(c, updateProject(ctx, principal.accountId, projectId, input)), 200);
+});
