@@ -99,6 +99,26 @@ describe("computes are real Postgres servers", () => {
     await expect(query(port, p.role, "wrong", "neondb", "SELECT 1")).rejects.toMatchObject({ code: "28P01" });
   });
 
+  it.runIf(process.platform === "linux")(
+    "a compute's processes do not hold the emulator's settings (the API key) in their environment",
+    () => {
+      const pidFile = path.join(
+        dir,
+        "db-data",
+        "projects",
+        p.projectId,
+        "branches",
+        p.branchId,
+        "postmaster.pid",
+      );
+      const postmaster = fs.readFileSync(pidFile, "utf8").split("\n")[0];
+      const environ = fs.readFileSync(`/proc/${postmaster}/environ`, "utf8").split("\0");
+      expect(environ).toContain("LC_ALL=C");
+      expect(environ.filter((v) => v.startsWith("NEON_EMULATOR_"))).toEqual([]);
+      expect(environ.join("\n")).not.toContain(key);
+    },
+  );
+
   it("a branch starts as a copy of its running parent, then the two diverge", async () => {
     const res = await api("POST", `/projects/${p.projectId}/branches`, {
       branch: { name: "dev" },

@@ -64,6 +64,7 @@ import {
   handOverFile,
   initdb,
   PgServer,
+  serverEnvironment,
   serverIdentity,
 } from "./process.js";
 import {
@@ -826,7 +827,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     try {
       await run(bin.postgres, args, {
         ...serverIdentity(),
-        env: { ...process.env, LC_ALL: "C" },
+        env: serverEnvironment(),
         timeout: SETTINGS_CHECK_TIMEOUT_MS,
       });
     } catch (err) {

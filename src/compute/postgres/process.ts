@@ -44,6 +44,18 @@ export function closedFolderMessage(folder: string, dataDir: string): string {
   return `Postgres runs as uid ${UNPRIVILEGED.uid} when the emulator runs as root, and cannot pass through ${folder} to reach the data folder ${dataDir}: put it elsewhere (NEON_EMULATOR_DB or NEON_EMULATOR_DATA_DIR, e.g. under /srv or /tmp) or let others through (chmod o+x ${folder})`;
 }
 
+/**
+ * The environment Postgres' programs run with: the emulator's, in the C locale (messages the
+ * emulator reads), without its own settings — the API key among them, which a process of the
+ * servers' user could otherwise read from /proc.
+ */
+export function serverEnvironment(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { LC_ALL: "C" };
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith("NEON_EMULATOR_") && name !== "LC_ALL") env[name] = value;
+  return env;
+}
+
 /** The user a Postgres process runs as: the unprivileged one when the emulator is root, else the emulator's own. */
 export function serverIdentity(): { uid: number; gid: number } | Record<string, never> {
   return runsAsRoot() ? UNPRIVILEGED : {};
@@ -94,7 +106,7 @@ export async function initdb(
       "--locale=C",
       "--no-sync",
     ],
-    { ...serverIdentity(), env: { ...process.env, LC_ALL: "C" } },
+    { ...serverIdentity(), env: serverEnvironment() },
   );
 }
 
@@ -131,7 +143,7 @@ export class PgServer {
       // SQL changed in each compute's roles and databases before it stops the server itself.
       detached: process.platform !== "win32",
       stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, LC_ALL: "C" },
+      env: serverEnvironment(),
     });
     const server = new PgServer(proc, port);
     let buffered = "";
