@@ -1,5 +1,7 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
@@ -31,8 +33,15 @@ beforeAll(async () => {
   fs.chmodSync(dir, 0o755);
   server = await startServer(env());
 }, 60_000);
+/** Private socket folders a run made beside another user's (one a later SIGKILL leaves behind). */
+const socketFolders: string[] = [];
+const privateSocketFolders = () =>
+  fs.readdirSync(os.tmpdir()).filter((name) => /^neon-emulator-[A-Za-z0-9]{6}$/.test(name));
+
 afterAll(async () => {
   await server?.stop();
+  for (const folder of socketFolders)
+    fs.rmSync(path.join(os.tmpdir(), folder), { recursive: true, force: true });
 });
 
 const { api, settled, allSettled, clientOf, query } = computeClient(() => server, key);
@@ -1312,6 +1321,19 @@ describe("computes are real Postgres servers", () => {
     expect(await show(made.endpointId, "SHOW pg_stat_statements.track")).toEqual([
       { "pg_stat_statements.track": "top" },
     ]);
+    // What every compute's command line sets is not taken from pg_settings, so not checked either
+    // (a map sent back whole may hold a locale this host lacks).
+    const overridden = await api("PATCH", target, {
+      endpoint: settings({ lc_messages: "xx_XX.UTF-8", max_connections: "1000000", work_mem: "11MB" }),
+    });
+    expect(overridden.status).toBe(200);
+    await allSettled(made.projectId, overridden.body.operations);
+    expect(
+      await show(
+        made.endpointId,
+        "SELECT current_setting('work_mem') AS w, current_setting('lc_messages') AS l",
+      ),
+    ).toEqual([{ w: "11MB", l: "C" }]);
     expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   }, 60_000);
 
@@ -1368,11 +1390,32 @@ describe("computes are real Postgres servers", () => {
       path.join(projects, "deleted-before-kill-000000"),
     ];
     for (const folder of left) fs.mkdirSync(path.join(folder, "base"), { recursive: true });
+    // A stale postmaster.pid (a reboot's) whose pid is now another program named postgres, in
+    // another folder: it is not this folder's server, and is left alone.
+    const fakeBin = path.join(tempDir(), "postgres");
+    fs.copyFileSync("/bin/sleep", fakeBin);
+    fs.chmodSync(fakeBin, 0o755);
+    const other = spawn(fakeBin, ["120"], { cwd: os.tmpdir(), stdio: "ignore" });
+    fs.writeFileSync(
+      path.join(left[0] as string, "postmaster.pid"),
+      `${other.pid}\n${left[0]}\n${Math.floor(Date.now() / 1000)}\n5432\n`,
+    );
     // Those of projects that exist stay (a deleted one's may go meanwhile: its delete_tenant falls due).
     const file = new Database(path.join(dir, "db.sqlite"), { readonly: true });
     const live = (file.prepare("SELECT id FROM projects").all() as { id: string }[]).map((r) => r.id);
     file.close();
     expect(live.length).toBeGreaterThan(0);
+    // The servers' socket folder has a predictable name: one another user made by it is left alone
+    // (as root, which could take it over), and the run makes a private one of its own.
+    const dataHash = createHash("sha256").update(path.resolve(dir, "db-data")).digest("hex").slice(0, 12);
+    const socketDir = path.join(os.tmpdir(), `neon-emulator-${process.getuid?.()}-${dataHash}`);
+    const otherUsers = process.getuid?.() === 0 && fs.existsSync(socketDir);
+    const foldersBefore = privateSocketFolders();
+    if (otherUsers) {
+      fs.renameSync(socketDir, `${socketDir}.before-kill`);
+      fs.mkdirSync(socketDir, { mode: 0o700 });
+      fs.chownSync(socketDir, 12345, 12345);
+    }
     server = await startServer(env());
     for (let i = 0; i < 200; i++) {
       try {
@@ -1400,6 +1443,17 @@ describe("computes are real Postgres servers", () => {
       }
     }
     if (!back) throw new Error("the active endpoint did not come back");
+    expect(other.exitCode).toBeNull();
+    expect(other.signalCode).toBeNull();
+    other.kill("SIGKILL");
+    if (otherUsers) {
+      socketFolders.push(...privateSocketFolders().filter((name) => !foldersBefore.includes(name)));
+      expect(socketFolders).toHaveLength(1);
+      expect(fs.statSync(socketDir).uid).toBe(12345);
+      expect(fs.readdirSync(socketDir)).toEqual([]);
+      fs.rmSync(socketDir, { recursive: true });
+      fs.rmSync(`${socketDir}.before-kill`, { recursive: true, force: true });
+    }
     // The orphan was shut down cleanly (a fast shutdown, as a stop does): no crash recovery at the
     // start, whose statistics it would have discarded.
     expect(await inserted()).toEqual(statsBefore);

@@ -244,6 +244,12 @@ const BASE_SETTINGS: Record<string, string> = {
 };
 
 /**
+ * What every compute's command line sets, whatever an endpoint's pg_settings say (a value there is
+ * not used, so not checked: a locale the host lacks in lc_messages, say).
+ */
+const OVERRIDDEN_SETTINGS = new Set([...Object.keys(BASE_SETTINGS), "max_connections"]);
+
+/**
  * Settings of a server the emulator starts on a branch's folder for its own work (no compute):
  * wal_level=logical, since a folder holding a logical replication slot (made under the project's
  * logical replication or an endpoint's pg_settings) starts with nothing less.
@@ -321,8 +327,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   ) {
     this.view = new ControlPlaneView(db);
     const name = createHash("sha256").update(path.resolve(dataDir)).digest("hex").slice(0, 12);
+    // The user's own: another user's emulator on the same data path (root's, say) never shares it.
     this.socketDir =
-      process.platform === "win32" ? undefined : path.join(os.tmpdir(), `neon-emulator-${name}`);
+      process.platform === "win32"
+        ? undefined
+        : path.join(os.tmpdir(), `neon-emulator-${process.getuid?.() ?? 0}-${name}`);
   }
 
   /**
@@ -642,8 +651,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   async discard(event: DomainEvent): Promise<void> {
     await this.cleared;
-    if (event.type === "endpoint_deleted") await this.stop(event.endpointId);
-    else if (event.type === "project_deleted") await this.deleteProject(event.projectId);
+    if (event.type === "endpoint_deleted") {
+      // A start under way (a resume, a wake) ends first: stopped beside it, its server would run on.
+      await this.starting.get(event.endpointId)?.catch(() => undefined);
+      await this.stop(event.endpointId);
+    } else if (event.type === "project_deleted") await this.deleteProject(event.projectId);
     else if (event.type === "project_suspended") await this.stopProject(event.projectId);
     else if (event.type === "snapshot_deleted")
       fs.rmSync(this.snapshotDir(event.projectId, event.snapshotId), { recursive: true, force: true });
@@ -665,7 +677,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await this.pruning;
     await Promise.all([...this.servers.keys()].map((id) => this.stop(id)));
     // The servers removed their sockets as they stopped; their folder goes too.
-    if (this.socketDirReady) fs.rmSync(await this.socketDirReady, { recursive: true, force: true });
+    const socketDir = await this.socketDirReady?.catch(() => undefined);
+    if (socketDir) fs.rmSync(socketDir, { recursive: true, force: true });
   }
 
   private pidFiles(): string[] {
@@ -769,11 +782,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const reload = this.withAdmin(running.server.port, async (client) => {
       await client.query("SELECT pg_reload_conf()");
       // What the reload could not apply, other than what waits for a restart: an unknown
-      // setting, a value Postgres does not take (the operation fails naming them).
+      // setting, a value Postgres does not take (the operation fails naming them). A row naming no
+      // setting ("setting could not be applied") is Postgres' summary of those, or of a setting
+      // read only at start that the change removed, which waits for a restart too.
       const { rows } = await client.query<{ name: string; setting: string }>(
         `SELECT f.name, f.setting FROM pg_catalog.pg_file_settings f
            LEFT JOIN pg_catalog.pg_settings s ON s.name = f.name
-          WHERE f.error IS NOT NULL AND NOT coalesce(s.pending_restart, false)`,
+          WHERE f.error IS NOT NULL AND f.name IS NOT NULL AND NOT coalesce(s.pending_restart, false)`,
       );
       return rows;
     });
@@ -818,7 +833,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const bin = this.binaries.get(major);
     if (!bin) return null;
     const taken = this.takenSettings.get(major) ?? new Set<string>();
-    const asked = Object.entries(settings).filter(([name, value]) => !taken.has(`${name}=${value}`));
+    const asked = Object.entries(settings).filter(
+      ([name, value]) => !taken.has(`${name}=${value}`) && !OVERRIDDEN_SETTINGS.has(name.toLowerCase()),
+    );
     if (!asked.length) return null;
     const nul = asked.find(([, value]) => value.includes("\0"));
     if (nul) return `the value of ${nul[0]} holds a NUL character`;
@@ -913,20 +930,36 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * system's temporary folder: a socket path must stay short (about 100 bytes), which a data
    * folder's path may not. Named after the data folder, so two emulators never share one.
    */
-  private readonly socketDir: string | undefined;
+  private socketDir: string | undefined;
 
   private socketDirReady: Promise<string> | undefined;
 
-  /** Made (or taken over from an earlier run) once per process. */
+  /** Made (or taken over from an earlier run) once per process; a failure is tried again at the next start. */
   private ensureSocketDir(): Promise<string> {
-    const dir = this.socketDir as string;
-    this.socketDirReady ??= (async () => {
-      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-      fs.chmodSync(dir, 0o700);
-      await handOver(dir);
-      return dir;
-    })();
+    this.socketDirReady ??= this.makeSocketDir().catch((err: unknown) => {
+      this.socketDirReady = undefined;
+      throw err;
+    });
     return this.socketDirReady;
+  }
+
+  private async makeSocketDir(): Promise<string> {
+    let dir = this.socketDir as string;
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const found = fs.lstatSync(dir);
+    const mine = [process.getuid?.(), serverIdentity().uid].filter((uid) => uid !== undefined);
+    if (!found.isDirectory() || !mine.includes(found.uid)) {
+      // Made by another user (its name is predictable) or not a folder: one of this run's own.
+      this.logger?.warn(
+        { folder: dir },
+        "the servers' socket folder belongs to another user; using a new one",
+      );
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), "neon-emulator-"));
+      this.socketDir = dir;
+    }
+    fs.chmodSync(dir, 0o700);
+    await handOver(dir);
+    return dir;
   }
 
   private adminPassword(): string {
@@ -2069,6 +2102,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       rolesReady: true,
       managed: standby,
     });
+    // Its primary started meanwhile (computes resumed together), and looked for replicas to
+    // attach before this one ran: it streams from it from now on.
+    const primaryNow = primary ? this.portOf(primary) : undefined;
+    if (primaryNow !== undefined && primaryNow !== primaryPort)
+      await this.attachReplicas(endpoint.branchId, primaryNow, endpoint.id);
   }
 
   /** How a read replica reaches its primary: its password in the replica folder's PASSFILE. */
@@ -2081,8 +2119,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * A branch's primary started (on a new port): its running read replicas stream from it from now
    * on, so they see its commits even when they started while it was stopped.
    */
-  private async attachReplicas(branchId: string, primaryPort: number): Promise<void> {
-    const replicas = [...this.servers].filter(([, r]) => r.branchId === branchId && r.replicaDir);
+  private async attachReplicas(branchId: string, primaryPort: number, only?: string): Promise<void> {
+    const replicas = [...this.servers].filter(
+      ([id, r]) => r.branchId === branchId && r.replicaDir && (only === undefined || id === only),
+    );
     if (!replicas.length) return;
     const primary = await this.withAdmin(primaryPort, hotStandbySettings).catch(() => undefined);
     for (const [id, replica] of replicas) {
@@ -2306,6 +2346,22 @@ async function isPostgres(pid: number): Promise<boolean> {
   }
 }
 
+/**
+ * Whether `pid` is the server of the folder `dataDir` (a postmaster.pid outlives a reboot, and its
+ * pid may then be another server's): on Linux, the process works in that folder; elsewhere, it
+ * started when the file says (its third line, in seconds).
+ */
+async function isServerOf(pid: number, dataDir: string, startedAt: number): Promise<boolean> {
+  if (!(await isPostgres(pid))) return false;
+  try {
+    if (process.platform === "linux") return fs.realpathSync(`/proc/${pid}/cwd`) === fs.realpathSync(dataDir);
+    const { stdout } = await run("ps", ["-p", String(pid), "-o", "lstart="]);
+    return Math.abs(Date.parse(stdout.trim()) / 1000 - startedAt) <= 2;
+  } catch {
+    return false;
+  }
+}
+
 /** Waits up to `ms` for a server process to end; true if it did. */
 async function ended(pid: number, ms: number): Promise<boolean> {
   for (let waited = 0; waited < ms; waited += ORPHAN_POLL_MS) {
@@ -2321,17 +2377,24 @@ async function ended(pid: number, ms: number): Promise<boolean> {
  * immediate one, then SIGKILL.
  */
 async function endOrphan(pidFile: string, logger?: Logger): Promise<void> {
-  let pid: number;
+  let lines: string[];
   try {
-    pid = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
+    lines = fs.readFileSync(pidFile, "utf8").split("\n");
   } catch {
     return;
   }
+  const pid = Number(lines[0]);
+  const dataDir = path.dirname(pidFile);
   if (!Number.isInteger(pid) || pid <= 0 || !(await isPostgres(pid))) return;
-  logger?.warn(
-    { serverPid: pid, dataDir: path.dirname(pidFile) },
-    "ending a Postgres server a previous run left behind",
-  );
+  if (!(await isServerOf(pid, dataDir, Number(lines[2])))) {
+    // Not this folder's: its own start says the file is in the way, if that process still runs.
+    logger?.warn(
+      { serverPid: pid, dataDir },
+      "a stale postmaster.pid names another Postgres server: left alone",
+    );
+    return;
+  }
+  logger?.warn({ serverPid: pid, dataDir }, "ending a Postgres server a previous run left behind");
   process.kill(pid, "SIGINT");
   if (await ended(pid, 10_000)) return;
   process.kill(pid, "SIGQUIT");
