@@ -2164,6 +2164,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /** Stops a running read replica and starts it again (a fresh copy, sized for its primary), unless it stopped meanwhile. */
   private async restartReplica(endpointId: string): Promise<void> {
     try {
+      // Its own start may be under way (it attached itself to a primary that started meanwhile):
+      // that start ends first, or the restart would join it and leave the server stopped.
+      await this.starting.get(endpointId)?.catch(() => undefined);
       await this.stop(endpointId);
       const endpoint = this.view.endpoint(endpointId);
       // Not one being suspended or deleted meanwhile.
