@@ -327,7 +327,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   ) {
     this.view = new ControlPlaneView(db);
     const name = createHash("sha256").update(path.resolve(dataDir)).digest("hex").slice(0, 12);
-    // The user's own: another user's emulator on the same data path (root's, say) never shares it.
     this.socketDir =
       process.platform === "win32"
         ? undefined
@@ -928,7 +927,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /**
    * The servers' Unix sockets live in one private folder (0700, the servers' user) under the
    * system's temporary folder: a socket path must stay short (about 100 bytes), which a data
-   * folder's path may not. Named after the data folder, so two emulators never share one.
+   * folder's path may not. Named after the user and the data folder, so two emulators never share
+   * one (see makeSocketDir for one another user made by that name).
    */
   private socketDir: string | undefined;
 
