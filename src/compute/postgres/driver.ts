@@ -2350,12 +2350,11 @@ async function isPostgres(pid: number): Promise<boolean> {
 }
 
 /**
- * Whether `pid` is the server of the folder `dataDir` (a postmaster.pid outlives a reboot, and its
- * pid may then be another server's): on Linux, the process works in that folder; elsewhere, it
- * started when the file says (its third line, in seconds).
+ * Whether `pid`, a live postgres (isPostgres), is the server of the folder `dataDir` (a
+ * postmaster.pid outlives a reboot, and its pid may then be another server's): on Linux, the
+ * process works in that folder; elsewhere, it started when the file says (its third line, in seconds).
  */
 async function isServerOf(pid: number, dataDir: string, startedAt: number): Promise<boolean> {
-  if (!(await isPostgres(pid))) return false;
   try {
     if (process.platform === "linux") return fs.realpathSync(`/proc/${pid}/cwd`) === fs.realpathSync(dataDir);
     const { stdout } = await run("ps", ["-p", String(pid), "-o", "lstart="]);
