@@ -10,6 +10,8 @@ export interface PgBinaries {
   binDir: string;
   initdb: string;
   postgres: string;
+  /** pg_ctl, which stops servers where there are no signals (Windows). */
+  pgCtl: string;
   /** The folder of its loadable modules (plpgsql and the contrib modules), when found beside `bin`. */
   moduleDir: string | undefined;
 }
@@ -65,7 +67,7 @@ function fromBinDir(binDir: string): PgBinaries | undefined {
   const moduleDir = [path.join(binDir, "..", "lib", "postgresql"), path.join(binDir, "..", "lib")].find(
     (dir) => MODULE_SUFFIXES.some((suffix) => fs.existsSync(path.join(dir, `plpgsql${suffix}`))),
   );
-  return { major, binDir, initdb, postgres, moduleDir };
+  return { major, binDir, initdb, postgres, pgCtl: path.join(binDir, exe("pg_ctl")), moduleDir };
 }
 
 /**

@@ -5,6 +5,14 @@ import { requireFromPackage } from "../../platform/package-root.js";
 let loaded: typeof childProcess | undefined;
 
 /**
+ * Whether computes are run with the system's Unix tools: `cp -a` copies folders, the shell's gzip
+ * and mv archive WAL, signals stop servers. Not on Windows, where node copies folders, a node
+ * script (dist/cli/wal-command.cjs) archives and restores WAL, and pg_ctl stops servers. Tests
+ * turn it off to run those on any system.
+ */
+export const unixTools = { use: process.platform !== "win32" };
+
+/**
  * node:child_process, loaded at run time: a start-up snapshot must not hold it (the builder warns
  * that it is not verified in snapshots; see main.ts and test/server/snapshot.test.ts).
  */

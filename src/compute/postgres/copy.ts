@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { run } from "./child-process.js";
+import { run, unixTools } from "./child-process.js";
 
 /**
  * Copies of Postgres data folders (branches, read replicas) that take only the WAL the copy
@@ -85,11 +85,23 @@ export async function copyData(from: string, to: string): Promise<void> {
     fs.mkdirSync(dir, { mode: dir === to ? stat.mode & 0o777 : 0o700 });
     fs.chownSync(dir, stat.uid, stat.gid);
   }
-  const copies = databases.map((db) => run("cp", ["-a", db, `${made[1]}/`]));
-  if (entries.length) copies.push(run("cp", ["-a", ...entries, `${to}/`]));
+  const copies = databases.map((db) => copyInto([db], made[1] as string));
+  if (entries.length) copies.push(copyInto(entries, to));
   // Every copy ends before this does, failed or not: the caller removes a failed copy's folder.
   const failed = (await Promise.allSettled(copies)).find((r) => r.status === "rejected");
   if (failed) throw failed.reason;
+}
+
+/**
+ * Copies each of `sources` (files or folders) into the folder `dir`, with owners and modes: `cp -a`
+ * (2–4× faster here than node's copies), or node's own (copyTree) where there is no `cp` (Windows).
+ */
+async function copyInto(sources: string[], dir: string): Promise<void> {
+  if (unixTools.use) await run("cp", ["-a", ...sources, `${dir}/`]);
+  else
+    await Promise.all(
+      sources.map((source) => copyTree(source, path.join(dir, path.basename(source)), false)),
+    );
 }
 
 /**
@@ -128,7 +140,7 @@ export async function copyWal(from: string, to: string, first: string, last?: st
         : name.endsWith(".history"),
     )
     .map((name) => path.join(wal, name));
-  if (files.length) await run("cp", ["-a", ...files, `${path.join(to, "pg_wal")}/`]);
+  if (files.length) await copyInto(files, path.join(to, "pg_wal"));
 }
 
 /**
@@ -150,23 +162,33 @@ export async function copyStopped(from: string, to: string): Promise<void> {
  * written in place: a write through either name would change both.
  */
 export async function linkTree(from: string, to: string): Promise<void> {
+  await copyTree(from, to, true);
+}
+
+/**
+ * `from` (a file or a folder) at `to`: folders made again, files hard-linked (`link`; copied where
+ * links cannot be made, e.g. on another file system) or copied, each with its owner and mode. A
+ * server's run files (postmaster.pid, .opts) are left out.
+ */
+async function copyTree(from: string, to: string, link: boolean): Promise<void> {
   const stat = await fs.promises.stat(from);
-  await fs.promises.mkdir(to, { mode: stat.mode & 0o777 });
+  if (stat.isDirectory()) {
+    await fs.promises.mkdir(to, { mode: stat.mode & 0o777 });
+    for (const name of await fs.promises.readdir(from))
+      if (name !== "postmaster.pid" && name !== "postmaster.opts")
+        await copyTree(path.join(from, name), path.join(to, name), link);
+  } else if (!stat.isFile()) return;
+  else if (
+    link &&
+    (await fs.promises.link(from, to).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return;
+  else await fs.promises.copyFile(from, to, fs.constants.COPYFILE_EXCL);
   await fs.promises.chown(to, stat.uid, stat.gid);
-  for (const entry of await fs.promises.readdir(from, { withFileTypes: true })) {
-    if (entry.name === "postmaster.pid" || entry.name === "postmaster.opts") continue;
-    const source = path.join(from, entry.name);
-    const target = path.join(to, entry.name);
-    if (entry.isDirectory()) await linkTree(source, target);
-    else if (entry.isFile())
-      // Where links cannot be made (another file system), a copy (its owner kept).
-      await fs.promises.link(source, target).catch(async () => {
-        await fs.promises.copyFile(source, target);
-        const { uid, gid, mode } = await fs.promises.stat(source);
-        await fs.promises.chown(target, uid, gid);
-        await fs.promises.chmod(target, mode & 0o777);
-      });
-  }
+  await fs.promises.chmod(to, stat.mode & 0o777);
 }
 
 /**

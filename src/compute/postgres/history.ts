@@ -3,7 +3,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { wallNow } from "../../platform/clock.js";
+import { packageRoot } from "../../platform/package-root.js";
 import { readdir } from "./binaries.js";
+import { unixTools } from "./child-process.js";
 import { copyData, copyWal, HISTORY_FILE, lsnText, parseLsn, SEGMENT_BYTES, segmentName } from "./copy.js";
 import { handOver } from "./process.js";
 import type { WalRange } from "./wal-scan.js";
@@ -156,19 +158,35 @@ export function chainOf(projectDir: string, id: string): HistoryLink[] {
   return chain;
 }
 
-/** A path inside a single-quoted shell word, `%` doubled for Postgres (which replaces %f and %p in commands). */
+/** A path inside a single-quoted shell word, `%` doubled for Postgres (escaped). */
 function quoted(p: string): string {
-  return p.replaceAll("'", `'\\''`).replaceAll("%", "%%");
+  return escaped(p.replaceAll("'", `'\\''`));
+}
+
+/**
+ * Where there are no Unix tools (unixTools): node running dist/cli/wal-command.cjs in `mode` from
+ * `from` to `to`, words of cmd.exe's double quotes (Windows paths hold none).
+ */
+function nodeCommand(mode: "archive" | "restore", from: string, to: string): string {
+  const script = path.join(packageRoot(), "dist", "cli", "wal-command.cjs");
+  return `"${escaped(process.execPath)}" "${escaped(script)}" ${mode} ${from} ${to}`;
+}
+
+/** A path in a command Postgres runs: `%` doubled (it replaces %f and %p). */
+function escaped(p: string): string {
+  return p.replaceAll("%", "%%");
 }
 
 /** The archive_command of a primary writing to the history in `dir`: each completed segment, gzipped, renamed into place once whole. */
 export function archiveCommand(dir: string): string {
+  if (!unixTools.use) return nodeCommand("archive", '"%p"', `"${escaped(dir)}${path.sep}%f.gz"`);
   const tmp = `'${quoted(dir)}/%f.gz.tmp'`;
   return `gzip -1 -c "%p" > ${tmp} && mv -f ${tmp} '${quoted(dir)}/%f.gz'`;
 }
 
 /** The restore_command of a recovery reading the segments staged in `stage` (gzipped links, or plain copies). */
 export function restoreCommand(stage: string): string {
+  if (!unixTools.use) return nodeCommand("restore", `"${escaped(stage)}${path.sep}%f"`, '"%p"');
   return `gzip -dc '${quoted(stage)}/%f.gz' > "%p" 2>/dev/null || cp '${quoted(stage)}/%f' "%p" 2>/dev/null`;
 }
 

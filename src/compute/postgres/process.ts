@@ -3,7 +3,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import type { PgBinaries } from "./binaries.js";
-import { childProcesses, run } from "./child-process.js";
+import { childProcesses, run, unixTools } from "./child-process.js";
 
 /**
  * Postgres refuses to run as root. When the emulator is root (CI is), servers and initdb run as
@@ -123,6 +123,8 @@ export class PgServer {
   private constructor(
     readonly proc: ChildProcess,
     readonly port: number,
+    private readonly bin: PgBinaries,
+    private readonly dataDir: string,
   ) {
     this.exited = new Promise((resolve) => proc.once("exit", (code) => resolve(code)));
   }
@@ -145,7 +147,7 @@ export class PgServer {
       stdio: ["ignore", "ignore", "pipe"],
       env: serverEnvironment(),
     });
-    const server = new PgServer(proc, port);
+    const server = new PgServer(proc, port, bin, dataDir);
     let buffered = "";
     proc.stderr?.setEncoding("utf8");
     proc.stderr?.on("data", (chunk: string) => {
@@ -245,9 +247,24 @@ export class PgServer {
    */
   async stop(graceMs = 10_000): Promise<void> {
     if (!this.running) return;
-    this.proc.kill("SIGINT");
-    const timer = setTimeout(() => this.proc.kill("SIGQUIT"), graceMs);
+    this.shutDown("fast");
+    const timer = setTimeout(() => this.shutDown("immediate"), graceMs);
     await this.exited;
     clearTimeout(timer);
+  }
+
+  /**
+   * Asks the server for a shutdown: its signal (fast: SIGINT, immediate: SIGQUIT), or, without
+   * signals (Windows, where node's kill ends a process outright), pg_ctl's stop in that mode.
+   */
+  private shutDown(mode: "fast" | "immediate"): void {
+    if (unixTools.use) {
+      this.proc.kill(mode === "fast" ? "SIGINT" : "SIGQUIT");
+      return;
+    }
+    run(this.bin.pgCtl, ["stop", "-D", this.dataDir, "-m", mode, "-W"], {
+      ...serverIdentity(),
+      env: serverEnvironment(),
+    }).catch(() => this.proc.kill("SIGKILL")); // e.g. not started far enough to have written its pid file
   }
 }
