@@ -2340,7 +2340,13 @@ async function isPostgres(pid: number): Promise<boolean> {
   }
   try {
     // A server that exited but is not yet reaped (its parent, the previous run, is gone) is a
-    // zombie until the system's init process collects it: ended.
+    // zombie until the system's init process collects it: ended. On Linux /proc says (no `ps`
+    // needed: BusyBox's takes no -o), elsewhere `ps`.
+    if (process.platform === "linux") {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8"); // "<pid> (<comm>) <state> …"
+      const close = stat.lastIndexOf(")");
+      return stat.slice(stat.indexOf("(") + 1, close) === "postgres" && stat[close + 2] !== "Z";
+    }
     const { stdout } = await run("ps", ["-p", String(pid), "-o", "stat=,comm="]);
     const [state = "", ...command] = stdout.trim().split(/\s+/);
     return !state.startsWith("Z") && command.join(" ").endsWith("postgres");
