@@ -526,6 +526,40 @@ describe("computes are real Postgres servers", () => {
     ).toEqual([{ tableowner: p.role, writers: 0 }]);
   });
 
+  it("a role's deletion waiting on a client's lock holds up nothing else: the branch is deleted, its server stops, the client gets 57P01", async () => {
+    const made = await api("POST", `/projects/${p.projectId}/branches`, {
+      branch: { name: "held" },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(made.status).toBe(201);
+    await allSettled(p.projectId, made.body.operations);
+    const branchId: string = made.body.branch.id;
+    const endpointId: string = made.body.endpoints[0].id;
+    const base = `/projects/${p.projectId}/branches/${branchId}`;
+    const role = await api("POST", `${base}/roles`, { role: { name: "holder" } });
+    await allSettled(p.projectId, role.body.operations);
+    await query(endpointId, p.role, p.password, "neondb", "GRANT CREATE ON SCHEMA public TO holder");
+    const holder = clientOf(endpointId, "holder", role.body.role.password, "neondb");
+    const ended = new Promise<string | undefined>((resolve) =>
+      holder.on("error", (err: Error & { code?: string }) => resolve(err.code)),
+    );
+    await holder.connect();
+    await holder.query("CREATE TABLE held (x int); BEGIN; INSERT INTO held VALUES (1)");
+    // REASSIGN OWNED waits for the open transaction's lock on the table.
+    const del = await api("DELETE", `${base}/roles/holder`);
+    expect(del.status).toBe(200);
+    const applyId: string = del.body.operations[0].id;
+    await new Promise((r) => setTimeout(r, 1500));
+    const waiting = await api("GET", `/projects/${p.projectId}/operations/${applyId}`);
+    expect(waiting.body.operation.status).toBe("running");
+
+    const branchDir = path.join(dir, "db-data", "projects", p.projectId, "branches", branchId);
+    expect((await api("DELETE", base)).status).toBe(200);
+    expect(await ended).toBe("57P01");
+    await eventually(async () => !fs.existsSync(branchDir));
+    await holder.end().catch(() => {});
+  }, 60_000);
+
   it("suspend ends every client connection with 57P01; start brings the server back with its data", async () => {
     const port = p.endpointId;
     const sizeBefore = (await api("GET", `/projects/${p.projectId}/branches/${p.branchId}`)).body.branch

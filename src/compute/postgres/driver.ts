@@ -120,6 +120,12 @@ const ROLE_READER_IDLE_MS = 10_000;
 const PASSFILE = "primary.pgpass";
 /** How long a change that met a compute's connection ending waits to see the server exit. */
 const STOP_WAIT_MS = 5000;
+/** How long an apply_config's statement waits on a lock a client holds before the branch's other work may go first (applyConfig). */
+const APPLY_LOCK_TIMEOUT_MS = 1000;
+/** The pause before an apply_config a lock stopped is tried again. */
+const APPLY_RETRY_MS = 100;
+/** SQLSTATE of a statement that gave up waiting on a lock (lock_timeout). */
+const LOCK_NOT_AVAILABLE = "55P03";
 /** How long the read before a stop may take on its second try. */
 const STOP_SYNC_TIMEOUT_MS = 15_000;
 
@@ -1915,9 +1921,28 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * Brings the server on `port` to the control plane's roles and databases of the branch (its
    * administrator's `client`); the drops it applied are cleared.
    */
-  private async reconcileBranch(client: PgClient, port: number, branchId: string): Promise<void> {
+  private async reconcileBranch(
+    client: PgClient,
+    port: number,
+    branchId: string,
+    lockTimeoutMs = 0,
+  ): Promise<void> {
     const spec = this.view.branchSpec(branchId);
-    await reconcile(client, spec, (db, work) => this.withAdmin(port, work, db));
+    // Each session waits on a lock that long at most (0: for as long as it takes).
+    const bounded = async (c: PgClient) => {
+      if (lockTimeoutMs) await c.query(`SET lock_timeout = ${lockTimeoutMs}`);
+    };
+    await bounded(client);
+    await reconcile(client, spec, (db, work) =>
+      this.withAdmin(
+        port,
+        async (c) => {
+          await bounded(c);
+          await work(c);
+        },
+        db,
+      ),
+    );
     this.dropsApplied?.(branchId, spec.drops);
   }
 
@@ -2278,28 +2303,44 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     this.walMeter?.wal(branchId, "skip", lsn);
   }
 
-  private applyConfig(branchId: string): Promise<void> {
+  /**
+   * Brings the branch's running primary to the control plane's roles and databases. A statement
+   * waiting on a client's lock (a deleted role's REASSIGN OWNED while a client holds one of its
+   * tables) gives way after APPLY_LOCK_TIMEOUT_MS and the change is tried again: between tries
+   * the branch's other work (its deletion, a restore, a copy of it) goes on, rather than waiting
+   * behind a lock a client may hold for as long as it likes.
+   */
+  private async applyConfig(branchId: string): Promise<void> {
+    while (await this.applyConfigOnce(branchId)) await new Promise((r) => setTimeout(r, APPLY_RETRY_MS));
+  }
+
+  /** One try of applyConfig; true when a lock held by a client stopped it. */
+  private applyConfigOnce(branchId: string): Promise<boolean> {
     return this.withBranch(branchId, async () => {
       const primary = this.view.primaryOf(branchId);
       const port = primary ? this.portOf(primary) : undefined;
       // A branch without a running primary gets its roles and databases when its primary starts.
-      if (port === undefined || !primary) return;
+      if (port === undefined || !primary) return false;
       // What SQL did to the roles and databases this change does not touch is taken first, so it is not undone.
       await this.syncCatalog(primary).catch((err: unknown) =>
         this.logger?.warn({ err, endpoint: primary }, "could not read the compute's roles and databases"),
       );
       const running = this.servers.get(primary);
       try {
-        await this.withAdmin(port, (client) => this.reconcileBranch(client, port, branchId));
+        await this.withAdmin(port, (client) =>
+          this.reconcileBranch(client, port, branchId, APPLY_LOCK_TIMEOUT_MS),
+        );
       } catch (err) {
+        if ((err as { code?: string }).code === LOCK_NOT_AVAILABLE) return true;
         // The compute stopped under it (a suspend or restart at the same time): the change is
         // the control plane's, and the compute's next start brings it there, as on Neon. Only
         // what Postgres refuses fails the operation (and is taken back), and a session ended
         // by a server that goes on (a backend's crash, a pg_terminate_backend).
-        if (running && (await stoppedUnder(err, running.server))) return;
+        if (running && (await stoppedUnder(err, running.server))) return false;
         throw err;
       }
       if (running) running.reconciled = true;
+      return false;
     });
   }
 
