@@ -370,18 +370,32 @@ class Pool {
   private opening = 0;
   /** What a new client is told of the server (ParameterStatus), from the first session opened. */
   parameters: Map<string, string> | undefined;
-  /** How its sessions log in: the credential of the pool's latest client. */
-  credential: Credential;
+  /** Set when clients logging in with another credential got a pool of their own (retire). */
+  private retired = false;
 
   constructor(
     readonly pooler: Pooler,
     readonly endpointId: string,
     readonly database: string,
     readonly user: string,
-    credential: Credential,
+    /** How its sessions log in. */
+    readonly credential: Credential,
     readonly size: number,
-  ) {
-    this.credential = credential;
+  ) {}
+
+  /**
+   * No new client comes to this pool any more (its role's password changed, or the role was
+   * dropped and made again, whose sessions would fail every query with "invalid role OID"): its
+   * clients keep its sessions until they leave, then its idle sessions close.
+   */
+  retire(): void {
+    this.retired = true;
+    this.closeIdleIfUnused();
+  }
+
+  private closeIdleIfUnused(): void {
+    if (this.retired && this.clients.size === 0)
+      for (const server of this.idle.splice(0)) server.socket.end(terminate());
   }
 
   /** A server session is needed by `client`: lent now, or when one frees up or opens. */
@@ -438,6 +452,7 @@ class Pool {
     const i = this.waiting.indexOf(client);
     if (i >= 0) this.waiting.splice(i, 1);
     this.clients.delete(client);
+    this.closeIdleIfUnused();
     this.pooler.prune(this);
   }
 
@@ -455,6 +470,7 @@ class Pool {
     }
     server.idleSince = wallNow();
     this.idle.push(server);
+    this.closeIdleIfUnused();
   }
 
   private opened: Promise<Server> | undefined;
@@ -838,6 +854,8 @@ class PooledClient {
 /** Every pool of the front door, and the pooled clients per endpoint. */
 export class Pooler {
   private readonly pools = new Map<string, Pool>();
+  /** Pools new clients no longer come to (Pool.retire), until their clients and sessions are gone. */
+  private readonly retired = new Set<Pool>();
   private readonly perEndpoint = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -847,7 +865,7 @@ export class Pooler {
   ) {
     this.sweeper = setInterval(
       () => {
-        for (const pool of this.pools.values()) pool.sweep(options.serverIdleMs);
+        for (const pool of this.allPools()) pool.sweep(options.serverIdleMs);
       },
       Math.min(30_000, options.serverIdleMs),
     );
@@ -884,6 +902,13 @@ export class Pooler {
     const user = params.user ?? "";
     const key = JSON.stringify([endpointId, database, user]);
     let pool = this.pools.get(key);
+    if (pool && !sameCredential(pool.credential, login.credential)) {
+      this.pools.delete(key);
+      this.retired.add(pool);
+      pool.retire();
+      this.prune(pool);
+      pool = undefined;
+    }
     if (!pool) {
       pool = new Pool(
         this,
@@ -895,7 +920,6 @@ export class Pooler {
       );
       this.pools.set(key, pool);
     }
-    pool.credential = login.credential;
     const count = (this.perEndpoint.get(endpointId) ?? 0) + 1;
     this.perEndpoint.set(endpointId, count);
     const sent = this.services.egress.hold(login.compute);
@@ -969,14 +993,29 @@ export class Pooler {
 
   /** Drops a pool nobody uses any more. */
   prune(pool: Pool): void {
-    if (pool.empty) this.pools.delete(JSON.stringify([pool.endpointId, pool.database, pool.user]));
+    const key = JSON.stringify([pool.endpointId, pool.database, pool.user]);
+    if (!pool.empty) return;
+    if (this.pools.get(key) === pool) this.pools.delete(key);
+    this.retired.delete(pool);
+  }
+
+  private allPools(): Pool[] {
+    return [...this.pools.values(), ...this.retired];
   }
 
   /** Ends every pooled client and server session (shutdown). */
   close(): void {
     clearInterval(this.sweeper);
-    for (const pool of this.pools.values()) pool.closeAll();
+    for (const pool of this.allPools()) pool.closeAll();
   }
+}
+
+/** Whether two logins reach the server as the same role with the same password. */
+function sameCredential(a: Credential, b: Credential): boolean {
+  if ("password" in a) return "password" in b && a.password === b.password;
+  return (
+    "keys" in b && a.keys.serverKey.equals(b.keys.serverKey) && a.keys.clientKey.equals(b.keys.clientKey)
+  );
 }
 
 /** A string literal for SET (standard_conforming_strings on). */

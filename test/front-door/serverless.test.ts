@@ -14,7 +14,7 @@ import { NeonDialect } from "kysely-neon";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ws from "ws";
-import { sendCancelRequest, startComputeServer } from "../helpers/compute.js";
+import { computeClient, sendCancelRequest, startComputeServer } from "../helpers/compute.js";
 import { http, type RunningServer, randomKey } from "../helpers/server.js";
 
 /**
@@ -714,6 +714,44 @@ describe("the pooler (transaction mode)", () => {
       ).rows,
     ).toEqual([{ n: 0 }]);
     await b.end();
+  });
+
+  it("a role dropped and made again gets server sessions of its own; a reset password leaves the clients logged in with the old one theirs", async () => {
+    const { allSettled } = computeClient(() => server, key);
+    const branches = await api("GET", `/projects/${p.id}/branches`);
+    const base = `/projects/${p.id}/branches/${branches.body.branches[0].id}`;
+    const pooledAs = (role: string, password: string) => {
+      const uri = new URL(p.pooledUri as string);
+      uri.username = role;
+      uri.password = password;
+      return pooledClient({ connectionString: uri.toString() });
+    };
+    const who = async (c: pg.Client) => (await c.query("SELECT current_user AS u")).rows;
+    let made = await api("POST", `${base}/roles`, { role: { name: "cycled" } });
+    // (the project's own operations may still run when this test runs alone)
+    for (let i = 0; made.status === 423 && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      made = await api("POST", `${base}/roles`, { role: { name: "cycled" } });
+    }
+    await allSettled(p.id, made.body.operations);
+    const old = pooledAs("cycled", made.body.role.password);
+    await old.connect();
+    expect(await who(old)).toEqual([{ u: "cycled" }]); // its session is idle in the pool now
+    const dropped = await api("DELETE", `${base}/roles/cycled`);
+    await allSettled(p.id, dropped.body.operations);
+    const again = await api("POST", `${base}/roles`, { role: { name: "cycled" } });
+    await allSettled(p.id, again.body.operations);
+    const fresh = pooledAs("cycled", again.body.role.password);
+    await fresh.connect();
+    expect(await who(fresh)).toEqual([{ u: "cycled" }]);
+
+    const reset = await api("POST", `${base}/roles/cycled/reset_password`);
+    await allSettled(p.id, reset.body.operations);
+    const after = pooledAs("cycled", reset.body.role.password);
+    await after.connect();
+    expect(await who(after)).toEqual([{ u: "cycled" }]);
+    expect(await who(fresh)).toEqual([{ u: "cycled" }]);
+    await Promise.all([old, fresh, after].map((c) => c.end().catch(() => {})));
   });
 
   it("a CancelRequest with the pooler's key cancels the query of the session the client holds", async () => {
