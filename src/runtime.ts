@@ -158,6 +158,7 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   if (postgres) {
     postgres.catalogSink = (branchId, server) => syncServerCatalog(ctx, branchId, server);
     postgres.dropsApplied = (branchId, drops) => dropsApplied(ctx, branchId, drops);
+    if (sql) postgres.idleSessionKeepers.push((endpointId, database) => sql.closeIdle(endpointId, database));
   }
   const app = createApp(ctx, {
     logger,
@@ -270,6 +271,7 @@ export async function openFrontDoor(runtime: Runtime, env: Env): Promise<FrontDo
   // Clients on this machine reach a wildcard address through the loopback one.
   const uriHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
   ctx.config.frontDoor = { host: uriHost, port: door.port, caCert: identity.caCert };
+  postgres.idleSessionKeepers.push((endpointId, database) => door.closeIdle(endpointId, database));
   return door;
 }
 

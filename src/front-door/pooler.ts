@@ -394,8 +394,12 @@ class Pool {
   }
 
   private closeIdleIfUnused(): void {
-    if (this.retired && this.clients.size === 0)
-      for (const server of this.idle.splice(0)) server.socket.end(terminate());
+    if (this.retired && this.clients.size === 0) this.closeIdle();
+  }
+
+  /** Logs its idle server sessions out. */
+  closeIdle(): void {
+    for (const server of this.idle.splice(0)) server.socket.end(terminate());
   }
 
   /** A server session is needed by `client`: lent now, or when one frees up or opens. */
@@ -997,6 +1001,12 @@ export class Pooler {
     if (!pool.empty) return;
     if (this.pools.get(key) === pool) this.pools.delete(key);
     this.retired.delete(pool);
+  }
+
+  /** Logs out the idle server sessions of the endpoint's pools on `database` (Postgres renames no database with sessions on it). */
+  closeIdle(endpointId: string, database: string): void {
+    for (const pool of this.allPools())
+      if (pool.endpointId === endpointId && pool.database === database) pool.closeIdle();
   }
 
   private allPools(): Pool[] {

@@ -55,6 +55,11 @@ export class FrontDoor {
     void session.finally(() => this.sessions.delete(session));
   }
 
+  /** Logs out the pooler's idle server sessions of the endpoint on `database`. */
+  closeIdle(endpointId: string, database: string): void {
+    this.context.pooler?.closeIdle(endpointId, database);
+  }
+
   /** An HTTP upgrade request on the emulator's HTTP port: the serverless driver's WebSocket tunnel. */
   upgrade(request: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     this.websockets.upgrade(request, socket, head);

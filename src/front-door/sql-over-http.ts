@@ -352,7 +352,7 @@ export class SqlOverHttp {
       "path" in address
         ? { host: path.dirname(address.path), port: Number(address.path.split(".").pop()) }
         : { host: address.host, port: address.port };
-    const key = JSON.stringify([where, c.user, c.database, c.password]);
+    const key = JSON.stringify([c.target.endpointId, c.database, where, c.user, c.password]);
     let pool = this.pools.get(key);
     if (!pool) {
       pool = new (pg().Pool)({
@@ -387,6 +387,19 @@ export class SqlOverHttp {
       if (isDatabaseError(err)) throw postgresError(err);
       this.logger?.warn({ err }, "sql over http: could not connect to the compute");
       throw new SqlError(500, "could not connect to postgres in compute");
+    }
+  }
+
+  /**
+   * Ends the endpoint's pools of sessions on `database` (Postgres renames no database with
+   * sessions on it): their idle sessions log out now, the others once their request ends.
+   */
+  closeIdle(endpointId: string, database: string): void {
+    for (const [key, pool] of this.pools) {
+      const [endpoint, db] = JSON.parse(key) as [string, string];
+      if (endpoint !== endpointId || db !== database) continue;
+      this.pools.delete(key);
+      void pool.end().catch(() => {});
     }
   }
 

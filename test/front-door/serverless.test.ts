@@ -500,6 +500,14 @@ describe("Prisma", () => {
 describe("the pooler (transaction mode)", () => {
   const pooledClient = (options: pg.ClientConfig = {}) =>
     new pg.Client({ connectionString: p.pooledUri, ...options });
+  /** An API change, tried again while the branch is locked (the project's own operations, when a test runs alone). */
+  const unlocked = async (method: string, path: string, body: unknown) => {
+    for (let tries = 0; ; tries++) {
+      const res = await api(method, path, body);
+      if (res.status !== 423 || tries === 100) return res;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
 
   it("1,000 concurrent pooled clients share at most 0.9 × max_connections server sessions of a 0.25 CU compute; one more gets PgBouncer's FATAL 08P01", async () => {
     const clients = Array.from({ length: MAX_POOLED }, (_, i) =>
@@ -727,12 +735,7 @@ describe("the pooler (transaction mode)", () => {
       return pooledClient({ connectionString: uri.toString() });
     };
     const who = async (c: pg.Client) => (await c.query("SELECT current_user AS u")).rows;
-    let made = await api("POST", `${base}/roles`, { role: { name: "cycled" } });
-    // (the project's own operations may still run when this test runs alone)
-    for (let i = 0; made.status === 423 && i < 100; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      made = await api("POST", `${base}/roles`, { role: { name: "cycled" } });
-    }
+    const made = await unlocked("POST", `${base}/roles`, { role: { name: "cycled" } });
     await allSettled(p.id, made.body.operations);
     const old = pooledAs("cycled", made.body.role.password);
     await old.connect();
@@ -752,6 +755,37 @@ describe("the pooler (transaction mode)", () => {
     expect(await who(after)).toEqual([{ u: "cycled" }]);
     expect(await who(fresh)).toEqual([{ u: "cycled" }]);
     await Promise.all([old, fresh, after].map((c) => c.end().catch(() => {})));
+  });
+
+  it("a database renamed through the API once its clients left: the sessions the pooler and SQL over HTTP kept idle on it log out first", async () => {
+    const { allSettled } = computeClient(() => server, key);
+    const branches = await api("GET", `/projects/${p.id}/branches`);
+    const base = `/projects/${p.id}/branches/${branches.body.branches[0].id}`;
+    const made = await unlocked("POST", `${base}/databases`, {
+      database: { name: "renamable", owner_name: p.role },
+    });
+    expect(made.status).toBe(201);
+    await allSettled(p.id, made.body.operations);
+    const on = (uri: string, database: string) => {
+      const url = new URL(uri);
+      url.pathname = `/${database}`;
+      return url.toString();
+    };
+    const pooled = pooledClient({ connectionString: on(p.pooledUri as string, "renamable") });
+    await pooled.connect();
+    await pooled.query("SELECT 1");
+    await pooled.end();
+    expect(await neon(on(p.uri, "renamable"))`SELECT current_database() AS db`).toEqual([
+      { db: "renamable" },
+    ]);
+
+    const renamed = await api("PATCH", `${base}/databases/renamable`, { database: { name: "renamed" } });
+    expect(renamed.status).toBe(200);
+    await allSettled(p.id, renamed.body.operations);
+    const direct = new pg.Client({ connectionString: on(p.uri, "renamed") });
+    await direct.connect();
+    expect((await direct.query("SELECT current_database() AS db")).rows).toEqual([{ db: "renamed" }]);
+    await direct.end();
   });
 
   it("a CancelRequest with the pooler's key cancels the query of the session the client holds", async () => {

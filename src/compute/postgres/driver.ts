@@ -371,6 +371,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     | undefined;
   /** Where the drops a reconcile applied go (the control plane clears them); none when unset. */
   dropsApplied: ((branchId: string, drops: BranchSpec["drops"]) => void) | undefined;
+  /**
+   * Who keeps idle sessions on a primary's databases for clients (the pooler, SQL over HTTP):
+   * asked to log out those on a database before it is renamed, which Postgres refuses while any
+   * session is on it.
+   */
+  readonly idleSessionKeepers: ((endpointId: string, database: string) => void)[] = [];
   /** An administrator's session per running server, kept while logins read roles through it. */
   private readonly roleReaders = new Map<string, { client: Promise<PgClient>; used: number }>();
   private readonly roleSyncs = new Map<string, NodeJS.Timeout>();
@@ -1933,15 +1939,22 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       if (lockTimeoutMs) await c.query(`SET lock_timeout = ${lockTimeoutMs}`);
     };
     await bounded(client);
-    await reconcile(client, spec, (db, work) =>
-      this.withAdmin(
-        port,
-        async (c) => {
-          await bounded(c);
-          await work(c);
-        },
-        db,
-      ),
+    const primary = this.view.primaryOf(branchId);
+    await reconcile(
+      client,
+      spec,
+      (db, work) =>
+        this.withAdmin(
+          port,
+          async (c) => {
+            await bounded(c);
+            await work(c);
+          },
+          db,
+        ),
+      (db) => {
+        if (primary) for (const keeper of this.idleSessionKeepers) keeper(primary, db);
+      },
     );
     this.dropsApplied?.(branchId, spec.drops);
   }

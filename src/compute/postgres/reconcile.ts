@@ -106,6 +106,7 @@ export async function reconcile(
   client: PgClient,
   spec: BranchSpec,
   inDatabase: (database: string, work: (client: PgClient) => Promise<void>) => Promise<void>,
+  beforeRename: (database: string) => void = () => {},
 ): Promise<void> {
   const roles = await heldRoles(client);
   const existingRoles = new Map(roles.rows.map((r) => [r.rolname, managedRole(r.comment)]));
@@ -165,6 +166,8 @@ export async function reconcile(
         (d) => managedDatabaseId(d.comment) === db.origin && !wanted.has(d.datname),
       );
       if (renamed) {
+        // Sessions kept idle for clients go first; Postgres waits (up to 5 s) for them to end.
+        beforeRename(renamed.datname);
         await client.query(`ALTER DATABASE ${ident(renamed.datname)} RENAME TO ${ident(db.name)}`);
         byName.delete(renamed.datname);
         current = { ...renamed, datname: db.name };
