@@ -197,6 +197,60 @@ describe("snapshots", () => {
   });
 });
 
+describe("a copy of a branch whose compute a suspend stops meanwhile", () => {
+  it("copies the folder the stop left: a child and a snapshot hold every row, and no operation fails", async () => {
+    const made = await api("POST", "/projects", {
+      project: { name: "copy-meets-suspend", default_endpoint_settings: { suspend_timeout_seconds: -1 } },
+    });
+    expect(made.status).toBe(201);
+    await allSettled(made.body.project.id, made.body.operations);
+    const p = {
+      id: made.body.project.id as string,
+      branch: made.body.branch.id as string,
+      endpoint: made.body.endpoints[0].id as string,
+      role: made.body.roles[0].name as string,
+      password: made.body.roles[0].password as string,
+    };
+    const count = async (endpoint: string) =>
+      (await query(endpoint, p.role, p.password, "neondb", "SELECT count(*)::int AS n FROM t"))[0]?.n;
+    await query(
+      p.endpoint,
+      p.role,
+      p.password,
+      "neondb",
+      "CREATE TABLE t AS SELECT generate_series(1, 100) AS n",
+    );
+    /** Rows written (waking the compute), then a suspend, then `copy` after `delay` ms. */
+    const suspendThen = async (delay: number, copy: () => Promise<void>) => {
+      await query(p.endpoint, p.role, p.password, "neondb", "INSERT INTO t SELECT generate_series(1, 10)");
+      const suspended = await api("POST", `/projects/${p.id}/endpoints/${p.endpoint}/suspend`);
+      expect(suspended.status).toBe(200);
+      await new Promise((r) => setTimeout(r, delay));
+      await copy();
+      await allSettled(p.id, suspended.body.operations);
+    };
+    let rows = 100;
+    for (const delay of [0, 50, 150]) {
+      rows += 10;
+      await suspendThen(delay, async () => {
+        const child = await api("POST", `/projects/${p.id}/branches`, {
+          branch: { parent_id: p.branch },
+          endpoints: [{ type: "read_write" }],
+        });
+        expect(child.status).toBe(201);
+        await allSettled(p.id, child.body.operations);
+        expect(await count(child.body.endpoints[0].id)).toBe(rows);
+      });
+      rows += 10;
+      await suspendThen(delay, async () => {
+        const snapshot = await api("POST", `/projects/${p.id}/branches/${p.branch}/snapshot?name=s${delay}`);
+        expect(snapshot.status).toBe(200);
+      });
+    }
+    expect((await api("DELETE", `/projects/${p.id}`)).status).toBe(200);
+  }, 120_000);
+});
+
 describe("a schema-only branch", () => {
   it("is a root branch with the source's roles, databases and definitions, and none of its rows", async () => {
     const res = await api("POST", "/projects", { project: { name: "sensitive" } });

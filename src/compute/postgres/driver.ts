@@ -1600,15 +1600,26 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const history = historyOf(parentDir);
       const tli = controlInfo(parentDir).tli;
       const primary = this.view.primaryOf(parentId);
+      const running = primary ? this.servers.get(primary) : undefined;
       const port = primary ? this.portOf(primary) : undefined;
-      if (port === undefined) {
+      const stopped = async () => {
         await copyStopped(parentDir, dir);
         return { lsn: checkpointLsn(dir), tli, history };
+      };
+      if (port === undefined || !running) return stopped();
+      try {
+        // The copy replays the parent's WAL to the backup's end (its segment then switches): its
+        // data is the parent's there, what a branch at that LSN holds.
+        const copied = await this.copyOnline(parentId, port, parentDir, dir);
+        return { lsn: copied.end, tli, history };
+      } catch (err) {
+        // Its server stopped under the copy (a suspend, which takes no branch lock; auto-suspend
+        // can come at any time): nothing starts it again while this lock is held, so its folder,
+        // shut down cleanly, is copied as it is.
+        if (!(await stoppedUnder(err, running.server))) throw err;
+        fs.rmSync(dir, { recursive: true, force: true });
+        return stopped();
       }
-      // The copy replays the parent's WAL to the backup's end (its segment then switches): its
-      // data is the parent's there, what a branch at that LSN holds.
-      const copied = await this.copyOnline(parentId, port, parentDir, dir);
-      return { lsn: copied.end, tli, history };
     });
   }
 
