@@ -177,18 +177,21 @@ async function copyTree(from: string, to: string, link: boolean): Promise<void> 
     for (const name of await fs.promises.readdir(from))
       if (name !== "postmaster.pid" && name !== "postmaster.opts")
         await copyTree(path.join(from, name), path.join(to, name), link);
-  } else if (!stat.isFile()) return;
-  else if (
-    link &&
-    (await fs.promises.link(from, to).then(
-      () => true,
-      () => false,
-    ))
-  )
-    return;
-  else await fs.promises.copyFile(from, to, fs.constants.COPYFILE_EXCL);
+  } else if (stat.isFile()) {
+    const linked = link && (await hardLink(from, to));
+    if (linked) return; // the same file: its owner and mode already
+    await fs.promises.copyFile(from, to, fs.constants.COPYFILE_EXCL);
+  } else return;
   await fs.promises.chown(to, stat.uid, stat.gid);
   await fs.promises.chmod(to, stat.mode & 0o777);
+}
+
+/** A hard link of `from` at `to`; false where none can be made. */
+function hardLink(from: string, to: string): Promise<boolean> {
+  return fs.promises.link(from, to).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
