@@ -11,11 +11,11 @@ import { ensureDefaultAccount } from "./control-plane/accounts/service.js";
 import { countKeys, createApiKey, ensureApiKey } from "./control-plane/api-keys/service.js";
 import { historyKeptSince } from "./control-plane/branches/history.js";
 import {
-  endpointActive,
   findLoginTarget,
   recordClientConnection,
   resetClientConnections,
   wakeForConnection,
+  wakeOutcome,
 } from "./control-plane/endpoints/service.js";
 import { DEFAULT_OPERATION_MS } from "./control-plane/operations/rules.js";
 import { proxyHost, REGION_IDS } from "./control-plane/regions/rules.js";
@@ -193,6 +193,9 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   };
 }
 
+/** Wakes one client waits through when suspends keep coming after the start (then it is refused). */
+const WAKE_TRIES = 3;
+
 /**
  * What the front door asks of the control plane, the worker and the driver: logins, wakes (one
  * shared wake per endpoint; the endpoint's operations performed at once, in either clock mode)
@@ -200,11 +203,30 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
  */
 function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorServices {
   const wakes = new Map<string, Promise<ComputeAddress>>();
+  /** A client arrives: refused, let through to the running server, or (null) to wait for a wake. */
+  const admit = (endpointId: string): ComputeAddress | null => {
+    const { body, events } = wakeForConnection(ctx, endpointId);
+    if (body.state === "gone") throw new DoorError({ code: "XX000", message: TEXTS.notFound });
+    if (body.state === "disabled") throw new DoorError({ code: "XX000", message: TEXTS.disabled });
+    if (body.state === "quota") throw new DoorError({ code: "XX000", message: TEXTS.unavailable });
+    const address = postgres.addressOf(endpointId);
+    if (body.state === "active" && address !== undefined) return address;
+    if (events.length) worker.notify();
+    return null;
+  };
   const wake = async (endpointId: string): Promise<ComputeAddress> => {
-    await worker.expedite(endpointId);
-    // Its start failed (the operation says why): no server is started behind the control plane's back.
-    if (!endpointActive(ctx, endpointId))
-      throw new DoorError({ code: "XX000", message: TEXTS.couldNotConnect });
+    for (let tries = 1; ; tries++) {
+      await worker.expedite(endpointId);
+      const outcome = wakeOutcome(ctx, endpointId);
+      if (outcome === "active") break;
+      // Its start failed (the operation says why): no server is started behind the control plane's back.
+      if (outcome === "failed" || tries === WAKE_TRIES)
+        throw new DoorError({ code: "XX000", message: TEXTS.couldNotConnect });
+      // A suspend came after the start (or the endpoint changed): the client meets the endpoint
+      // as it is now, woken again if it is idle, as Neon's proxy retries its wake.
+      const address = admit(endpointId);
+      if (address) return address;
+    }
     // Active in the control plane with no server (it exited on its own): started again.
     if (postgres.portOf(endpointId) === undefined)
       await postgres.perform({ kind: "start_compute", endpointId });
@@ -219,16 +241,12 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
     ready(endpointId) {
       const shared = wakes.get(endpointId);
       if (shared) return shared;
-      const { body, events } = wakeForConnection(ctx, endpointId);
-      if (body.state === "gone")
-        return Promise.reject(new DoorError({ code: "XX000", message: TEXTS.notFound }));
-      if (body.state === "disabled")
-        return Promise.reject(new DoorError({ code: "XX000", message: TEXTS.disabled }));
-      if (body.state === "quota")
-        return Promise.reject(new DoorError({ code: "XX000", message: TEXTS.unavailable }));
-      const address = postgres.addressOf(endpointId);
-      if (body.state === "active" && address !== undefined) return Promise.resolve(address);
-      if (events.length) worker.notify();
+      try {
+        const address = admit(endpointId);
+        if (address) return Promise.resolve(address);
+      } catch (err) {
+        return Promise.reject(err);
+      }
       const started = wake(endpointId).finally(() => wakes.delete(endpointId));
       wakes.set(endpointId, started);
       return started;

@@ -360,6 +360,33 @@ describe("lifecycle and activity", () => {
     expect((await endpoint(p)).current_state).toBe("active");
   }, 60_000);
 
+  it("a suspend that overtakes a wake sends the waiting client's endpoint through another wake, as Neon's proxy retries", async () => {
+    const q = await createProject("overtaken");
+    const login = { user: q.role, password: q.password, options: `endpoint=${q.endpointId}` };
+    const qEndpoint = async () =>
+      (await api("GET", `/projects/${q.id}/endpoints/${q.endpointId}`)).body.endpoint;
+    const startsOf = async () => (await operations(q.id)).filter((o) => o.action === "start_compute");
+    for (let round = 0; round < 3; round++) {
+      // Idle, with no operation left under way (the creation's start, then the suspend, done).
+      await api("POST", `/projects/${q.id}/endpoints/${q.endpointId}/suspend`);
+      await advance(5);
+      for (let i = 0; i < 400 && (await qEndpoint()).current_state !== "idle"; i++)
+        await new Promise((r) => setTimeout(r, 20));
+      const startsBefore = (await startsOf()).length;
+      const connecting = one(login, "SELECT 42 AS n").catch((err: Error) => err);
+      // The client's wake is under way (its start_compute recorded, the server starting): a suspend now
+      // comes after it, and the wake performs both.
+      for (let i = 0; i < 500 && (await startsOf()).length === startsBefore; i++)
+        await new Promise((r) => setImmediate(r));
+      expect((await api("POST", `/projects/${q.id}/endpoints/${q.endpointId}/suspend`)).status).toBe(200);
+      expect(await connecting).toEqual({ n: 42 });
+    }
+    const actions = (await operations(q.id)).map((o) => `${o.action}:${o.status}`);
+    expect(actions.filter((a) => a.startsWith("start_compute")).every((a) => a.endsWith(":finished"))).toBe(
+      true,
+    );
+  }, 60_000);
+
   it("a client waits for its branch's data: a new branch's copy, a restore — performed at once, without a clock advance", async () => {
     const mainId = (await api("GET", `/projects/${p.id}/branches`)).body.branches.find(
       (b: { default: boolean }) => b.default,

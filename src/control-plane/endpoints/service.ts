@@ -27,7 +27,7 @@ import { recordSample } from "../monitoring/store.js";
 import { toOperationJson } from "../operations/render.js";
 import type { OperationAction } from "../operations/rules.js";
 import { startOperation } from "../operations/service.js";
-import type { OperationRow } from "../operations/store.js";
+import { newestStatus, type OperationRow } from "../operations/store.js";
 import { type AllowList, allowList, allows } from "../projects/ip-allow.js";
 import type { DefaultEndpointSettingsInput } from "../projects/schema.js";
 import { stampComputeActive } from "../projects/store.js";
@@ -513,9 +513,16 @@ export function wakeForConnection(ctx: Ctx, endpointId: string): Outcome<{ state
   return { body: { state }, events: operationsStarted(ops) };
 }
 
-/** Whether the endpoint is active in the control plane (a wake whose start failed left it idle). */
-export function endpointActive(ctx: Ctx, endpointId: string): boolean {
-  return findEndpointById(ctx.db, endpointId)?.currentState === "active";
+/**
+ * Where a wake left the endpoint: `active`; `failed` when its start failed (the operation says
+ * why); `overtaken` when something came after the start — a suspend (explicit, or a restart's),
+ * a disable, the endpoint's deletion — which a client arriving now meets afresh.
+ */
+export function wakeOutcome(ctx: Ctx, endpointId: string): "active" | "failed" | "overtaken" {
+  const row = findEndpointById(ctx.db, endpointId);
+  if (row?.currentState === "active") return "active";
+  if (row && newestStatus(ctx.db, row.projectId, endpointId, "start_compute") === "failed") return "failed";
+  return "overtaken";
 }
 
 /** How often a stream of clients arriving at an active endpoint stamps its activity (last_active). */

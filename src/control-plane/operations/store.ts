@@ -2,7 +2,7 @@ import { and, eq, ne } from "drizzle-orm";
 import type { Tx } from "../../platform/db.js";
 import { insertRow, insertRows } from "../../platform/sql.js";
 import { statement } from "../../platform/statements.js";
-import { UNFINISHED_OPERATION_SQL } from "./rules.js";
+import { type OperationAction, type OperationStatus, UNFINISHED_OPERATION_SQL } from "./rules.js";
 import { operations } from "./table.js";
 
 export type OperationRow = typeof operations.$inferSelect;
@@ -31,6 +31,21 @@ export function latestCreatedUs(tx: Tx, projectId: string): number {
       projectId,
     })?.v ?? 0
   );
+}
+
+/** The status of the endpoint's newest operation doing `action`, or undefined when it has none. */
+export function newestStatus(
+  tx: Tx,
+  projectId: string,
+  endpointId: string,
+  action: OperationAction,
+): OperationStatus | undefined {
+  return statement<{ status: OperationStatus }>(
+    tx,
+    `SELECT status FROM operations
+      WHERE project_id = @projectId AND endpoint_id = @endpointId AND action = @action
+      ORDER BY created_us DESC LIMIT 1`,
+  ).get({ projectId, endpointId, action })?.status;
 }
 
 /** True when an operation on the endpoint created before `createdUs` is unfinished. */
