@@ -118,6 +118,12 @@ const PARSE_COMPLETE = 0x31; // '1'
 const CLOSE_COMPLETE = 0x33; // '3'
 /** Postgres' own limit on a message (PQ_LARGE_MESSAGE_LIMIT): what the framer may hold back. */
 const MAX_MESSAGE_BYTES = 0x3fffffff;
+/**
+ * A client waiting for a session is lent one once its first message is whole, or once this much of
+ * it came (larger messages stream through, as past PgBouncer's packet buffer): a client that sends
+ * a few bytes and stops holds no server session.
+ */
+const STREAM_AFTER_BYTES = 8192;
 /** A statement name no session has: closing it answers CloseComplete and changes nothing. */
 const CLOSED_NAME = "PGBOUNCER_CLOSED";
 /**
@@ -236,6 +242,9 @@ class Server {
   private lastError: Buffer | undefined;
   private readonly framer: Framer;
   private releaseNow = false;
+  /** The client whose full buffer stopped the reading of this session, until it drains. */
+  private waitingOn: Duplex | undefined;
+  private readonly drained = () => this.unblock();
 
   constructor(
     readonly pool: Pool,
@@ -261,6 +270,14 @@ class Server {
     socket.on("error", () => {});
   }
 
+  /** Reads from the server again (its client's buffer drained, or the session is no longer that client's). */
+  unblock(): void {
+    if (!this.waitingOn) return;
+    this.waitingOn.off("drain", this.drained);
+    this.waitingOn = undefined;
+    this.socket.resume();
+  }
+
   /** ReadyForQuery messages still owed. */
   get owed(): number {
     return this.zSent - this.zSeen;
@@ -278,7 +295,13 @@ class Server {
     if (client && !this.internal && out.length) {
       const bytes = out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
       client.sent.bytes += bytes.length;
-      client.socket.write(bytes);
+      // A client reading slower than the server answers: the server waits (its socket unread), not
+      // the emulator's memory. A session going back to the pool now has nothing more for it.
+      if (!client.socket.write(bytes) && !this.releaseNow && !this.waitingOn) {
+        this.waitingOn = client.socket;
+        this.socket.pause();
+        client.socket.once("drain", this.drained);
+      }
     }
     if (this.releaseNow) {
       this.releaseNow = false;
@@ -464,6 +487,7 @@ class Pool {
   release(server: Server): void {
     const client = server.client;
     server.client = undefined;
+    server.unblock();
     server.turns++;
     client?.returned(server);
     for (let next = this.waiting.shift(); next; next = this.waiting.shift()) {
@@ -590,7 +614,12 @@ class PooledClient {
   /** A session being readied for this client (its tracked parameters being set). */
   private lending: Server | undefined;
   alive = true;
+  /** What came before a session was lent (the client's socket paused once it asked for one). */
   private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private asking = false;
+  /** The session's socket buffer is full: nothing more is read from the client until it drains. */
+  private serverFull = false;
   private waitTimer: NodeJS.Timeout | undefined;
   private readonly framer: Framer;
   private terminated = false;
@@ -655,15 +684,26 @@ class PooledClient {
       this.send(this.server, chunk);
       return;
     }
-    if (chunk.length === 5 && chunk[0] === X) {
+    if (chunk.length === 5 && chunk[0] === X && !this.pending.length) {
       this.close();
       return;
     }
     this.pending.push(chunk);
-    if (this.pending.length === 1) {
-      this.socket.pause();
-      this.pool.acquire(this);
-    }
+    this.pendingBytes += chunk.length;
+    if (this.asking || !this.firstMessageIn()) return;
+    this.asking = true;
+    this.socket.pause();
+    this.pool.acquire(this);
+  }
+
+  /** Whether what waits holds a whole first message, or enough of it to stream the rest. */
+  private firstMessageIn(): boolean {
+    if (this.pendingBytes >= STREAM_AFTER_BYTES) return true;
+    if (this.pendingBytes < 5) return false;
+    const first = this.pending[0] as Buffer;
+    const head = first.length >= 5 ? first : Buffer.concat(this.pending, this.pendingBytes);
+    // A length that is no length is the framer's to refuse, once a session is lent.
+    return this.pendingBytes >= 1 + head.readInt32BE(1);
   }
 
   /** Passes the client's bytes to its session, named statements renamed to the pool's. */
@@ -675,8 +715,18 @@ class PooledClient {
       this.close(poolerError((err as Error).message));
       return;
     }
-    if (out.length === 1) server.socket.write(out[0] as Buffer);
-    else if (out.length > 1) server.socket.write(Buffer.concat(out));
+    const written =
+      out.length === 0 || server.socket.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out));
+    if (!written && !this.serverFull) {
+      // The server reads slower than the client sends (a lock it waits on, a large COPY).
+      this.serverFull = true;
+      this.socket.pause();
+      server.socket.once("drain", () => {
+        this.serverFull = false;
+        // Unless it now waits for a session (paused until one is lent).
+        if (this.alive && !this.asking) this.socket.resume();
+      });
+    }
     if (this.terminated) this.close();
   }
 
@@ -800,8 +850,10 @@ class PooledClient {
       this.server = server;
       const pending = this.pending;
       this.pending = [];
+      this.pendingBytes = 0;
+      this.asking = false;
       for (const chunk of pending) if (this.alive) this.send(server, chunk);
-      this.socket.resume();
+      if (!this.serverFull) this.socket.resume();
     };
     if (!set.length) {
       go();
@@ -834,8 +886,12 @@ class PooledClient {
   /** A session whose client left mid-transaction: its query cancelled, rolled back, back to the pool. */
   private abandon(server: Server): void {
     server.client = undefined;
+    server.unblock();
     if (this.framer.partial) {
-      server.socket.destroy(); // half a message went to the server
+      // Half a message went to the server: the session cannot be used again. What it runs for the
+      // client is cancelled first (a closed socket is noticed only at its next read or write).
+      if (server.owed > 0 && server.keyData) sendCancel(server.address, server.keyData);
+      server.socket.destroy();
       return;
     }
     const timer = setTimeout(() => server.socket.destroy(), ABANDON_MS);

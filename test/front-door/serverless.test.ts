@@ -69,9 +69,10 @@ interface PgConnection {
   bind(config: object, more: boolean): void;
   execute(config: object, more: boolean): void;
   sync(): void;
+  query(text: string): void;
   sendCopyFromChunk(chunk: Buffer): void;
   endCopyFrom(): void;
-  stream: { cork(): void; uncork(): void };
+  stream: net.Socket;
 }
 
 /** A raw request to /sql. */
@@ -677,6 +678,143 @@ describe("the pooler (transaction mode)", () => {
       await b.end();
     }
   });
+
+  it("a pooled client is held back with its server session: a slow reader leaves the rest of its result in Postgres, a fast COPY waits for the server's reads", async () => {
+    const direct = new pg.Client({ connectionString: p.uri });
+    await direct.connect();
+    const reader = pooledClient();
+    const other = pooledClient();
+    const writer = pooledClient();
+    await Promise.all([reader.connect(), other.connect(), writer.connect()]);
+    const waitEventOf = async (marker: string) =>
+      (
+        await direct.query(
+          "SELECT wait_event FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()",
+          [`%${marker}%`],
+        )
+      ).rows[0]?.wait_event;
+    try {
+      // ~100 MB of rows to a client that stops reading: Postgres waits to write (ClientWrite).
+      let rows = 0;
+      const big = reader.query(
+        new pg.Query("SELECT repeat('x', 1000) AS slow_reader FROM generate_series(1, 100000)"),
+      );
+      big.on("row", () => rows++);
+      const read = new Promise((resolve, reject) => big.on("end", resolve).on("error", reject));
+      const readerStream = (reader as unknown as { connection: PgConnection }).connection.stream;
+      readerStream.pause();
+      let waiting: string | undefined;
+      for (let i = 0; i < 200 && waiting !== "ClientWrite"; i++) {
+        waiting = await waitEventOf("AS slow_reader");
+        if (waiting !== "ClientWrite") await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(waiting).toBe("ClientWrite");
+      // And stays so (a pooler reading on would take the whole result in a second or two).
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await waitEventOf("AS slow_reader")).toBe("ClientWrite");
+      // The session is the slow client's alone: the others go on.
+      expect((await other.query("SELECT 1 AS n")).rows).toEqual([{ n: 1 }]);
+      readerStream.resume();
+      await read;
+      expect(rows).toBe(100_000);
+
+      // A COPY of 64 MB into a table another session has locked: the client can hand over only
+      // what the sockets between it and Postgres hold (a few MB) until the lock goes.
+      await direct.query("CREATE TABLE copied_fast (v text)");
+      await direct.query("BEGIN");
+      await direct.query("LOCK TABLE copied_fast IN ACCESS EXCLUSIVE MODE");
+      const chunk = Buffer.from(`${"y".repeat(1023)}\n`.repeat(64));
+      const copyData = Buffer.alloc(5);
+      copyData[0] = 0x64; // CopyData
+      copyData.writeInt32BE(4 + chunk.length, 1);
+      const chunks = 1024;
+      let sent = 0;
+      const copied = new Promise<void>((resolve, reject) => {
+        const submittable = {
+          submit(connection: PgConnection) {
+            connection.query("COPY copied_fast FROM STDIN");
+            const pump = () => {
+              while (sent < chunks) {
+                sent++;
+                if (!connection.stream.write(Buffer.concat([copyData, chunk]))) {
+                  connection.stream.once("drain", pump);
+                  return;
+                }
+              }
+              connection.endCopyFrom();
+            };
+            pump();
+          },
+          handleCopyInResponse() {},
+          handleCommandComplete() {},
+          handleReadyForQuery: () => resolve(),
+          handleError: (err: Error) => reject(err),
+        };
+        writer.query(submittable as unknown as pg.QueryConfig);
+      });
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(sent * chunk.length).toBeLessThan(24 * 1024 * 1024);
+      await direct.query("COMMIT");
+      await copied;
+      expect((await direct.query("SELECT count(*)::int AS n FROM copied_fast")).rows).toEqual([
+        { n: chunks * 64 },
+      ]);
+    } finally {
+      await direct.query("ROLLBACK").catch(() => {});
+      await direct.query("DROP TABLE IF EXISTS copied_fast");
+      await direct.end();
+      await Promise.all([reader.end(), other.end(), writer.end()]);
+    }
+  }, 60_000);
+
+  it("a pooled client holds no server session with part of a message, and one that vanishes after half a message has its query cancelled", async () => {
+    const streamOf = (c: pg.Client) => (c as unknown as { connection: PgConnection }).connection.stream;
+    // More clients than the pool has sessions (0.9 × 112), each with one byte of a Query sent.
+    const partial = await Promise.all(
+      Array.from({ length: 110 }, async () => {
+        const c = pooledClient();
+        c.on("error", () => {});
+        await c.connect();
+        streamOf(c).write(Buffer.from("Q"));
+        return c;
+      }),
+    );
+    const other = pooledClient();
+    await other.connect();
+    const answered = other.query("SELECT 1 AS n");
+    const late = new Promise((r) => setTimeout(() => r("no answer in 10 s"), 10_000));
+    expect(await Promise.race([answered.then((r) => r.rows), late])).toEqual([{ n: 1 }]);
+    await other.end();
+    for (const c of partial) streamOf(c).destroy();
+
+    // A whole query, then half of the next message, and the client is gone.
+    const direct = new pg.Client({ connectionString: p.uri });
+    await direct.connect();
+    const sleeping = async () =>
+      (
+        await direct.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%AS half_sent%' AND pid <> pg_backend_pid()",
+        )
+      ).rows[0].n;
+    const vanishing = pooledClient();
+    vanishing.on("error", () => {});
+    await vanishing.connect();
+    const text = Buffer.from("SELECT pg_sleep(30) AS half_sent\0");
+    const head = Buffer.alloc(5);
+    head[0] = 0x51;
+    head.writeInt32BE(4 + text.length, 1);
+    streamOf(vanishing).write(Buffer.concat([head, text, Buffer.from("Q\0\0")]));
+    for (let i = 0; i < 100 && (await sleeping()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await sleeping()).toBe(1);
+    streamOf(vanishing).destroy();
+    let left = 1;
+    for (let i = 0; i < 100 && left > 0; i++) {
+      left = await sleeping();
+      if (left) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(left).toBe(0);
+    await direct.end();
+  }, 60_000);
 
   it("direct connections beyond max_connections get Postgres' 53300", async () => {
     const direct: pg.Client[] = [];
