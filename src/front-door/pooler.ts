@@ -643,8 +643,12 @@ class PooledClient {
     /** Where the compute's bytes sent to this client are counted. */
     readonly sent: EgressCounter,
   ) {
-    for (const name of TRACKED)
-      if (params[name] !== undefined) this.tracked.set(name, params[name] as string);
+    // Startup parameter names are case-insensitive (libpq's PGTZ sends `timezone`).
+    const given = new Map(Object.entries(params).map(([name, value]) => [name.toLowerCase(), value]));
+    for (const name of TRACKED) {
+      const value = given.get(name.toLowerCase());
+      if (value !== undefined) this.tracked.set(name, value);
+    }
     this.framer = new Framer(
       (t) => t === PARSE || t === BIND || t === DESCRIBE || t === CLOSE,
       (type) => {
@@ -1015,6 +1019,12 @@ export class Pooler {
     const toClient: Buffer[] = [];
     if (login.serverFinal) toClient.push(authenticationSaslFinal(login.serverFinal));
     toClient.push(authenticationOk());
+    // What the client did not set at login is the server's default, so a SET another client left
+    // on a session is undone before this one uses it (as PgBouncer's variable cache does).
+    for (const name of TRACKED) {
+      const value = parameters.get(name);
+      if (!pooled.tracked.has(name) && value !== undefined) pooled.tracked.set(name, value);
+    }
     const reported = new Map(parameters);
     for (const [name, value] of pooled.tracked) reported.set(name, value);
     for (const [name, value] of reported) toClient.push(parameterStatus(name, value));

@@ -816,6 +816,42 @@ describe("the pooler (transaction mode)", () => {
     await direct.end();
   }, 60_000);
 
+  it("the settings PgBouncer tracks stay each client's: a SET one client left on a session is undone for the next; startup values of any case hold", async () => {
+    const show =
+      "SELECT current_setting('TimeZone') AS tz, current_setting('DateStyle') AS ds, current_setting('application_name') AS app";
+    const fresh = pooledClient();
+    await fresh.connect();
+    const defaults = (await fresh.query(show)).rows[0];
+    await fresh.end();
+    expect(defaults.tz).not.toBe("America/New_York");
+    const a = pooledClient();
+    await a.connect();
+    try {
+      await a.query("SET TimeZone = 'America/New_York'");
+      await a.query("SET DateStyle = 'SQL, DMY'");
+      await a.query("SET application_name = 'client-a'");
+      for (let i = 0; i < 5; i++) {
+        const b = pooledClient();
+        await b.connect();
+        expect((await b.query(show)).rows[0]).toEqual(defaults);
+        await b.end();
+        // a's own settings follow it to whichever session it gets.
+        expect((await a.query(show)).rows[0]).toEqual({
+          tz: "America/New_York",
+          ds: "SQL, DMY",
+          app: "client-a",
+        });
+      }
+      // libpq sends PGTZ as `timezone`: the client keeps it.
+      const { stdout } = await run("psql", [p.pooledUri as string, "-tAc", "SHOW TimeZone"], {
+        env: { ...process.env, PGTZ: "Asia/Tokyo" },
+      });
+      expect(stdout.trim()).toBe("Asia/Tokyo");
+    } finally {
+      await a.end();
+    }
+  });
+
   it("direct connections beyond max_connections get Postgres' 53300", async () => {
     const direct: pg.Client[] = [];
     let refused: unknown;
