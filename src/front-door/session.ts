@@ -117,6 +117,20 @@ function checkPooled(pooler: Pooler, endpointId: string, params: Record<string, 
   if (params.replication !== undefined) throw new PoolerRefusal("unsupported startup parameter: replication");
 }
 
+const PHYSICAL_REPLICATION =
+  "physical replication connections are not supported; logical replication connects with replication=database";
+
+/**
+ * A physical replication connection (`replication=true`, as pg_basebackup and pg_receivewal ask):
+ * refused, as Neon offers logical replication alone (`replication=database`). It would stream a
+ * compute's whole folder to any role with REPLICATION (every role the API makes has it).
+ */
+function physicalReplication(value: string | undefined): boolean {
+  // Postgres' boolean: on, 1, or any start of true or yes.
+  const v = value?.trim().toLowerCase();
+  return v === "on" || v === "1" || (!!v && ("true".startsWith(v) || "yes".startsWith(v)));
+}
+
 /** How a client reached the front door. */
 export interface Transport {
   /**
@@ -207,6 +221,8 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
     const user = params.user;
     if (!user)
       throw new DoorError({ code: "28000", message: "no PostgreSQL user name specified in startup packet" });
+    if (physicalReplication(params.replication))
+      throw new DoorError({ code: "0A000", message: PHYSICAL_REPLICATION });
     const serverName =
       transport.serverName ??
       (client instanceof tls().TLSSocket ? client.servername || undefined : undefined);

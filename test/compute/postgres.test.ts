@@ -651,6 +651,37 @@ describe("computes are real Postgres servers", () => {
     const [conninfo] = await query(replica, p.role, p.password, "neondb", "SHOW primary_conninfo");
     expect(conninfo?.primary_conninfo).toContain("passfile=");
     expect(conninfo?.primary_conninfo).not.toContain("password");
+    // Nor does anything in the replica's folder, which a base backup would stream to a client.
+    const adminPassword = fs.readFileSync(path.join(dir, "db-data", "admin-password"), "utf8").trim();
+    const replicaDir = path.dirname(replicaPid);
+    const files = (fs.readdirSync(replicaDir, { recursive: true }) as string[])
+      .map((name) => path.join(replicaDir, name))
+      .filter((file) => fs.statSync(file, { throwIfNoEntry: false })?.isFile());
+    expect(files.length).toBeGreaterThan(100);
+    expect(files.filter((file) => fs.readFileSync(file).includes(adminPassword))).toEqual([]);
+    // A physical replication connection (pg_basebackup's) is refused at the front door; a logical one goes through.
+    const replicationClient = (replication: string) =>
+      new pg.Client({
+        host: "127.0.0.1",
+        port: server.pgPort,
+        user: p.role,
+        password: p.password,
+        database: "neondb",
+        options: `endpoint=${replica}`,
+        replication,
+      } as pg.ClientConfig);
+    for (const replication of ["true", "on", "1", "yes"])
+      await expect(replicationClient(replication).connect()).rejects.toMatchObject({
+        code: "0A000",
+        message: expect.stringContaining("physical replication connections are not supported"),
+      });
+    const logical = replicationClient("database");
+    await logical.connect();
+    try {
+      expect((await logical.query("IDENTIFY_SYSTEM")).rows[0].systemid).toMatch(/^\d+$/);
+    } finally {
+      await logical.end();
+    }
     await expect(
       query(replica, p.role, p.password, "neondb", "INSERT INTO items VALUES (10, 'no')"),
     ).rejects.toMatchObject({ code: "25006" });

@@ -116,8 +116,6 @@ const ROLE_SYNC_MS = 1000;
 const ROLE_READ_TIMEOUT_MS = 2000;
 /** How long an administrator's session kept for reading roles may stay unused. */
 const ROLE_READER_IDLE_MS = 10_000;
-/** A read replica's password file (libpq's format), in its own folder. */
-const PASSFILE = "primary.pgpass";
 /** How long a change that met a compute's connection ending waits to see the server exit. */
 const STOP_WAIT_MS = 5000;
 /** How long an apply_config's statement waits on a lock a client holds before the branch's other work may go first (applyConfig). */
@@ -759,16 +757,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     managed: Record<string, string>,
   ): Promise<string> {
     const file = this.ownSettingsFile(projectId, endpointId);
-    // Passable only, as the folders above a branch's are: the files are the servers' user's.
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o711 });
-    fs.chmodSync(path.dirname(file), 0o711);
     const lines = [`include ${configText(path.join(dataDir, "postgresql.conf"))}`];
     for (const [name, value] of Object.entries({ ...own, ...managed }))
       lines.push(`${name} = ${configText(value)}`);
-    const written = `${file}.${randomBytes(4).toString("hex")}.tmp`;
-    fs.writeFileSync(written, `${lines.join("\n")}\n`, { mode: 0o600 });
-    handOverFile(written);
-    fs.renameSync(written, file);
+    writeEndpointFile(file, `${lines.join("\n")}\n`);
     return file;
   }
 
@@ -2099,20 +2091,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const generation = this.dataGenerations.get(endpoint.branchId) ?? 0;
     await this.copyBranch(endpoint.branchId, branchDir, dir);
     fs.writeFileSync(path.join(dir, "standby.signal"), "");
-    // The administrator's password, for the replica's stream alone: in a file of its folder that
-    // only the server's user reads, never in primary_conninfo, which pg_monitor's members (every
-    // role the API makes) may read.
-    fs.writeFileSync(
-      path.join(dir, PASSFILE),
-      `127.0.0.1:*:*:${ADMIN_USER}:${this.adminPassword().replace(/[\\:]/g, "\\$&")}\n`,
-      { mode: 0o600 },
-    );
+    this.writeReplicaPassfile(endpoint.projectId, endpoint.id);
     const primary = this.view.primaryOf(endpoint.branchId);
     const primaryPort = primary ? this.portOf(primary) : undefined;
     if (primaryPort !== undefined)
       fs.appendFileSync(
         path.join(dir, "postgresql.auto.conf"),
-        `primary_conninfo = ${configText(this.conninfo(primaryPort, endpoint.id, dir))}\n`,
+        `primary_conninfo = ${configText(this.conninfo(primaryPort, endpoint.projectId, endpoint.id))}\n`,
       );
     await handOver(dir);
     // A hot standby refuses to run with fewer connections than its primary was configured with.
@@ -2137,6 +2122,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         const lacking = [...(err as Error).message.matchAll(LOWER_THAN_PRIMARY)];
         if (!lacking.length || attempt >= HOT_STANDBY_SETTINGS.length) {
           fs.rmSync(this.ownSettingsFile(endpoint.projectId, endpoint.id), { force: true });
+          fs.rmSync(this.replicaPassfile(endpoint.projectId, endpoint.id), { force: true });
           throw err;
         }
         for (const [, name, value] of lacking) if (name && value) standby[name] = value;
@@ -2158,10 +2144,27 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       await this.attachReplicas(endpoint.branchId, primaryNow, endpoint.id);
   }
 
-  /** How a read replica reaches its primary: its password in the replica folder's PASSFILE. */
-  private conninfo(primaryPort: number, replicaId: string, replicaDir: string): string {
-    const passfile = path.join(replicaDir, PASSFILE).replace(/[\\']/g, "\\$&");
+  /** How a read replica reaches its primary: the administrator's password in its password file. */
+  private conninfo(primaryPort: number, projectId: string, replicaId: string): string {
+    const passfile = this.replicaPassfile(projectId, replicaId).replace(/[\\']/g, "\\$&");
     return `host=127.0.0.1 port=${primaryPort} user=${ADMIN_USER} passfile='${passfile}' application_name=${replicaId}`;
+  }
+
+  /**
+   * A read replica's password file (libpq's format), beside its settings file: never in
+   * primary_conninfo, which pg_monitor's members (every role the API makes) may read, nor in its
+   * data folder, which a base backup over a replication connection would stream to a client.
+   */
+  private replicaPassfile(projectId: string, replicaId: string): string {
+    return path.join(this.projectDir(projectId), "endpoints", `${replicaId}.pgpass`);
+  }
+
+  private writeReplicaPassfile(projectId: string, replicaId: string): void {
+    const password = this.adminPassword().replace(/[\\:]/g, "\\$&");
+    writeEndpointFile(
+      this.replicaPassfile(projectId, replicaId),
+      `127.0.0.1:*:*:${ADMIN_USER}:${password}\n`,
+    );
   }
 
   /**
@@ -2182,7 +2185,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         const own = await hotStandbySettings(client);
         if (primary && [...primary].some(([name, value]) => (own.get(name) ?? 0) < value)) return false;
         await client.query(
-          `ALTER SYSTEM SET primary_conninfo = ${pg().escapeLiteral(this.conninfo(primaryPort, id, replica.replicaDir as string))}`,
+          `ALTER SYSTEM SET primary_conninfo = ${pg().escapeLiteral(this.conninfo(primaryPort, replica.projectId, id))}`,
         );
         await client.query("SELECT pg_reload_conf()");
         return true;
@@ -2284,8 +2287,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     this.servers.delete(endpointId);
     if (held !== undefined) this.keepHeldSpec(running, held);
     fs.rmSync(this.ownSettingsFile(running.projectId, endpointId), { force: true });
-    if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
-    else {
+    if (running.replicaDir) {
+      fs.rmSync(running.replicaDir, { recursive: true, force: true });
+      fs.rmSync(this.replicaPassfile(running.projectId, endpointId), { force: true });
+    } else {
       this.measureStopped(running.projectId, running.branchId, ended);
       // Its shutdown archived its last segments.
       this.measureHistories(running.projectId);
@@ -2578,6 +2583,20 @@ function ownSettings(preload: string[], pgSettings: Record<string, string>): Rec
     ...(preload.includes("pg_stat_statements") ? STAT_STATEMENTS_SETTINGS : {}),
     ...pgSettings,
   };
+}
+
+/**
+ * Writes a file of an endpoint's (its settings, a replica's password file) whole, readable by the
+ * servers' user alone, in the project's `endpoints` folder: passable only, as the folders above a
+ * branch's are.
+ */
+function writeEndpointFile(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o711 });
+  fs.chmodSync(path.dirname(file), 0o711);
+  const written = `${file}.${randomBytes(4).toString("hex")}.tmp`;
+  fs.writeFileSync(written, text, { mode: 0o600 });
+  handOverFile(written);
+  fs.renameSync(written, file);
 }
 
 /** A value (or file name) as a configuration file takes it: single-quoted, quotes doubled, backslashes and line ends escaped. */
