@@ -293,6 +293,52 @@ describe("SQL over HTTP (neon())", () => {
     ]);
   });
 
+  it("a request whose client left while it waited for a server session runs nothing", async () => {
+    expect((await post({ query: "CREATE TABLE IF NOT EXISTS left_waiting (n int)" })).status).toBe(200);
+    // Every session of the pool (20) busy for a while.
+    const busy = Array.from({ length: 20 }, () => post({ query: "SELECT pg_sleep(2)" }));
+    await new Promise((r) => setTimeout(r, 300));
+    const abort = new AbortController();
+    const request = fetch(`${server.url}/sql`, {
+      method: "POST",
+      headers: { "Neon-Connection-String": p.uri },
+      body: JSON.stringify({ query: "INSERT INTO left_waiting VALUES (41)" }),
+      signal: abort.signal,
+    }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 200));
+    abort.abort();
+    await request;
+    expect((await Promise.all(busy)).map((r) => r.status)).toEqual(busy.map(() => 200));
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await post({ query: "SELECT count(*)::int AS n FROM left_waiting" })).body.rows).toEqual([
+      { n: 0 },
+    ]);
+  });
+
+  it("an answer of many small rows takes memory in proportion to its size", async () => {
+    const rss = () =>
+      Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${server.proc.pid}/status`, "utf8"))?.[1]) / 1024;
+    // Warm: the process's heap grown by what came before.
+    expect((await post({ query: "SELECT 1 AS n FROM generate_series(1, 1000)" })).status).toBe(200);
+    const before = rss();
+    let peak = before;
+    const sample = setInterval(() => {
+      peak = Math.max(peak, rss());
+    }, 20);
+    try {
+      // ~1.5 million rows: 9.6 MB of JSON in array mode, 18 MB as objects (507).
+      const many = "SELECT 1 AS n FROM generate_series(1, 1500000)";
+      const arrays = await post({ query: many }, { "Neon-Array-Mode": "true" });
+      expect(arrays.status).toBe(200);
+      expect(arrays.body.rows).toHaveLength(1_500_000);
+      expect((await post({ query: many })).status).toBe(507);
+    } finally {
+      clearInterval(sample);
+    }
+    // Held as JavaScript arrays of strings, such an answer took ~40 times its size (400 MB).
+    expect(peak - before).toBeLessThan(150);
+  }, 60_000);
+
   it("wakes an idle endpoint, recording a start_compute", async () => {
     expect((await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/suspend`)).status).toBe(200);
     for (let i = 0; i < 200; i++) {
