@@ -1190,6 +1190,38 @@ describe("computes are real Postgres servers", () => {
       { slot_name: "shop_feed", active: true },
     ]);
 
+    // A database deleted through the API with a subscription in it: as on Neon, the subscription
+    // goes first (Postgres refuses to drop the database otherwise), its slot left on the publisher.
+    const feeds = await api(
+      "POST",
+      `/projects/${subscriber.projectId}/branches/${subscriber.branchId}/databases`,
+      {
+        database: { name: "feeds", owner_name: subscriber.role },
+      },
+    );
+    expect(feeds.status).toBe(201);
+    await allSettled(subscriber.projectId, feeds.body.operations);
+    const onFeeds = (sql: string) =>
+      query(subscriber.endpointId, subscriber.role, subscriber.password, "feeds", sql);
+    await onFeeds("CREATE TABLE orders (id int PRIMARY KEY, item text)");
+    await onFeeds(
+      `CREATE SUBSCRIPTION feeds_feed CONNECTION '${conninfo}' PUBLICATION shop WITH (copy_data = false)`,
+    );
+    const dropped = await api(
+      "DELETE",
+      `/projects/${subscriber.projectId}/branches/${subscriber.branchId}/databases/feeds`,
+    );
+    expect(dropped.status).toBe(200);
+    await allSettled(subscriber.projectId, dropped.body.operations);
+    expect(await onSubscriber("SELECT count(*)::int AS n FROM pg_database WHERE datname = 'feeds'")).toEqual([
+      { n: 0 },
+    ]);
+    expect(await onSubscriber("SELECT subname FROM pg_subscription")).toEqual([{ subname: "shop_feed" }]);
+    expect(await onPublisher("SELECT slot_name FROM pg_replication_slots ORDER BY 1")).toEqual([
+      { slot_name: "feeds_feed" },
+      { slot_name: "shop_feed" },
+    ]);
+
     await onSubscriber("DROP SUBSCRIPTION shop_feed");
     expect((await api("DELETE", `/projects/${subscriber.projectId}`)).status).toBe(200);
     expect((await api("DELETE", `/projects/${publisher.projectId}`)).status).toBe(200);

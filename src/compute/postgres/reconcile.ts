@@ -93,6 +93,9 @@ const heldDatabases = (client: PgClient) =>
 /** A role the emulator made, or took from SQL. */
 const managedRole = (comment: string | null) => comment === MANAGED || comment === ADOPTED;
 
+/** Runs `work` in a session of the server's administrator on another database. */
+type InDatabase = (database: string, work: (client: PgClient) => Promise<void>) => Promise<void>;
+
 /**
  * Brings a running branch server's roles and databases to what the control plane holds: creates
  * what is missing (roles with LOGIN PASSWORD and Neon's attributes, in neon_superuser; databases with their owner),
@@ -105,7 +108,7 @@ const managedRole = (comment: string | null) => comment === MANAGED || comment =
 export async function reconcile(
   client: PgClient,
   spec: BranchSpec,
-  inDatabase: (database: string, work: (client: PgClient) => Promise<void>) => Promise<void>,
+  inDatabase: InDatabase,
   beforeRename: (database: string) => void = () => {},
 ): Promise<void> {
   const roles = await heldRoles(client);
@@ -155,6 +158,7 @@ export async function reconcile(
     const origin = managedDatabaseId(d.comment);
     if (origin === undefined || wantedOrigins.has(origin)) continue;
     if (dropOrigins.has(origin) || (dropNames.has(d.datname) && !wanted.has(d.datname))) {
+      await dropSubscriptionsIn(client, d.datname, inDatabase);
       await client.query(`DROP DATABASE ${ident(d.datname)} WITH (FORCE)`);
       byName.delete(d.datname);
     }
@@ -220,6 +224,29 @@ export const specFingerprint = (spec: BranchSpec) =>
  * every database with its owner and mark, nothing to drop, and neon_superuser with Neon's
  * attributes. A password that is not a SCRAM verifier of the control plane's counts as a difference.
  */
+/**
+ * As Neon does before it drops a database: the subscriptions defined in it go first (Postgres
+ * drops no database that has one), their slots on the publisher left there (`slot_name = NONE`).
+ */
+async function dropSubscriptionsIn(
+  client: PgClient,
+  database: string,
+  inDatabase: InDatabase,
+): Promise<void> {
+  const found = await client.query<{ subname: string }>(
+    "SELECT s.subname FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid WHERE d.datname = $1",
+    [database],
+  );
+  if (!found.rows.length) return;
+  await inDatabase(database, async (c) => {
+    for (const { subname } of found.rows) {
+      await c.query(`ALTER SUBSCRIPTION ${ident(subname)} DISABLE`);
+      await c.query(`ALTER SUBSCRIPTION ${ident(subname)} SET (slot_name = NONE)`);
+      await c.query(`DROP SUBSCRIPTION ${ident(subname)}`);
+    }
+  });
+}
+
 export async function holdsSpec(client: PgClient, spec: BranchSpec): Promise<boolean> {
   if (spec.drops.roles.length || spec.drops.databases.length) return false;
   const byRole = new Map((await heldRoles(client)).rows.map((r) => [r.rolname, r]));
