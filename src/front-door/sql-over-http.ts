@@ -328,6 +328,8 @@ export class SqlOverHttp {
         if (gone) throw new SqlError(400, CANCELLED, { code: "08P01" });
         throw isDatabaseError(err) ? postgresError(err) : err;
       } finally {
+        // The session goes back to the pool: a client leaving now cancels nothing on it.
+        holding = false;
         this.release(client, broken);
       }
     } finally {
