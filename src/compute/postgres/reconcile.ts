@@ -219,12 +219,6 @@ export const specFingerprint = (spec: BranchSpec) =>
   createHash("sha256").update(JSON.stringify(spec)).digest("base64");
 
 /**
- * Whether the server holds `spec` as a reconcile would leave it, read only: every role marked as
- * the emulator's, with its login and its password (the control plane's, or the verifier SQL left),
- * every database with its owner and mark, nothing to drop, and neon_superuser with Neon's
- * attributes. A password that is not a SCRAM verifier of the control plane's counts as a difference.
- */
-/**
  * As Neon does before it drops a database: the subscriptions defined in it go first (Postgres
  * drops no database that has one), their slots on the publisher left there (`slot_name = NONE`).
  */
@@ -247,6 +241,12 @@ async function dropSubscriptionsIn(
   });
 }
 
+/**
+ * Whether the server holds `spec` as a reconcile would leave it, read only: every role marked as
+ * the emulator's, with its login and its password (the control plane's, or the verifier SQL left),
+ * every database with its owner and mark, nothing to drop, and neon_superuser with Neon's
+ * attributes. A password that is not a SCRAM verifier of the control plane's counts as a difference.
+ */
 export async function holdsSpec(client: PgClient, spec: BranchSpec): Promise<boolean> {
   if (spec.drops.roles.length || spec.drops.databases.length) return false;
   const byRole = new Map((await heldRoles(client)).rows.map((r) => [r.rolname, r]));
