@@ -71,6 +71,7 @@ import {
   API_ROLE_ATTRIBUTES,
   type BranchSpec,
   databaseGrant,
+  dropSubscription,
   holdsSpec,
   MANAGED,
   managedDatabaseId,
@@ -1764,17 +1765,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       for (const { subname, datname } of subscriptions)
         await this.withAdmin(
           port,
-          async (client) => {
-            const name = pg().escapeIdentifier(subname);
-            await client.query(`ALTER SUBSCRIPTION ${name} DISABLE`);
-            await client.query(`ALTER SUBSCRIPTION ${name} SET (slot_name = NONE)`);
-            // DROP SUBSCRIPTION still reaches the publisher to drop the table synchronisation
-            // slots of tables not yet synchronised, which carry the same names as the source's
-            // (same subscription id and system): with a connection that fails at once and no
-            // slot, it drops the subscription alone.
-            await client.query(`ALTER SUBSCRIPTION ${name} CONNECTION ${pg().escapeLiteral(UNREACHABLE)}`);
-            await client.query(`DROP SUBSCRIPTION ${name}`);
-          },
+          // The source's table synchronisation slots carry the same names as the copy's would (same
+          // subscription id and system): the copy's subscription goes without reaching them.
+          (client) => dropSubscription(client, subname, UNREACHABLE),
           datname,
         );
     });
@@ -2035,7 +2028,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         ...managed,
         config_file: await this.writeOwnSettings(endpoint.projectId, endpointId, dir, own, managed),
       }).catch((err: unknown) => {
-        fs.rmSync(this.ownSettingsFile(endpoint.projectId, endpointId), { force: true });
+        this.removeEndpointFiles(endpoint.projectId, endpointId);
         throw err;
       });
       const running: Running = {
@@ -2121,8 +2114,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         // setting it lacks and the primary's value, and the standby may start again with them.
         const lacking = [...(err as Error).message.matchAll(LOWER_THAN_PRIMARY)];
         if (!lacking.length || attempt >= HOT_STANDBY_SETTINGS.length) {
-          fs.rmSync(this.ownSettingsFile(endpoint.projectId, endpoint.id), { force: true });
-          fs.rmSync(this.replicaPassfile(endpoint.projectId, endpoint.id), { force: true });
+          this.removeEndpointFiles(endpoint.projectId, endpoint.id);
           throw err;
         }
         for (const [, name, value] of lacking) if (name && value) standby[name] = value;
@@ -2157,6 +2149,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    */
   private replicaPassfile(projectId: string, replicaId: string): string {
     return path.join(this.projectDir(projectId), "endpoints", `${replicaId}.pgpass`);
+  }
+
+  /** Removes the files a compute's server ran with outside its folder (its settings, a replica's password file). */
+  private removeEndpointFiles(projectId: string, endpointId: string): void {
+    fs.rmSync(this.ownSettingsFile(projectId, endpointId), { force: true });
+    fs.rmSync(this.replicaPassfile(projectId, endpointId), { force: true });
   }
 
   private writeReplicaPassfile(projectId: string, replicaId: string): void {
@@ -2286,11 +2284,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await running.server.stop();
     this.servers.delete(endpointId);
     if (held !== undefined) this.keepHeldSpec(running, held);
-    fs.rmSync(this.ownSettingsFile(running.projectId, endpointId), { force: true });
-    if (running.replicaDir) {
-      fs.rmSync(running.replicaDir, { recursive: true, force: true });
-      fs.rmSync(this.replicaPassfile(running.projectId, endpointId), { force: true });
-    } else {
+    this.removeEndpointFiles(running.projectId, endpointId);
+    if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
+    else {
       this.measureStopped(running.projectId, running.branchId, ended);
       // Its shutdown archived its last segments.
       this.measureHistories(running.projectId);

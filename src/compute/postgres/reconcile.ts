@@ -233,12 +233,27 @@ async function dropSubscriptionsIn(
   );
   if (!found.rows.length) return;
   await inDatabase(database, async (c) => {
-    for (const { subname } of found.rows) {
-      await c.query(`ALTER SUBSCRIPTION ${ident(subname)} DISABLE`);
-      await c.query(`ALTER SUBSCRIPTION ${ident(subname)} SET (slot_name = NONE)`);
-      await c.query(`DROP SUBSCRIPTION ${ident(subname)}`);
-    }
+    for (const { subname } of found.rows) await dropSubscription(c, subname);
   });
+}
+
+/**
+ * Drops a subscription (in the session's database) and leaves its slot on the publisher: disabled,
+ * its slot unnamed (`slot_name = NONE`), then dropped. With `connection`, it is pointed there
+ * first: DROP SUBSCRIPTION still reaches the publisher for the table synchronisation slots of
+ * tables not yet synchronised, which a connection that fails at once leaves alone.
+ */
+export async function dropSubscription(
+  client: PgClient,
+  subname: string,
+  connection?: string,
+): Promise<void> {
+  const name = ident(subname);
+  await client.query(`ALTER SUBSCRIPTION ${name} DISABLE`);
+  await client.query(`ALTER SUBSCRIPTION ${name} SET (slot_name = NONE)`);
+  if (connection !== undefined)
+    await client.query(`ALTER SUBSCRIPTION ${name} CONNECTION ${literal(connection)}`);
+  await client.query(`DROP SUBSCRIPTION ${name}`);
 }
 
 /**
