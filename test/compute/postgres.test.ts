@@ -1227,7 +1227,7 @@ describe("computes are real Postgres servers", () => {
     expect((await api("DELETE", `/projects/${publisher.projectId}`)).status).toBe(200);
   });
 
-  it("a stopped branch whose folder holds a logical slot (wal_level from the endpoint's pg_settings) is still read", async () => {
+  it("a stopped branch whose folder holds a logical slot (wal_level from the endpoint's pg_settings) is still read, and starts once the setting is gone", async () => {
     const made = await createProject("slot-by-settings");
     const patched = await api("PATCH", `/projects/${made.projectId}/endpoints/${made.endpointId}`, {
       endpoint: { settings: { pg_settings: { wal_level: "logical" } } },
@@ -1240,6 +1240,15 @@ describe("computes are real Postgres servers", () => {
     await run("SELECT pg_create_logical_replication_slot('by_settings', 'pgoutput')");
     await changeState(made, "suspend");
     expect(await branchSchema(made)).toContain("CREATE TABLE public.kept");
+    // Without the setting, the folder still starts (Postgres refuses a logical slot below wal_level=logical).
+    const unset = await api("PATCH", `/projects/${made.projectId}/endpoints/${made.endpointId}`, {
+      endpoint: { settings: { pg_settings: {} } },
+    });
+    expect(unset.status).toBe(200);
+    await allSettled(made.projectId, unset.body.operations);
+    expect(
+      await run("SELECT slot_name, current_setting('wal_level') AS wal FROM pg_replication_slots"),
+    ).toEqual([{ slot_name: "by_settings", wal: "logical" }]);
     expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   });
 

@@ -59,6 +59,24 @@ export function controlInfo(dir: string): {
 }
 
 /**
+ * Whether a server folder holds a logical replication slot: a slot's `state` file is its on-disk
+ * header (magic, checksum, version, length: 16 bytes), then its name (64) and its database's OID,
+ * set for a logical slot alone.
+ */
+export function holdsLogicalSlot(dir: string): boolean {
+  const slots = path.join(dir, "pg_replslot");
+  const names = fs.existsSync(slots) ? fs.readdirSync(slots) : [];
+  return names.some((name) => {
+    try {
+      const state = fs.readFileSync(path.join(slots, name, "state"));
+      return state.length >= 84 && state.readUInt32LE(80) !== 0;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
  * The folder's files without pg_wal's segments (`cp -a`, owners and modes kept; run files left
  * out). A cluster is ~1,300 files, most of them small, and making a file costs more than copying
  * its bytes: each database's folder goes to its own `cp` at once, beside one for the rest.

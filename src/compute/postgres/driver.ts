@@ -24,6 +24,7 @@ import {
   copyData,
   copyStopped,
   copyWal,
+  holdsLogicalSlot,
   linkTree,
   lsnText,
   makeCopiesFolder,
@@ -1999,7 +2000,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       ...(preload.length ? { shared_preload_libraries: preload.join(",") } : {}),
       // A branch's history needs its WAL archived, which wal_level=minimal does not allow.
       ...(pgSettings.wal_level?.toLowerCase() === "minimal" ? { wal_level: "replica" } : {}),
-      ...(logical ? { wal_level: "logical" } : {}),
+      // A folder holding a logical slot (made while an endpoint's pg_settings asked for
+      // wal_level=logical) starts with nothing less.
+      ...(logical || holdsLogicalSlot(dir) ? { wal_level: "logical" } : {}),
       ...BASE_SETTINGS,
       max_connections: String(maxConnections(endpoint.minCu)),
       ...(this.socketDir ? { unix_socket_directories: await this.ensureSocketDir() } : {}),
