@@ -53,6 +53,15 @@ function start(): { env: Env; runtime: Runtime } {
   }
 }
 
+/** What to tell the user when HOST names no address of this machine, or null for another failure. */
+function hostProblem(env: Env, code: string | undefined): string | null {
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN")
+    return `HOST ${env.HOST} does not resolve (${code}): set HOST to an address of this machine, e.g. 127.0.0.1 or 0.0.0.0\n`;
+  if (code === "EADDRNOTAVAIL")
+    return `HOST ${env.HOST} is not an address of this machine (${code}): set HOST to one, e.g. 127.0.0.1 or 0.0.0.0\n`;
+  return null;
+}
+
 /** Opens the Postgres front door; a port the user chose that cannot be had ends the start (status 2). */
 async function frontDoor(env: Env, runtime: Runtime): Promise<FrontDoor | null> {
   try {
@@ -62,7 +71,8 @@ async function frontDoor(env: Env, runtime: Runtime): Promise<FrontDoor | null> 
     process.stderr.write(
       code === "EADDRINUSE" || code === "EACCES"
         ? `NEON_EMULATOR_PG_PORT ${env.NEON_EMULATOR_PG_PORT} on ${env.HOST} cannot be used (${code}): choose a free port (0 picks one)\n`
-        : `neon-emulator could not open the Postgres front door: ${err instanceof Error ? err.stack : String(err)}\n`,
+        : (hostProblem(env, code) ??
+            `neon-emulator could not open the Postgres front door: ${err instanceof Error ? err.stack : String(err)}\n`),
     );
     runtime.storage.close();
     process.exit(2);
@@ -133,7 +143,9 @@ async function main(): Promise<void> {
         `port ${env.PORT} on ${env.HOST} is in use: set PORT to a free port (0 picks one)` +
           (runtime.generatedKeys.length ? "; the keys printed above are saved and stay valid\n" : "\n"),
       );
-    logger.fatal({ err }, "server failed");
+    const problem = hostProblem(env, err.code);
+    if (problem) process.stderr.write(problem);
+    else logger.fatal({ err }, "server failed");
     storage.close();
     process.exit(1);
   });

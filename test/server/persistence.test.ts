@@ -98,7 +98,7 @@ describe("real server", () => {
     expect(noBinaries.stderr).toContain("NEON_EMULATOR_PG_BIN: /no/such/folder holds no runnable postgres");
   });
 
-  it("the Postgres front door: a taken NEON_EMULATOR_PG_PORT stops the start; a taken default port is reported and replaced", async () => {
+  it("the Postgres front door: a taken NEON_EMULATOR_PG_PORT or a HOST that does not resolve stops the start; a taken default port is reported and replaced", async () => {
     const holder = net.createServer();
     const held = await new Promise<number>((resolve) =>
       holder.listen(0, "127.0.0.1", () => resolve((holder.address() as net.AddressInfo).port)),
@@ -122,6 +122,28 @@ describe("real server", () => {
       );
     } finally {
       holder.close();
+    }
+    // A HOST naming no address: said in a line, for the front door and for the API's port.
+    for (const [compute, status] of [
+      ["postgres", 2],
+      ["none", 1],
+    ] as const) {
+      const nowhere = await run(process.execPath, startArgs(), {
+        env: {
+          ...process.env,
+          PORT: "0",
+          HOST: "nowhere.invalid",
+          NEON_EMULATOR_SEED: "none",
+          NEON_EMULATOR_DB: path.join(dir, `${compute}.sqlite`),
+          NEON_EMULATOR_COMPUTE: compute,
+          NEON_EMULATOR_PG_PORT: "0",
+        },
+      }).catch((e) => e);
+      expect(nowhere.code).toBe(status);
+      expect(nowhere.stderr).toMatch(
+        /^HOST nowhere\.invalid does not resolve \((ENOTFOUND|EAI_AGAIN)\): set HOST/m,
+      );
+      expect(nowhere.stderr).not.toContain("getaddrinfo");
     }
     // The default port (5432), held here unless something else on the machine already holds it.
     const fallback = net.createServer();
