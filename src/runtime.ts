@@ -158,6 +158,7 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   if (postgres) {
     postgres.catalogSink = (branchId, server) => syncServerCatalog(ctx, branchId, server);
     postgres.dropsApplied = (branchId, drops) => dropsApplied(ctx, branchId, drops);
+    postgres.keepAwake = (endpointId, delta) => recordClientConnection(ctx, endpointId, delta);
     if (sql) postgres.idleSessionKeepers.push((endpointId, database) => sql.closeIdle(endpointId, database));
   }
   const app = createApp(ctx, {

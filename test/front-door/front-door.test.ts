@@ -3,6 +3,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
+import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendCancelRequest } from "../helpers/compute.js";
@@ -434,6 +435,70 @@ describe("lifecycle and activity", () => {
     await stateBecomes("idle");
     const last = (await operations(p.id))[0];
     expect(last?.action).toBe("suspend_compute");
+  }, 60_000);
+
+  it("an enabled logical replication subscription keeps its compute from auto-suspending, as Neon's apply workers do", async () => {
+    const publisher = await api("POST", "/projects", {
+      project: { name: "feed-publisher", settings: { enable_logical_replication: true } },
+    });
+    expect(publisher.status).toBe(201);
+    const pub = publisher.body;
+    const sub = await createProject("feed-subscriber");
+    const on = (who: Project, sql: string) =>
+      one({ user: who.role, password: who.password, options: `endpoint=${who.endpointId}` }, sql);
+    const pubProject = {
+      id: pub.project.id,
+      endpointId: pub.endpoints[0].id,
+      role: pub.roles[0].name,
+      password: pub.roles[0].password,
+    } as Project;
+    passwords.push(pubProject.password);
+    await on(pubProject, "CREATE TABLE feed (id int PRIMARY KEY)");
+    await on(pubProject, "CREATE PUBLICATION feed FOR TABLE feed");
+    await on(sub, "CREATE TABLE feed (id int PRIMARY KEY)");
+    await on(
+      sub,
+      `CREATE SUBSCRIPTION feed CONNECTION '${pub.connection_uris[0].connection_uri}' PUBLICATION feed`,
+    );
+    const patched = await api("PATCH", `/projects/${sub.id}/endpoints/${sub.endpointId}`, {
+      endpoint: { suspend_timeout_seconds: 60 },
+    });
+    expect(patched.status).toBe(200);
+    // The compute's subscriptions are read with its roles, a second after the session's end.
+    const held = async (n: number) => {
+      const file = new Database(path.join(dir, "db.sqlite"), { readonly: true });
+      try {
+        for (let i = 0; i < 200; i++) {
+          const row = file
+            .prepare("SELECT open_connections AS n FROM endpoints WHERE id = ?")
+            .get(sub.endpointId);
+          if ((row as { n: number }).n === n) return;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      } finally {
+        file.close();
+      }
+      throw new Error(`the endpoint never held ${n} connection(s)`);
+    };
+    await held(1);
+    await advance(600);
+    expect((await endpoint(sub)).current_state).toBe("active");
+    // …and it replicates meanwhile.
+    await on(pubProject, "INSERT INTO feed VALUES (1)");
+    let copied = 0;
+    for (let i = 0; i < 200 && copied === 0; i++) {
+      copied = (await on(sub, "SELECT count(*)::int AS n FROM feed")).n as number;
+      if (copied === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(copied).toBe(1);
+    // Disabled, it holds the compute no longer: the delay counts from then.
+    await on(sub, "ALTER SUBSCRIPTION feed DISABLE");
+    await held(0);
+    await advance(61);
+    await advance(5);
+    for (let i = 0; i < 400 && (await endpoint(sub)).current_state !== "idle"; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect((await endpoint(sub)).current_state).toBe("idle");
   }, 60_000);
 
   it("a cancel request through the front door reaches the compute running the query", async () => {

@@ -279,6 +279,8 @@ interface Running {
   reconciled?: boolean;
   /** What the emulator set on its command line (its configuration file repeats them). */
   managed: Record<string, string>;
+  /** It holds an enabled subscription, so keepAwake holds it awake until it stops. */
+  subscribed?: boolean;
 }
 
 /**
@@ -369,6 +371,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   catalogSink:
     | ((branchId: string, server: { roles: ServerRole[]; databases: ServerDatabase[] }) => CatalogTaken)
     | undefined;
+  /**
+   * Told when a running primary comes to hold an enabled logical replication subscription (+1)
+   * and when it no longer does or stops (-1): its apply workers keep it from auto-suspending, as
+   * Neon's compute counts them as activity. Read with its roles and databases, and at its start.
+   */
+  keepAwake: ((endpointId: string, delta: 1 | -1) => void) | undefined;
   /** Where the drops a reconcile applied go (the control plane clears them); none when unset. */
   dropsApplied: ((branchId: string, drops: BranchSpec["drops"]) => void) | undefined;
   /**
@@ -442,6 +450,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         -- Not one a DROP cut short left invalid (Postgres 15.4+): it is going.
         WHERE NOT datistemplate AND datname <> 'postgres' AND datconnlimit <> -2 ORDER BY oid`,
     );
+    this.noteSubscriptions(endpointId, running, await enabledSubscriptions(client));
     const taken = this.catalogSink(running.branchId, {
       roles: roles.rows.map((r) => ({ name: r.rolname, verifier: r.rolpassword, canLogin: r.rolcanlogin })),
       databases: databases.rows.map((d) => ({
@@ -1966,7 +1975,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * connection woke the compute does not wait for an administrator's session. Taken by the next
    * start; dropped when the folder's data is replaced.
    */
-  private readonly heldSpecs = new Map<string, { fingerprint: string; checkpoint: bigint }>();
+  private readonly heldSpecs = new Map<
+    string,
+    { fingerprint: string; checkpoint: bigint; subscribed: boolean }
+  >();
 
   /** Starts under way, by endpoint: a second start of the same endpoint joins the first. */
   private readonly starting = new Map<string, Promise<void>>();
@@ -2046,12 +2058,16 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       if (endpoint.type !== "read_write") return;
       await this.attachReplicas(endpoint.branchId, server.port);
       // Its WAL's count went on from its stop (a replaced folder has no held spec).
-      if (holds) return;
+      if (holds) {
+        this.noteSubscriptions(endpointId, running, held.subscribed ? 1 : 0);
+        return;
+      }
       try {
         await this.withAdmin(server.port, async (client) => {
           // Where the branch's written data counts from, when its data was just made or replaced.
           this.walMeter?.wal(endpoint.branchId, "begin", await currentLsn(client));
           await this.reconcileBranch(client, server.port, endpoint.branchId);
+          this.noteSubscriptions(endpointId, running, await enabledSubscriptions(client));
         });
         running.reconciled = true;
       } catch (err) {
@@ -2233,12 +2249,25 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
   }
 
-  /** Records a running server; it is forgotten when its process exits, however that happens. */
+  /** Records a running server; it is forgotten (and no longer held awake) when its process exits, however that happens. */
   private track(endpointId: string, running: Running): void {
     this.servers.set(endpointId, running);
     void running.server.exited.then(() => {
       if (this.servers.get(endpointId) === running) this.servers.delete(endpointId);
+      this.noteSubscriptions(endpointId, running, 0);
     });
+  }
+
+  /** How many enabled subscriptions a running primary holds (`count`): held awake while there are any. */
+  private noteSubscriptions(endpointId: string, running: Running, count: number): void {
+    const subscribed = count > 0 && running.server.running;
+    if (subscribed === (running.subscribed === true)) return;
+    running.subscribed = subscribed;
+    try {
+      this.keepAwake?.(endpointId, subscribed ? 1 : -1);
+    } catch (err) {
+      this.logger?.warn({ err, endpoint: endpointId }, "could not record a compute's subscriptions");
+    }
   }
 
   private async stop(endpointId: string): Promise<void> {
@@ -2300,7 +2329,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private keepHeldSpec(running: Running, fingerprint: string): void {
     try {
       const info = controlInfo(this.branchDir(running.projectId, running.branchId));
-      if (info.clean) this.heldSpecs.set(running.branchId, { fingerprint, checkpoint: info.checkpoint });
+      if (info.clean)
+        this.heldSpecs.set(running.branchId, {
+          fingerprint,
+          checkpoint: info.checkpoint,
+          subscribed: running.subscribed === true,
+        });
     } catch {
       // its folder is gone (a deleted branch or project)
     }
@@ -2564,6 +2598,14 @@ async function stoppedUnder(err: unknown, server: PgServer): Promise<boolean> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The enabled logical replication subscriptions of a server (pg_subscription is shared by its databases). */
+async function enabledSubscriptions(client: PgClient): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_subscription WHERE subenabled",
+  );
+  return rows[0]?.n ?? 0;
 }
 
 /** An endpoint's `settings.pg_settings`; a setting the API no longer takes (stored before it was refused) is left out. */
