@@ -455,6 +455,46 @@ describe("computes are real Postgres servers", () => {
     expect((await api("GET", `${base}/databases/renamed`)).status).toBe(200);
     const dropped = await api("DELETE", `${base}/databases/renamed`);
     await allSettled(p.projectId, dropped.body.operations);
+
+    // What SQL made a moment ago is the control plane's a second after (or at a session's end):
+    // until then, a rename onto its name, or the deletion of the role that made it, fails in
+    // Postgres' words (or, once taken, is refused at once) and takes nothing over.
+    const owner = await api("POST", `${base}/roles`, { role: { name: "maker" } });
+    await allSettled(p.projectId, owner.body.operations);
+    const target = await api("POST", `${base}/databases`, {
+      database: { name: "target", owner_name: p.role },
+    });
+    await allSettled(p.projectId, target.body.operations);
+    const maker = clientOf(p.endpointId, "maker", owner.body.role.password, "neondb");
+    await maker.connect();
+    await maker.query("CREATE DATABASE sql_made");
+    const onto = await api("PATCH", `${base}/databases/target`, { database: { name: "sql_made" } });
+    const remove = await api("DELETE", `${base}/roles/maker`);
+    for (const [res, error] of [
+      [onto, 'database "sql_made" already exists'],
+      [remove, 'role "maker" owns database "sql_made"'],
+    ] as const) {
+      if (res.status === 200) {
+        const op = await settled(p.projectId, res.body.operations[0].id);
+        expect(op.status).toBe("failed");
+        expect(op.error).toContain(error);
+      } else expect(res.status).toBe(409);
+    }
+    await maker.end();
+    expect((await api("GET", `${base}/databases/target`)).status).toBe(200);
+    expect((await api("GET", `${base}/roles/maker`)).status).toBe(200);
+    expect(
+      await query(
+        p.endpointId,
+        p.role,
+        p.password,
+        "neondb",
+        "SELECT datname, pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') IS NULL AS unmarked FROM pg_database WHERE datname IN ('target', 'sql_made') ORDER BY datname",
+      ),
+    ).toEqual([
+      { datname: "sql_made", owner: "maker", unmarked: false },
+      { datname: "target", owner: p.role, unmarked: false },
+    ]);
   });
 
   it("roles and databases made while the compute stops or restarts stay (the stop fails no apply_config) and are in Postgres at its next start", async () => {
@@ -500,7 +540,7 @@ describe("computes are real Postgres servers", () => {
     expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   }, 90_000);
 
-  it("deleting a role that owns tables hands them to the database's owner, as Neon's compute does", async () => {
+  it("deleting a role that owns tables hands them to the database's owner, as Neon's compute does; its sessions end first, and nothing goes to a superuser", async () => {
     const base = `/projects/${p.projectId}/branches/${p.branchId}`;
     const role = await api("POST", `${base}/roles`, { role: { name: "writer" } });
     await allSettled(p.projectId, role.body.operations);
@@ -512,9 +552,31 @@ describe("computes are real Postgres servers", () => {
       "neondb",
       "CREATE TABLE writer_owned (x int)",
     );
+    // A SECURITY DEFINER function in its temporary schema of `postgres` (the administrator's
+    // database) would run as the superuser if it were handed to that database's owner.
+    const session = clientOf(p.endpointId, "writer", role.body.role.password, "postgres");
+    const ended = new Promise<string | undefined>((resolve) =>
+      session.on("error", (err: Error & { code?: string }) => resolve(err.code)),
+    );
+    await session.connect();
+    await session.query(
+      "CREATE FUNCTION pg_temp.run(q text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER AS $$ BEGIN EXECUTE q; END $$",
+    );
     const del = await api("DELETE", `${base}/roles/writer`);
     expect(del.status).toBe(200);
     await allSettled(p.projectId, del.body.operations);
+    expect(await ended).toBe("57P01");
+    await expect(session.query(`SELECT pg_temp.run('ALTER ROLE ${p.role} SUPERUSER')`)).rejects.toThrow();
+    await session.end().catch(() => {});
+    expect(
+      await query(
+        p.endpointId,
+        p.role,
+        p.password,
+        "neondb",
+        "SELECT rolsuper FROM pg_roles WHERE rolname = current_user",
+      ),
+    ).toEqual([{ rolsuper: false }]);
     expect(
       await query(
         p.endpointId,
@@ -539,12 +601,14 @@ describe("computes are real Postgres servers", () => {
     const role = await api("POST", `${base}/roles`, { role: { name: "holder" } });
     await allSettled(p.projectId, role.body.operations);
     await query(endpointId, p.role, p.password, "neondb", "GRANT CREATE ON SCHEMA public TO holder");
-    const holder = clientOf(endpointId, "holder", role.body.role.password, "neondb");
+    await query(endpointId, "holder", role.body.role.password, "neondb", "CREATE TABLE held (x int)");
+    // Another role's open transaction holds a lock on the table (the deleted role's own sessions end).
+    const holder = clientOf(endpointId, p.role, p.password, "neondb");
     const ended = new Promise<string | undefined>((resolve) =>
       holder.on("error", (err: Error & { code?: string }) => resolve(err.code)),
     );
     await holder.connect();
-    await holder.query("CREATE TABLE held (x int); BEGIN; INSERT INTO held VALUES (1)");
+    await holder.query("BEGIN; INSERT INTO held VALUES (1)");
     // REASSIGN OWNED waits for the open transaction's lock on the table.
     const del = await api("DELETE", `${base}/roles/holder`);
     expect(del.status).toBe(200);

@@ -228,6 +228,7 @@ const ADMIN_SESSION_OPTIONS = [
   "statement_timeout=0",
   "lock_timeout=0",
   "idle_in_transaction_session_timeout=0",
+  "idle_session_timeout=0",
 ]
   .map((setting) => `-c ${setting}`)
   .join(" ");

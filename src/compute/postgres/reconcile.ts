@@ -165,10 +165,16 @@ export async function reconcile(
   }
   for (const db of spec.databases) {
     let current = byName.get(db.name);
+    const renamed = [...byName.values()].find(
+      (d) => managedDatabaseId(d.comment) === db.origin && !wanted.has(d.datname),
+    );
+    // The name is another database's (made with SQL a moment before the control plane took it): a
+    // rename onto it is refused, as Postgres refuses it, rather than that database taken over. (An
+    // unmarked one, or the template's default marked 0, is taken when no other holds the origin.)
+    const origin = current && managedDatabaseId(current.comment);
+    if (current && (origin ? origin !== db.origin : renamed !== undefined))
+      throw new Error(`database "${db.name}" already exists`);
     if (!current) {
-      const renamed = [...byName.values()].find(
-        (d) => managedDatabaseId(d.comment) === db.origin && !wanted.has(d.datname),
-      );
       if (renamed) {
         // Sessions kept idle for clients go first; Postgres waits (up to 5 s) for them to end.
         beforeRename(renamed.datname);
@@ -200,18 +206,49 @@ export async function reconcile(
     ([name, managed]) => managed && !wantedRoles.has(name) && droppedRoles.has(name),
   );
   if (dropped.length === 0) return;
-  const live = await client.query<{ datname: string; owner: string }>(
-    "SELECT datname, pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datallowconn AND NOT datistemplate",
+  const live = await client.query<{ datname: string; owner: string; superuser: boolean }>(
+    `SELECT d.datname, r.rolname AS owner, r.rolsuper AS superuser
+       FROM pg_database d JOIN pg_roles r ON r.oid = d.datdba
+      WHERE d.datallowconn AND NOT d.datistemplate`,
   );
-  for (const [name] of dropped) {
-    for (const db of live.rows)
-      if (db.owner !== name)
-        await inDatabase(db.datname, async (c) => {
-          await c.query(`REASSIGN OWNED BY ${ident(name)} TO ${ident(db.owner)}`);
-          await c.query(`DROP OWNED BY ${ident(name)}`);
-        });
-    await client.query(`DROP ROLE ${ident(name)}`);
+  for (const [name] of dropped) await dropRole(client, name, live.rows, inDatabase);
+}
+
+/**
+ * Drops a role the API deleted. A database it owns that the control plane has not taken yet (made
+ * with SQL a moment before) is refused, as the API refuses it. Its sessions end first (it logs in
+ * no more), and with them their temporary objects; what it owns goes to each database's owner,
+ * never to a superuser (the administrator owns `postgres`: neon_superuser takes it there), since
+ * a SECURITY DEFINER function it made would then run as the superuser, and every compute's
+ * server runs as the same user of the machine.
+ */
+async function dropRole(
+  client: PgClient,
+  name: string,
+  databases: { datname: string; owner: string; superuser: boolean }[],
+  inDatabase: InDatabase,
+): Promise<void> {
+  const owned = await client.query<{ datname: string }>(
+    "SELECT datname FROM pg_database WHERE datdba = (SELECT oid FROM pg_roles WHERE rolname = $1)",
+    [name],
+  );
+  if (owned.rows[0])
+    throw new Error(
+      `role "${name}" owns database "${owned.rows[0].datname}"; delete the database or change its owner first`,
+    );
+  await client.query(`ALTER ROLE ${ident(name)} NOLOGIN`);
+  await client.query(
+    "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()",
+    [name],
+  );
+  for (const db of databases) {
+    const heir = db.superuser ? NEON_SUPERUSER : db.owner;
+    await inDatabase(db.datname, async (c) => {
+      await c.query(`REASSIGN OWNED BY ${ident(name)} TO ${ident(heir)}`);
+      await c.query(`DROP OWNED BY ${ident(name)}`);
+    });
   }
+  await client.query(`DROP ROLE ${ident(name)}`);
 }
 
 /** What identifies a spec's content (its passwords only hashed): equal when a reconcile would make the same. */
