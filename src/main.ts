@@ -149,10 +149,23 @@ async function main(): Promise<void> {
     storage.close();
     process.exit(1);
   });
-  let stopping = false;
+  let stopping: string | undefined;
   const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+    if (stopping) {
+      // Asked again with the same signal (a second Ctrl-C) while the shutdown waits (on an effect
+      // under way, a compute's server): the servers end at once, their work cut short, and the
+      // emulator with them. Another signal (a SIGTERM after a SIGINT) lets it finish.
+      if (signal !== stopping) return;
+      logger.warn({ signal }, "shutting down at once");
+      void (driver.closeNow?.() ?? Promise.resolve())
+        .catch(() => {})
+        .finally(() => {
+          storage.close();
+          process.exit(1);
+        });
+      return;
+    }
+    stopping = signal;
     logger.info({ signal }, "shutting down");
     worker.stop();
     driver.stopping?.();

@@ -86,4 +86,6 @@ export interface ComputeDriver {
   stopping?(): void;
   /** Ends whatever the driver holds (processes, sockets); called once at shutdown. */
   close(): Promise<void>;
+  /** A shutdown asked for again while `close` waits: its processes end now, their work cut short. */
+  closeNow?(): Promise<void>;
 }

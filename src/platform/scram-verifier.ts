@@ -61,6 +61,12 @@ export function verifierOf(password: string): Verifier {
   return v;
 }
 
+/** A verifier as pg_authid keeps it: given as a role's PASSWORD, Postgres stores it as it is. */
+export function verifierText(v: Verifier): string {
+  const b64 = (b: Buffer) => b.toString("base64");
+  return `SCRAM-SHA-256$${v.iterations}:${b64(v.salt)}$${b64(v.storedKey)}:${b64(v.serverKey)}`;
+}
+
 /** A verifier nothing matches (a role that does not exist goes through the same exchange). */
 export function unmatchable(): Verifier {
   return {

@@ -483,18 +483,20 @@ describe("computes are real Postgres servers", () => {
     await maker.end();
     expect((await api("GET", `${base}/databases/target`)).status).toBe(200);
     expect((await api("GET", `${base}/roles/maker`)).status).toBe(200);
-    expect(
-      await query(
-        p.endpointId,
-        p.role,
-        p.password,
-        "neondb",
-        "SELECT datname, pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') IS NULL AS unmarked FROM pg_database WHERE datname IN ('target', 'sql_made') ORDER BY datname",
-      ),
-    ).toEqual([
-      { datname: "sql_made", owner: "maker", unmarked: false },
-      { datname: "target", owner: p.role, unmarked: false },
+    // Each database keeps its own owner and its own mark (the API's id for target, none or its own for sql_made).
+    const marks = await query(
+      p.endpointId,
+      p.role,
+      p.password,
+      "neondb",
+      "SELECT datname, pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') AS mark FROM pg_database WHERE datname IN ('target', 'sql_made') ORDER BY datname",
+    );
+    expect(marks.map((m) => [m.datname, m.owner])).toEqual([
+      ["sql_made", "maker"],
+      ["target", p.role],
     ]);
+    expect(marks[0]?.mark).not.toBe(marks[1]?.mark);
+    expect(marks[1]?.mark).toBe(`neon-emulator:${target.body.database.id}`);
   });
 
   it("roles and databases made while the compute stops or restarts stay (the stop fails no apply_config) and are in Postgres at its next start", async () => {
@@ -1504,6 +1506,37 @@ describe("computes are real Postgres servers", () => {
         "SELECT current_setting('work_mem') AS w, current_setting('lc_messages') AS l",
       ),
     ).toEqual([{ w: "11MB", l: "C" }]);
+    // Settings that would turn the emulator's own work against the compute do not: passwords go
+    // as SCRAM verifiers (md5 hashing would lock logins out), and its sessions outlive a
+    // transaction_timeout that ends every client's, so a PATCH undoes it.
+    const hostile = await api("PATCH", target, {
+      endpoint: settings({
+        password_encryption: "md5",
+        scram_iterations: "1000000000",
+        transaction_timeout: "50ms",
+      }),
+    });
+    expect(hostile.status).toBe(200);
+    await allSettled(made.projectId, hostile.body.operations);
+    await expect(show(made.endpointId, "SELECT pg_sleep(0.5)")).rejects.toThrow(/transaction timeout/);
+    const reset = await api(
+      "POST",
+      `/projects/${made.projectId}/branches/${made.branchId}/roles/${made.role}/reset_password`,
+    );
+    expect(reset.status).toBe(200);
+    await allSettled(made.projectId, reset.body.operations);
+    const undone = await api("PATCH", target, { endpoint: settings({ password_encryption: "md5" }) });
+    expect(undone.status).toBe(200);
+    await allSettled(made.projectId, undone.body.operations);
+    expect(
+      await query(
+        made.endpointId,
+        made.role,
+        reset.body.role.password,
+        "neondb",
+        "SELECT left(rolpassword, 19) AS kind FROM pg_authid WHERE rolname = current_user",
+      ),
+    ).toEqual([{ kind: "SCRAM-SHA-256$4096:" }]);
     expect((await api("DELETE", `/projects/${made.projectId}`)).status).toBe(200);
   }, 60_000);
 
@@ -1691,6 +1724,94 @@ describe("computes are real Postgres servers", () => {
     );
     // Taken by the stop, for the tests after this one.
     await changeState(p, "restart");
+    // A second Ctrl-C does not wait for the first's shutdown, here held up by a role's deletion
+    // that a prepared transaction's lock keeps waiting: the servers end at once (immediate
+    // shutdown: their next start recovers), and the emulator with them.
+    const endpointUrl = `/projects/${p.projectId}/endpoints/${p.endpointId}`;
+    const prepared = await api("PATCH", endpointUrl, {
+      endpoint: { settings: { pg_settings: { max_prepared_transactions: "2" } } },
+    });
+    await allSettled(p.projectId, prepared.body.operations);
+    await changeState(p, "restart");
+    const base = `/projects/${p.projectId}/branches/${p.branchId}`;
+    const role = await api("POST", `${base}/roles`, { role: { name: "preparer" } });
+    await allSettled(p.projectId, role.body.operations);
+    await query(p.endpointId, p.role, p.password, "neondb", "GRANT CREATE ON SCHEMA public TO preparer");
+    await query(
+      p.endpointId,
+      "preparer",
+      role.body.role.password,
+      "neondb",
+      "CREATE TABLE prepared_lock (x int)",
+    );
+    await query(
+      p.endpointId,
+      p.role,
+      p.password,
+      "neondb",
+      "BEGIN; INSERT INTO prepared_lock VALUES (1); PREPARE TRANSACTION 'held'",
+    );
+    const del = await api("DELETE", `${base}/roles/preparer`);
+    expect(del.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(
+      (await api("GET", `/projects/${p.projectId}/operations/${del.body.operations[0].id}`)).body.operation
+        .status,
+    ).toBe("running");
+    const pidFile = path.join(
+      dir,
+      "db-data",
+      "projects",
+      p.projectId,
+      "branches",
+      p.branchId,
+      "postmaster.pid",
+    );
+    const postmaster = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
+    const exited = new Promise<number | null>((resolve) => server.proc.once("exit", resolve));
+    server.proc.kill("SIGINT");
+    for (let i = 0; i < 200 && !server.stdout().includes('"shutting down"'); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(server.proc.exitCode).toBeNull();
+    server.proc.kill("SIGINT");
+    expect(await exited).toBe(1);
+    expect(() => process.kill(postmaster, 0)).toThrow();
+    server = await startServer(env());
+    // The prepared transaction outlived it, and holds the compute's start (which applies the
+    // deletion) until it ends: committed here by the administrator, on the server's own port.
+    let pid: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      pid = fs.existsSync(pidFile) ? fs.readFileSync(pidFile, "utf8").split("\n") : [];
+      if (Number(pid[0]) !== postmaster && pid[3]) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const commit = async () => {
+      const admin = new pg.Client({
+        host: "127.0.0.1",
+        port: Number(pid[3]),
+        user: "cloud_admin",
+        password: fs.readFileSync(path.join(dir, "db-data", "admin-password"), "utf8").trim(),
+        database: "neondb",
+      });
+      try {
+        await admin.connect();
+        await admin.query("COMMIT PREPARED 'held'");
+        return true;
+      } catch {
+        return false; // still starting
+      } finally {
+        await admin.end().catch(() => {});
+      }
+    };
+    let committed = false;
+    for (let i = 0; i < 100 && !committed; i++) {
+      committed = await commit();
+      if (!committed) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(committed).toBe(true);
+    await allSettled(p.projectId, del.body.operations);
+    expect((await api("GET", `${base}/roles/preparer`)).status).toBe(404);
   });
 
   it("deleting the project stops its servers and keeps its data until the recovery window closes; recovery brings it back", async () => {

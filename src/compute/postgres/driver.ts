@@ -64,9 +64,11 @@ import {
   handOver,
   handOverFile,
   initdb,
+  majorOnPort,
   PgServer,
   serverEnvironment,
   serverIdentity,
+  stopAllNow,
 } from "./process.js";
 import {
   API_ROLE_ATTRIBUTES,
@@ -214,24 +216,29 @@ END $$;
 
 /**
  * Settings of every session of the administrator, given as the client's options, which come before
- * those a database's owner attaches to it (ALTER DATABASE … SET): the administrator works in
- * users' databases. pg_stat_statements (readable by neon_superuser's members) keeps none of its
- * statements, role passwords among them; built-in names resolve to the catalog's alone (a
+ * those a database's owner attaches to it (ALTER DATABASE … SET) and an endpoint's pg_settings:
+ * the administrator works in users' databases. pg_stat_statements (readable by neon_superuser's
+ * members) keeps none of its statements; built-in names resolve to the catalog's alone (a
  * database's search_path could put a user's function before a built-in one); the session stays
- * the administrator's (role); no read-only default or timeout stops its work.
+ * the administrator's (role); no read-only default or timeout stops its work (transaction_timeout:
+ * Postgres 17+), and its commits wait for no synchronous standby (synchronous_standby_names).
  */
-const ADMIN_SESSION_OPTIONS = [
-  "pg_stat_statements.track=none",
-  "search_path=pg_catalog,pg_temp",
-  "role=none",
-  "default_transaction_read_only=off",
-  "statement_timeout=0",
-  "lock_timeout=0",
-  "idle_in_transaction_session_timeout=0",
-  "idle_session_timeout=0",
-]
-  .map((setting) => `-c ${setting}`)
-  .join(" ");
+function adminSessionOptions(major: number | undefined): string {
+  return [
+    "pg_stat_statements.track=none",
+    "search_path=pg_catalog,pg_temp",
+    "role=none",
+    "default_transaction_read_only=off",
+    "statement_timeout=0",
+    "lock_timeout=0",
+    "idle_in_transaction_session_timeout=0",
+    "idle_session_timeout=0",
+    "synchronous_commit=local",
+    ...((major ?? 0) >= 17 ? ["transaction_timeout=0"] : []),
+  ]
+    .map((setting) => `-c ${setting}`)
+    .join(" ");
+}
 
 /** The cluster superuser the emulator administers branches as (Neon's name for it); clients never log in as it. */
 export const ADMIN_USER = "cloud_admin";
@@ -702,6 +709,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (socketDir) fs.rmSync(socketDir, { recursive: true, force: true });
   }
 
+  /** Every server (computes, copies, replays) ends at once: what they were doing is cut short. */
+  async closeNow(): Promise<void> {
+    this.stopping();
+    await stopAllNow();
+  }
+
   private pidFiles(): string[] {
     const files: string[] = [];
     const projectsDir = path.join(this.dataDir, "projects");
@@ -1053,7 +1066,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       user: ADMIN_USER,
       password: this.adminPassword(),
       database,
-      options: ADMIN_SESSION_OPTIONS,
+      options: adminSessionOptions(majorOnPort(port)),
       ...(timeoutMs ? { connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs } : {}),
     });
     // A server that stops meanwhile ends the session: the query under way fails with it, and

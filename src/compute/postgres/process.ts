@@ -115,6 +115,20 @@ const READY = /database system is ready to accept (read-only )?connections/;
 /** stderr lines kept to explain a server that did not start (never statements: see settings). */
 const KEPT_LINES = 20;
 
+/** The servers the emulator runs, until each exits. */
+const live = new Set<PgServer>();
+
+/** The Postgres major of the emulator's server on `port`, if one runs there. */
+export function majorOnPort(port: number): number | undefined {
+  for (const server of live) if (server.port === port) return server.major;
+  return undefined;
+}
+
+/** Every server the emulator runs shuts down at once (immediate shutdown, then SIGKILL after `graceMs`). */
+export async function stopAllNow(graceMs = 5_000): Promise<void> {
+  await Promise.all([...live].map((server) => server.stop(0, graceMs)));
+}
+
 /** One running Postgres server. */
 export class PgServer {
   private readonly lines: string[] = [];
@@ -126,7 +140,17 @@ export class PgServer {
     private readonly bin: PgBinaries,
     private readonly dataDir: string,
   ) {
-    this.exited = new Promise((resolve) => proc.once("exit", (code) => resolve(code)));
+    live.add(this);
+    this.exited = new Promise((resolve) =>
+      proc.once("exit", (code) => {
+        live.delete(this);
+        resolve(code);
+      }),
+    );
+  }
+
+  get major(): number {
+    return this.bin.major;
   }
 
   /** Spawns `postgres` on `dataDir`, its log lines kept and passed to `onLine`. */
@@ -243,14 +267,16 @@ export class PgServer {
 
   /**
    * Fast shutdown (SIGINT): every client connection ends with 57P01 "terminating connection due to
-   * administrator command", then the server checkpoints and exits. Immediate shutdown after `graceMs`.
+   * administrator command", then the server checkpoints and exits. Immediate shutdown after
+   * `graceMs` (at once for 0), and SIGKILL `killMs` after that, if given.
    */
-  async stop(graceMs = 10_000): Promise<void> {
+  async stop(graceMs = 10_000, killMs?: number): Promise<void> {
     if (!this.running) return;
-    this.shutDown("fast");
-    const timer = setTimeout(() => this.shutDown("immediate"), graceMs);
+    if (graceMs > 0) this.shutDown("fast");
+    const timers = [setTimeout(() => this.shutDown("immediate"), graceMs)];
+    if (killMs !== undefined) timers.push(setTimeout(() => this.proc.kill("SIGKILL"), graceMs + killMs));
     await this.exited;
-    clearTimeout(timer);
+    for (const timer of timers) clearTimeout(timer);
   }
 
   /**

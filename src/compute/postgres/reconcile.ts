@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { type PgClient, pg } from "../../platform/pg.js";
-import { parseVerifier, verifies } from "../../platform/scram-verifier.js";
+import { parseVerifier, verifierOf, verifierText, verifies } from "../../platform/scram-verifier.js";
 
 /** What the control plane says a branch holds. */
 export interface BranchSpec {
@@ -67,9 +67,18 @@ export const managedDatabaseId = (comment: string | null): number | undefined =>
 export const markDatabase = (name: string, id: number) =>
   `COMMENT ON DATABASE ${ident(name)} IS ${literal(`${MANAGED}:${id}`)}`;
 
-/** A role's password clause: the control plane's password, or the verifier SQL left (Postgres keeps it as it is). */
+/**
+ * A role's password clause: the control plane's password as a SCRAM verifier made here (as Neon's
+ * compute is given them), or the verifier SQL left; Postgres keeps either as it is, whatever an
+ * endpoint's password_encryption or scram_iterations say (md5 would lock SCRAM logins out; a
+ * huge iteration count would keep the statement hashing for hours).
+ */
 const passwordOf = (role: BranchSpec["roles"][number]) =>
-  role.verifier === null ? literal(role.password) : role.verifier === "" ? "NULL" : literal(role.verifier);
+  role.verifier === null
+    ? literal(verifierText(verifierOf(role.password)))
+    : role.verifier === ""
+      ? "NULL"
+      : literal(role.verifier);
 
 /** The roles a server holds, with what a reconcile sets or reads of them (pg_authid: its client is the administrator). */
 const heldRoles = (client: PgClient) =>
@@ -103,7 +112,7 @@ type InDatabase = (database: string, work: (client: PgClient) => Promise<void>) 
  * comment holds), changes owners, and drops the managed roles and databases the API deleted (and
  * nothing else: what the control plane does not know of is left for it to take). A name
  * taken by a role the emulator did not make is refused (the apply_config fails). Passwords
- * travel only inside the statements sent to the server, which logs no statements (settings.ts).
+ * travel only as SCRAM verifiers, inside the statements sent to the server, which logs no statements (settings.ts).
  */
 export async function reconcile(
   client: PgClient,

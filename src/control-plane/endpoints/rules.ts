@@ -33,6 +33,11 @@ const HOST_SETTINGS: [RegExp, string][] = [
     "is a configuration file directive that reads a file on the host",
   ],
   [/^(listen_addresses|port|unix_socket_.*|bonjour.*)$/, "changes where the server listens"],
+  [/^(ssl|huge_pages|huge_page_size)$/, "depends on the host (the front door serves TLS; huge pages)"],
+  [
+    /^synchronous_standby_names$/,
+    "makes commits wait for standbys, which a compute has none of (read replicas read the branch, as on Neon)",
+  ],
   [
     /^(log_.*|logging_collector|syslog_.*|event_source|debug_print_.*|debug_pretty_print)$/,
     "is a server log setting (the emulator keeps statements and passwords out of the compute's log)",
