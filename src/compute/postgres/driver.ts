@@ -316,6 +316,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /** The LSN each branch copy was taken at (reported as the branch's parent_lsn). */
   private readonly copiedAt = new Map<string, { lsn: string; committedAt?: number | undefined }>();
   /**
+   * Branches whose restore keeps their previous state in another branch (preserve_under_name),
+   * copied from their stopped folder before the restore's swap: their servers stay stopped (starts
+   * wait) until the swap, so no write made after the copy is lost. The restore starts `stopped` again.
+   */
+  private readonly stoppedForRestore = new Map<
+    string,
+    { stopped: string[]; done: Promise<void>; release: () => void }
+  >();
+  /**
    * The wall time (ms) before which a project's history may go (its history_retention_seconds
    * back from now, on its clock); none kept when unset or undefined.
    */
@@ -552,6 +561,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
             },
           };
         }
+        await this.keepBeforeRestore(effect.projectId, effect.branchId);
         const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
         const copiedAt = this.copiedAt.get(effect.branchId);
         this.copiedAt.delete(effect.branchId);
@@ -1092,7 +1102,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   }
 
   /** Makes the branch's folder if it does not exist: a copy of its parent's, or of the template. */
-  private ensureBranchData(projectId: string, branchId: string): Promise<string> {
+  /**
+   * The branch's folder, made first if it is not there. With `sourceStopped`, the folder it is made
+   * from is stopped and its lock held by the caller (a restore's swap, making the branch that keeps
+   * the restored branch's last state): copied as it is.
+   */
+  private ensureBranchData(projectId: string, branchId: string, sourceStopped = false): Promise<string> {
     return this.withBranch(branchId, async () => {
       const dir = this.branchDir(projectId, branchId);
       if (fs.existsSync(path.join(dir, "PG_VERSION"))) return dir;
@@ -1119,9 +1134,17 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           await copyWal(snapshotDir, work, segmentName(controlInfo(snapshotDir).tli, 0n));
           this.copiedAt.set(branchId, { lsn: this.view.snapshotLsn(from) ?? checkpointLsn(work) });
         } else if (from) {
-          const fromDir = await this.ensureBranchData(projectId, from);
           const point = parsePoint(branch.historyPoint);
-          const copied = await this.copyFrom(projectId, from, fromDir, work, point);
+          const copied =
+            sourceStopped && !point
+              ? await copyStoppedBranch(this.branchDir(projectId, from), work)
+              : await this.copyFrom(
+                  projectId,
+                  from,
+                  await this.ensureBranchData(projectId, from),
+                  work,
+                  point,
+                );
           this.copiedAt.set(branchId, { lsn: copied.lsn, committedAt: copied.committedAt });
           // A restore's kept state: the restored branch's past is its own.
           if (branch.initSource !== "schema-only")
@@ -1159,10 +1182,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /**
    * A restore (POST …/branches/{b}/restore): the branch's folder is replaced by a consistent copy
    * of the source branch's, at its head or at the point the restore names (from its history; the
-   * source may be the branch itself). Any branch made to keep the previous state gets its copy
-   * first. The copy is made beside the folder; the branch's servers then stop for the swap
-   * (clients see 57P01, as for a restart) and start again on the new data. Returns the LSN the
-   * copy was taken at (and, at an LSN, when its last transaction committed).
+   * source may be the branch itself). The copy is made beside the folder; the branch's servers
+   * then stop for the swap (clients see 57P01, as for a restart), any branch made to keep the
+   * previous state gets its copy of the stopped folder (every write clients made before the stop
+   * is in it), and the servers start again on the new data. Returns the LSN the copy was taken at
+   * (and, at an LSN, when its last transaction committed).
    */
   private async restoreBranchData(projectId: string, branchId: string, sourceId: string): Promise<Copied> {
     // Until the history continuing the source's is written, no base moves past the copy.
@@ -1174,12 +1198,52 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
   }
 
+  /**
+   * A branch keeping the previous state of a branch whose restore has not swapped its data yet:
+   * made now from that branch's stopped folder, its servers kept stopped until the swap. (Under
+   * the restored branch's lock, then its own, as the swap takes them.)
+   */
+  private async keepBeforeRestore(projectId: string, branchId: string): Promise<void> {
+    const from = this.view.branch(branchId)?.dataSource;
+    if (!from || from.startsWith("snap-") || !this.view.branch(from)?.restoreSource) return;
+    await this.withBranch(from, async () => {
+      // The swap made it meanwhile (it makes what keeps the state it replaces).
+      if (!this.view.branch(from)?.restoreSource || this.stoppedForRestore.has(from)) return;
+      let release = () => {};
+      const done = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      this.stoppedForRestore.set(from, { stopped: await this.stopBranch(from), done, release });
+      await this.ensureBranchData(projectId, branchId, true);
+    });
+  }
+
+  /** Until the branch's servers may start again: its restore swapped its data, or is no longer under way (it failed before its swap). */
+  private async untilRestored(branchId: string): Promise<void> {
+    for (let held = this.stoppedForRestore.get(branchId); held; held = this.stoppedForRestore.get(branchId)) {
+      if (!this.view.restorePending(branchId)) {
+        this.endStoppedForRestore(branchId);
+        return;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([held.done, new Promise((r) => (timer = setTimeout(r, 500)))]);
+      clearTimeout(timer);
+    }
+  }
+
+  /** A restore's swap is done (or failed): the branch's servers may start again; those stopped for it are returned. */
+  private endStoppedForRestore(branchId: string): string[] {
+    const held = this.stoppedForRestore.get(branchId);
+    this.stoppedForRestore.delete(branchId);
+    held?.release();
+    return held?.stopped ?? [];
+  }
+
   private async restoreBranchDataHeld(
     projectId: string,
     branchId: string,
     sourceId: string,
   ): Promise<Copied> {
-    for (const keeper of this.view.keepersOf(branchId)) await this.ensureBranchData(projectId, keeper);
     const sourceDir = await this.ensureBranchData(projectId, sourceId);
     const major = this.view.pgVersion(projectId);
     if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
@@ -1203,11 +1267,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       if (!continues) await this.startRootHistory(major, projectDir, work, branchId);
       await this.withBranch(branchId, async () => {
         wereRunning = await this.stopBranch(branchId);
+        for (const keeper of this.view.keepersOf(branchId))
+          await this.ensureBranchData(projectId, keeper, true);
         fs.rmSync(dir, { recursive: true, force: true });
         fs.renameSync(work, dir);
         this.dataGenerations.set(branchId, (this.dataGenerations.get(branchId) ?? 0) + 1);
         this.walMeter?.wal(branchId, "reset", null);
         this.heldSpecs.delete(branchId);
+        wereRunning.push(...this.endStoppedForRestore(branchId));
       });
       this.collect(projectId);
       for (const id of wereRunning) {
@@ -1226,6 +1293,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     } catch (err) {
       fs.rmSync(work, { recursive: true, force: true });
       this.collect(projectId); // a history started for it
+      // Its servers start again on the data they had (on a client's connection).
+      this.endStoppedForRestore(branchId);
       throw err;
     }
   }
@@ -1619,10 +1688,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const primary = this.view.primaryOf(parentId);
       const running = primary ? this.servers.get(primary) : undefined;
       const port = primary ? this.portOf(primary) : undefined;
-      const stopped = async () => {
-        await copyStopped(parentDir, dir);
-        return { lsn: checkpointLsn(dir), tli, history };
-      };
+      const stopped = () => copyStoppedBranch(parentDir, dir);
       if (port === undefined || !running) return stopped();
       try {
         // The copy replays the parent's WAL to the backup's end (its segment then switches): its
@@ -2013,6 +2079,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const major = this.view.pgVersion(endpoint.projectId);
     if (major === undefined) throw new Error(`project ${endpoint.projectId} no longer exists`);
     const bin = await this.serverBinaries(major);
+    await this.untilRestored(endpoint.branchId);
     const dir = await this.ensureBranchData(endpoint.projectId, endpoint.branchId);
     const pgSettings = endpointPgSettings(endpoint.settings);
     const { preload, logical } = this.view.projectServerSettings(endpoint.projectId, (library) =>
@@ -2446,6 +2513,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await Promise.all(ids.map((id) => this.stop(id)));
     return ids;
   }
+}
+
+/** A file copy of a branch's stopped folder: its data is the folder's at its checkpoint, in its history. */
+async function copyStoppedBranch(from: string, to: string): Promise<Copied> {
+  const history = historyOf(from);
+  const tli = controlInfo(from).tli;
+  await copyStopped(from, to);
+  return { lsn: checkpointLsn(to), tli, history };
 }
 
 /** Whether `pid` is a live process running the postgres binary. */

@@ -1,6 +1,7 @@
-import { and, asc, eq, isNotNull } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull } from "drizzle-orm";
 import { branches } from "../../control-plane/branches/table.js";
 import { endpoints } from "../../control-plane/endpoints/table.js";
+import { operations } from "../../control-plane/operations/table.js";
 import { enabledPreloadLibraries } from "../../control-plane/projects/preload-libraries.js";
 import { logicalReplication } from "../../control-plane/projects/rules.js";
 import { deletedProjects, projects } from "../../control-plane/projects/table.js";
@@ -45,6 +46,25 @@ export class ControlPlaneView {
       .from(branches)
       .where(eq(branches.id, id))
       .get();
+  }
+
+  /** Whether a restore of the branch is under way (accepted, its create_branch operation unfinished). */
+  restorePending(branchId: string): boolean {
+    if (!this.branch(branchId)?.restoreSource) return false;
+    return (
+      this.db
+        .select({ id: operations.id })
+        .from(operations)
+        .where(
+          and(
+            eq(operations.branchId, branchId),
+            eq(operations.action, "create_branch"),
+            inArray(operations.status, ["scheduling", "running"]),
+          ),
+        )
+        .limit(1)
+        .get() !== undefined
+    );
   }
 
   /**
