@@ -80,6 +80,13 @@ const passwordOf = (role: BranchSpec["roles"][number]) =>
       ? "NULL"
       : literal(role.verifier);
 
+/** Whether a role's pg_authid password is the control plane's (its password's verifier, or the verifier SQL left). */
+function holdsPassword(held: string | null, role: BranchSpec["roles"][number]): boolean {
+  if (role.verifier !== null) return held === (role.verifier === "" ? null : role.verifier);
+  const verifier = parseVerifier(held);
+  return verifier !== undefined && verifies(verifier, role.password);
+}
+
 /** The roles a server holds, with what a reconcile sets or reads of them (pg_authid: its client is the administrator). */
 const heldRoles = (client: PgClient) =>
   client.query<{
@@ -122,6 +129,8 @@ export async function reconcile(
 ): Promise<void> {
   const roles = await heldRoles(client);
   const existingRoles = new Map(roles.rows.map((r) => [r.rolname, managedRole(r.comment)]));
+  const passwords = new Map(roles.rows.map((r) => [r.rolname, r.rolpassword]));
+  const reset: string[] = [];
   // A folder made before roles had Neon's attributes and grants (its neon_superuser cannot
   // replicate): given them once. Later changes a user makes to a role's attributes (NOBYPASSRLS) are kept.
   if (roles.rows.some((r) => r.rolname === NEON_SUPERUSER && !r.rolreplication)) {
@@ -150,9 +159,16 @@ export async function reconcile(
          COMMENT ON ROLE ${ident(role.name)} IS ${literal(MANAGED)}`,
       );
     } else {
+      if (!holdsPassword(passwords.get(role.name) ?? null, role)) reset.push(role.name);
       await client.query(`ALTER ROLE ${ident(role.name)} ${login} PASSWORD ${passwordOf(role)}`);
     }
   }
+  // As Neon's reset_password says: the role's connections are dropped (its sessions end with 57P01).
+  if (reset.length)
+    await client.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = ANY($1) AND pid <> pg_backend_pid()",
+      [reset],
+    );
   const dbs = await heldDatabases(client);
   const byName = new Map(dbs.rows.map((d) => [d.datname, d]));
   const wanted = new Set(spec.databases.map((d) => d.name));
@@ -315,11 +331,7 @@ export async function holdsSpec(client: PgClient, spec: BranchSpec): Promise<boo
   for (const role of spec.roles) {
     const held = byRole.get(role.name);
     if (!held || !managedRole(held.comment) || held.rolcanlogin === role.noLogin) return false;
-    const password =
-      role.verifier === null
-        ? ((v) => v !== undefined && verifies(v, role.password))(parseVerifier(held.rolpassword))
-        : held.rolpassword === (role.verifier === "" ? null : role.verifier);
-    if (!password) return false;
+    if (!holdsPassword(held.rolpassword, role)) return false;
   }
   const byName = new Map((await heldDatabases(client)).rows.map((d) => [d.datname, d]));
   return spec.databases.every((db) => {
