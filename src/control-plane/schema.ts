@@ -41,7 +41,9 @@ export const PgName = z
   .min(1, "must not be empty")
   .refine((s) => Buffer.byteLength(s) <= 63, "must be at most 63 bytes in UTF-8 (a Postgres identifier)")
   .openapi({ maxLength: 63 })
-  .refine((s) => !s.includes("\u0000"), "must not contain NUL characters");
+  .refine((s) => !s.includes("\u0000"), "must not contain NUL characters")
+  // A URL's path takes `.` and `..` (escaped or not) as steps, so no API path could name it.
+  .refine((s) => s !== "." && s !== "..", "must not be . or .. (no URL path can name it)");
 
 /**
  * Names no compute can give a new role (Postgres reserves `pg_*`, `public` and `none`; every compute

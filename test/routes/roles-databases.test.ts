@@ -69,6 +69,15 @@ describe("roles", () => {
     expect(long.body.message).toContain("63 bytes");
     expectStatus(await t.api("POST", `${b()}/roles`, { role: { name: `${"ä".repeat(31)}x` } }), 201);
     expectStatus(await t.api("POST", `${b()}/roles`, { role: { name: "x".repeat(64) } }), 400);
+    for (const name of [".", ".."]) {
+      const dots = await t.api("POST", `${b()}/roles`, { role: { name } });
+      expectStatus(dots, 400);
+      expect(dots.body.message).toContain("must not be . or ..");
+    }
+    expectStatus(
+      await t.api("POST", `${b()}/databases`, { database: { name: "..", owner_name: "neondb_owner" } }),
+      400,
+    );
     expectStatus(await t.api("GET", `${b()}/roles/ghost/reveal_password`), 404);
     const owner = await t.api("DELETE", `${b()}/roles/neondb_owner`);
     expectStatus(owner, 409);
