@@ -1101,9 +1101,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
   }
 
-  /** Makes the branch's folder if it does not exist: a copy of its parent's, or of the template. */
   /**
-   * The branch's folder, made first if it is not there. With `sourceStopped`, the folder it is made
+   * The branch's folder, made first if it is not there: a copy of its parent's (or of what its
+   * data_source names), or of the template. With `sourceStopped`, the folder it is made
    * from is stopped and its lock held by the caller (a restore's swap, making the branch that keeps
    * the restored branch's last state): copied as it is.
    */

@@ -163,12 +163,8 @@ export async function reconcile(
       await client.query(`ALTER ROLE ${ident(role.name)} ${login} PASSWORD ${passwordOf(role)}`);
     }
   }
-  // As Neon's reset_password says: the role's connections are dropped (its sessions end with 57P01).
-  if (reset.length)
-    await client.query(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = ANY($1) AND pid <> pg_backend_pid()",
-      [reset],
-    );
+  // As Neon's reset_password says: the role's connections are dropped.
+  if (reset.length) await endSessions(client, reset);
   const dbs = await heldDatabases(client);
   const byName = new Map(dbs.rows.map((d) => [d.datname, d]));
   const wanted = new Set(spec.databases.map((d) => d.name));
@@ -262,10 +258,7 @@ async function dropRole(
       `role "${name}" owns database "${owned.rows[0].datname}"; delete the database or change its owner first`,
     );
   await client.query(`ALTER ROLE ${ident(name)} NOLOGIN`);
-  await client.query(
-    "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()",
-    [name],
-  );
+  await endSessions(client, [name], 10_000);
   for (const db of databases) {
     const heir = db.superuser ? NEON_SUPERUSER : db.owner;
     await inDatabase(db.datname, async (c) => {
@@ -274,6 +267,14 @@ async function dropRole(
     });
   }
   await client.query(`DROP ROLE ${ident(name)}`);
+}
+
+/** Ends the sessions of `roles` (57P01), waiting up to `waitMs` for each to be gone. */
+async function endSessions(client: PgClient, roles: string[], waitMs = 0): Promise<void> {
+  await client.query(
+    "SELECT pg_terminate_backend(pid, $2) FROM pg_stat_activity WHERE usename = ANY($1) AND pid <> pg_backend_pid()",
+    [roles, waitMs],
+  );
 }
 
 /** What identifies a spec's content (its passwords only hashed): equal when a reconcile would make the same. */
