@@ -57,6 +57,12 @@ interface Created {
 }
 
 /** Waits up to 10 s for `check` to hold (the control plane takes what SQL changed a second after a session ends). */
+/** The folder of the servers' Unix sockets (named after the user and the data folder). */
+function serversSocketDir(): string {
+  const dataHash = createHash("sha256").update(path.resolve(dir, "db-data")).digest("hex").slice(0, 12);
+  return path.join(os.tmpdir(), `neon-emulator-${process.getuid?.()}-${dataHash}`);
+}
+
 async function eventually(check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 100 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
   expect(await check()).toBe(true);
@@ -1610,8 +1616,7 @@ describe("computes are real Postgres servers", () => {
     expect(live.length).toBeGreaterThan(0);
     // The servers' socket folder has a predictable name: one another user made by it is left alone
     // (as root, which could take it over), and the run makes a private one of its own.
-    const dataHash = createHash("sha256").update(path.resolve(dir, "db-data")).digest("hex").slice(0, 12);
-    const socketDir = path.join(os.tmpdir(), `neon-emulator-${process.getuid?.()}-${dataHash}`);
+    const socketDir = serversSocketDir();
     const otherUsers = process.getuid?.() === 0 && fs.existsSync(socketDir);
     const foldersBefore = privateSocketFolders();
     if (otherUsers) {
@@ -1777,6 +1782,7 @@ describe("computes are real Postgres servers", () => {
     server.proc.kill("SIGINT");
     expect(await exited).toBe(1);
     expect(() => process.kill(postmaster, 0)).toThrow();
+    expect(fs.existsSync(serversSocketDir())).toBe(false);
     server = await startServer(env());
     // The prepared transaction outlived it, and holds the compute's start (which applies the
     // deletion) until it ends: committed here by the administrator, on the server's own port.

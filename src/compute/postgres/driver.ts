@@ -714,15 +714,20 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await Promise.all([...this.replays].map((server) => server.stop()));
     await this.pruning;
     await Promise.all([...this.servers.keys()].map((id) => this.stop(id)));
-    // The servers removed their sockets as they stopped; their folder goes too.
-    const socketDir = await this.socketDirReady?.catch(() => undefined);
-    if (socketDir) fs.rmSync(socketDir, { recursive: true, force: true });
+    await this.removeSocketDir();
   }
 
   /** Every server (computes, copies, replays) ends at once: what they were doing is cut short. */
   async closeNow(): Promise<void> {
     this.stopping();
     await stopAllNow();
+    await this.removeSocketDir();
+  }
+
+  /** The servers removed their sockets as they stopped; their folder goes too. */
+  private async removeSocketDir(): Promise<void> {
+    const socketDir = await this.socketDirReady?.catch(() => undefined);
+    if (socketDir) fs.rmSync(socketDir, { recursive: true, force: true });
   }
 
   private pidFiles(): string[] {
