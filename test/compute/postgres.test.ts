@@ -57,6 +57,33 @@ interface Created {
 }
 
 /** Waits up to 10 s for `check` to hold (the control plane takes what SQL changed a second after a session ends). */
+/** An API role made on the branch that creates `table` in neondb (its owner grants it CREATE on public first); its password. */
+async function roleOwningTable(on: Created, name: string, table: string): Promise<string> {
+  const role = await api("POST", `/projects/${on.projectId}/branches/${on.branchId}/roles`, {
+    role: { name },
+  });
+  await allSettled(on.projectId, role.body.operations);
+  await query(on.endpointId, on.role, on.password, "neondb", `GRANT CREATE ON SCHEMA public TO ${name}`);
+  await query(on.endpointId, name, role.body.role.password, "neondb", `CREATE TABLE ${table} (x int)`);
+  return role.body.role.password;
+}
+
+/** The pid file of the server on a branch's folder (its first line: the postmaster's pid; its fourth: its port). */
+function postmasterPidFile(on: { projectId: string; branchId: string }): string {
+  return path.join(dir, "db-data", "projects", on.projectId, "branches", on.branchId, "postmaster.pid");
+}
+
+/** A session of the emulator's administrator on a server's own port (what the tests do behind the emulator's back). */
+function adminClient(port: number, database: string): pg.Client {
+  return new pg.Client({
+    host: "127.0.0.1",
+    port,
+    user: "cloud_admin",
+    password: fs.readFileSync(path.join(dir, "db-data", "admin-password"), "utf8").trim(),
+    database,
+  });
+}
+
 /** The folder of the servers' Unix sockets (named after the user and the data folder). */
 function serversSocketDir(): string {
   const dataHash = createHash("sha256").update(path.resolve(dir, "db-data")).digest("hex").slice(0, 12);
@@ -117,16 +144,7 @@ describe("computes are real Postgres servers", () => {
   it.runIf(process.platform === "linux")(
     "a compute's processes do not hold the emulator's settings (the API key) in their environment",
     () => {
-      const pidFile = path.join(
-        dir,
-        "db-data",
-        "projects",
-        p.projectId,
-        "branches",
-        p.branchId,
-        "postmaster.pid",
-      );
-      const postmaster = fs.readFileSync(pidFile, "utf8").split("\n")[0];
+      const postmaster = fs.readFileSync(postmasterPidFile(p), "utf8").split("\n")[0];
       const environ = fs.readFileSync(`/proc/${postmaster}/environ`, "utf8").split("\0");
       expect(environ).toContain("LC_ALL=C");
       expect(environ.filter((v) => v.startsWith("NEON_EMULATOR_"))).toEqual([]);
@@ -550,19 +568,10 @@ describe("computes are real Postgres servers", () => {
 
   it("deleting a role that owns tables hands them to the database's owner, as Neon's compute does; its sessions end first, and nothing goes to a superuser", async () => {
     const base = `/projects/${p.projectId}/branches/${p.branchId}`;
-    const role = await api("POST", `${base}/roles`, { role: { name: "writer" } });
-    await allSettled(p.projectId, role.body.operations);
-    await query(p.endpointId, p.role, p.password, "neondb", "GRANT CREATE ON SCHEMA public TO writer");
-    await query(
-      p.endpointId,
-      "writer",
-      role.body.role.password,
-      "neondb",
-      "CREATE TABLE writer_owned (x int)",
-    );
+    const writer = await roleOwningTable(p, "writer", "writer_owned");
     // A SECURITY DEFINER function in its temporary schema of `postgres` (the administrator's
     // database) would run as the superuser if it were handed to that database's owner.
-    const session = clientOf(p.endpointId, "writer", role.body.role.password, "postgres");
+    const session = clientOf(p.endpointId, "writer", writer, "postgres");
     const ended = new Promise<string | undefined>((resolve) =>
       session.on("error", (err: Error & { code?: string }) => resolve(err.code)),
     );
@@ -582,18 +591,11 @@ describe("computes are real Postgres servers", () => {
         p.role,
         p.password,
         "neondb",
-        "SELECT rolsuper FROM pg_roles WHERE rolname = current_user",
+        `SELECT tableowner, (SELECT count(*)::int FROM pg_roles WHERE rolname = 'writer') AS writers,
+                (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS superuser
+           FROM pg_tables WHERE tablename = 'writer_owned'`,
       ),
-    ).toEqual([{ rolsuper: false }]);
-    expect(
-      await query(
-        p.endpointId,
-        p.role,
-        p.password,
-        "neondb",
-        "SELECT tableowner, (SELECT count(*)::int FROM pg_roles WHERE rolname = 'writer') AS writers FROM pg_tables WHERE tablename = 'writer_owned'",
-      ),
-    ).toEqual([{ tableowner: p.role, writers: 0 }]);
+    ).toEqual([{ tableowner: p.role, writers: 0, superuser: false }]);
   });
 
   it("a role's deletion waiting on a client's lock holds up nothing else: the branch is deleted, its server stops, the client gets 57P01", async () => {
@@ -606,10 +608,7 @@ describe("computes are real Postgres servers", () => {
     const branchId: string = made.body.branch.id;
     const endpointId: string = made.body.endpoints[0].id;
     const base = `/projects/${p.projectId}/branches/${branchId}`;
-    const role = await api("POST", `${base}/roles`, { role: { name: "holder" } });
-    await allSettled(p.projectId, role.body.operations);
-    await query(endpointId, p.role, p.password, "neondb", "GRANT CREATE ON SCHEMA public TO holder");
-    await query(endpointId, "holder", role.body.role.password, "neondb", "CREATE TABLE held (x int)");
+    await roleOwningTable({ ...p, branchId, endpointId }, "holder", "held");
     // Another role's open transaction holds a lock on the table (the deleted role's own sessions end).
     const holder = clientOf(endpointId, p.role, p.password, "neondb");
     const ended = new Promise<string | undefined>((resolve) =>
@@ -1053,19 +1052,8 @@ describe("computes are real Postgres servers", () => {
   });
 
   it("a data folder whose roles lack those attributes (made by an older emulator) gets them at the next start", async () => {
-    const pid = fs
-      .readFileSync(
-        path.join(dir, "db-data", "projects", p.projectId, "branches", p.branchId, "postmaster.pid"),
-        "utf8",
-      )
-      .split("\n");
-    const admin = new pg.Client({
-      host: "127.0.0.1",
-      port: Number(pid[3]),
-      user: "cloud_admin",
-      password: fs.readFileSync(path.join(dir, "db-data", "admin-password"), "utf8").trim(),
-      database: "postgres",
-    });
+    const pid = fs.readFileSync(postmasterPidFile(p), "utf8").split("\n");
+    const admin = adminClient(Number(pid[3]), "postgres");
     await admin.connect();
     try {
       await admin.query("ALTER ROLE neon_superuser NOREPLICATION NOBYPASSRLS");
@@ -1576,14 +1564,7 @@ describe("computes are real Postgres servers", () => {
       );
     const statsBefore = await inserted();
     expect(statsBefore[0]?.n).toBeGreaterThan(0);
-    const orphanPid = Number(
-      fs
-        .readFileSync(
-          path.join(dir, "db-data", "projects", p.projectId, "branches", p.branchId, "postmaster.pid"),
-          "utf8",
-        )
-        .split("\n")[0],
-    );
+    const orphanPid = Number(fs.readFileSync(postmasterPidFile(p), "utf8").split("\n")[0]);
     await server.stop("SIGKILL");
     expect(() => process.kill(orphanPid, 0)).not.toThrow();
     // A data folder whose folders lack the allocator's mark (made before it existed) gets it at start.
@@ -1739,16 +1720,7 @@ describe("computes are real Postgres servers", () => {
     await allSettled(p.projectId, prepared.body.operations);
     await changeState(p, "restart");
     const base = `/projects/${p.projectId}/branches/${p.branchId}`;
-    const role = await api("POST", `${base}/roles`, { role: { name: "preparer" } });
-    await allSettled(p.projectId, role.body.operations);
-    await query(p.endpointId, p.role, p.password, "neondb", "GRANT CREATE ON SCHEMA public TO preparer");
-    await query(
-      p.endpointId,
-      "preparer",
-      role.body.role.password,
-      "neondb",
-      "CREATE TABLE prepared_lock (x int)",
-    );
+    await roleOwningTable(p, "preparer", "prepared_lock");
     await query(
       p.endpointId,
       p.role,
@@ -1763,15 +1735,7 @@ describe("computes are real Postgres servers", () => {
       (await api("GET", `/projects/${p.projectId}/operations/${del.body.operations[0].id}`)).body.operation
         .status,
     ).toBe("running");
-    const pidFile = path.join(
-      dir,
-      "db-data",
-      "projects",
-      p.projectId,
-      "branches",
-      p.branchId,
-      "postmaster.pid",
-    );
+    const pidFile = postmasterPidFile(p);
     const postmaster = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
     const exited = new Promise<number | null>((resolve) => server.proc.once("exit", resolve));
     server.proc.kill("SIGINT");
@@ -1793,13 +1757,7 @@ describe("computes are real Postgres servers", () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     const commit = async () => {
-      const admin = new pg.Client({
-        host: "127.0.0.1",
-        port: Number(pid[3]),
-        user: "cloud_admin",
-        password: fs.readFileSync(path.join(dir, "db-data", "admin-password"), "utf8").trim(),
-        database: "neondb",
-      });
+      const admin = adminClient(Number(pid[3]), "neondb");
       try {
         await admin.connect();
         await admin.query("COMMIT PREPARED 'held'");
