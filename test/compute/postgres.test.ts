@@ -1730,11 +1730,19 @@ describe("computes are real Postgres servers", () => {
     );
     const del = await api("DELETE", `${base}/roles/preparer`);
     expect(del.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(
-      (await api("GET", `/projects/${p.projectId}/operations/${del.body.operations[0].id}`)).body.operation
-        .status,
-    ).toBe("running");
+    // Its apply_config is under way once the administrator's REASSIGN waits on the lock.
+    await eventually(
+      async () =>
+        (
+          await query(
+            p.endpointId,
+            p.role,
+            p.password,
+            "neondb",
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = 'cloud_admin' AND wait_event_type = 'Lock'",
+          )
+        )[0]?.n === 1,
+    );
     const pidFile = postmasterPidFile(p);
     const postmaster = Number(fs.readFileSync(pidFile, "utf8").split("\n")[0]);
     const exited = new Promise<number | null>((resolve) => server.proc.once("exit", resolve));

@@ -316,15 +316,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /** The LSN each branch copy was taken at (reported as the branch's parent_lsn). */
   private readonly copiedAt = new Map<string, { lsn: string; committedAt?: number | undefined }>();
   /**
-   * Branches whose restore keeps their previous state in another branch (preserve_under_name),
-   * copied from their stopped folder before the restore's swap: their servers stay stopped (starts
-   * wait) until the swap, so no write made after the copy is lost. The restore starts `stopped` again.
-   */
-  private readonly stoppedForRestore = new Map<
-    string,
-    { stopped: string[]; done: Promise<void>; release: () => void }
-  >();
-  /**
    * The wall time (ms) before which a project's history may go (its history_retention_seconds
    * back from now, on its clock); none kept when unset or undefined.
    */
@@ -561,7 +552,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
             },
           };
         }
-        await this.keepBeforeRestore(effect.projectId, effect.branchId);
         const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
         const copiedAt = this.copiedAt.get(effect.branchId);
         this.copiedAt.delete(effect.branchId);
@@ -1112,7 +1102,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * from is stopped and its lock held by the caller (a restore's swap, making the branch that keeps
    * the restored branch's last state): copied as it is.
    */
-  private ensureBranchData(projectId: string, branchId: string, sourceStopped = false): Promise<string> {
+  private async ensureBranchData(
+    projectId: string,
+    branchId: string,
+    sourceStopped = false,
+  ): Promise<string> {
+    if (!sourceStopped) await this.untilKeptByRestore(projectId, branchId);
     return this.withBranch(branchId, async () => {
       const dir = this.branchDir(projectId, branchId);
       if (fs.existsSync(path.join(dir, "PG_VERSION"))) return dir;
@@ -1204,44 +1199,17 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   }
 
   /**
-   * A branch keeping the previous state of a branch whose restore has not swapped its data yet:
-   * made now from that branch's stopped folder, its servers kept stopped until the swap. (Under
-   * the restored branch's lock, then its own, as the swap takes them.)
+   * A branch keeping the previous state of a branch under restore (preserve_under_name) is made
+   * by that restore, from the stopped folder at its swap (every write made before it is kept): its
+   * own create_branch, or a start on it, waits for that, outside any lock (the swap takes the
+   * restored branch's lock, then this one's). A restore that ended without making it (it failed)
+   * leaves it to be made as any branch is.
    */
-  private async keepBeforeRestore(projectId: string, branchId: string): Promise<void> {
+  private async untilKeptByRestore(projectId: string, branchId: string): Promise<void> {
     const from = this.view.branch(branchId)?.dataSource;
-    if (!from || from.startsWith("snap-") || !this.view.branch(from)?.restoreSource) return;
-    await this.withBranch(from, async () => {
-      // The swap made it meanwhile (it makes what keeps the state it replaces).
-      if (!this.view.branch(from)?.restoreSource || this.stoppedForRestore.has(from)) return;
-      let release = () => {};
-      const done = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      this.stoppedForRestore.set(from, { stopped: await this.stopBranch(from), done, release });
-      await this.ensureBranchData(projectId, branchId, true);
-    });
-  }
-
-  /** Until the branch's servers may start again: its restore swapped its data, or is no longer under way (it failed before its swap). */
-  private async untilRestored(branchId: string): Promise<void> {
-    for (let held = this.stoppedForRestore.get(branchId); held; held = this.stoppedForRestore.get(branchId)) {
-      if (!this.view.restorePending(branchId)) {
-        this.endStoppedForRestore(branchId);
-        return;
-      }
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([held.done, new Promise((r) => (timer = setTimeout(r, 500)))]);
-      clearTimeout(timer);
-    }
-  }
-
-  /** A restore's swap is done (or failed): the branch's servers may start again; those stopped for it are returned. */
-  private endStoppedForRestore(branchId: string): string[] {
-    const held = this.stoppedForRestore.get(branchId);
-    this.stoppedForRestore.delete(branchId);
-    held?.release();
-    return held?.stopped ?? [];
+    if (!from || from.startsWith("snap-")) return;
+    const made = () => fs.existsSync(path.join(this.branchDir(projectId, branchId), "PG_VERSION"));
+    while (!made() && this.view.restorePending(from)) await new Promise((r) => setTimeout(r, 50));
   }
 
   private async restoreBranchDataHeld(
@@ -1279,7 +1247,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         this.dataGenerations.set(branchId, (this.dataGenerations.get(branchId) ?? 0) + 1);
         this.walMeter?.wal(branchId, "reset", null);
         this.heldSpecs.delete(branchId);
-        wereRunning.push(...this.endStoppedForRestore(branchId));
       });
       this.collect(projectId);
       for (const id of wereRunning) {
@@ -1298,8 +1265,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     } catch (err) {
       fs.rmSync(work, { recursive: true, force: true });
       this.collect(projectId); // a history started for it
-      // Its servers start again on the data they had (on a client's connection).
-      this.endStoppedForRestore(branchId);
       throw err;
     }
   }
@@ -2084,7 +2049,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const major = this.view.pgVersion(endpoint.projectId);
     if (major === undefined) throw new Error(`project ${endpoint.projectId} no longer exists`);
     const bin = await this.serverBinaries(major);
-    await this.untilRestored(endpoint.branchId);
     const dir = await this.ensureBranchData(endpoint.projectId, endpoint.branchId);
     const pgSettings = endpointPgSettings(endpoint.settings);
     const { preload, logical } = this.view.projectServerSettings(endpoint.projectId, (library) =>
@@ -2399,9 +2363,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
             () => undefined,
           )
         : undefined;
+    // Read before the stop, which clears it once the process exits.
+    const subscribed = running.subscribed === true;
     await running.server.stop();
     this.servers.delete(endpointId);
-    if (held !== undefined) this.keepHeldSpec(running, held);
+    if (held !== undefined) this.keepHeldSpec(running, held, subscribed);
     this.removeEndpointFiles(running.projectId, endpointId);
     if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
     else {
@@ -2412,14 +2378,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   }
 
   /** A primary that held the spec with `fingerprint` stopped: kept with its folder's shutdown checkpoint, if it shut down cleanly. */
-  private keepHeldSpec(running: Running, fingerprint: string): void {
+  private keepHeldSpec(running: Running, fingerprint: string, subscribed: boolean): void {
     try {
       const info = controlInfo(this.branchDir(running.projectId, running.branchId));
       if (info.clean)
         this.heldSpecs.set(running.branchId, {
           fingerprint,
           checkpoint: info.checkpoint,
-          subscribed: running.subscribed === true,
+          subscribed,
         });
     } catch {
       // its folder is gone (a deleted branch or project)

@@ -117,6 +117,8 @@ const KEPT_LINES = 20;
 
 /** The servers the emulator runs, until each exits. */
 const live = new Set<PgServer>();
+/** Set by stopAllNow: no server starts after it. */
+let closing = false;
 
 /** The Postgres major of the emulator's server on `port`, if one runs there. */
 export function majorOnPort(port: number): number | undefined {
@@ -124,9 +126,13 @@ export function majorOnPort(port: number): number | undefined {
   return undefined;
 }
 
-/** Every server the emulator runs shuts down at once (immediate shutdown, then SIGKILL after `graceMs`). */
+/**
+ * Every server the emulator runs shuts down at once (immediate shutdown, then SIGKILL after
+ * `graceMs`), and none starts from then on (work under way may be about to start one).
+ */
 export async function stopAllNow(graceMs = 5_000): Promise<void> {
-  await Promise.all([...live].map((server) => server.stop(0, graceMs)));
+  closing = true;
+  while (live.size) await Promise.all([...live].map((server) => server.stop(0, graceMs)));
 }
 
 /** One running Postgres server. */
@@ -141,6 +147,8 @@ export class PgServer {
     private readonly dataDir: string,
   ) {
     live.add(this);
+    // A process that could not be spawned emits no exit.
+    proc.once("error", () => live.delete(this));
     this.exited = new Promise((resolve) =>
       proc.once("exit", (code) => {
         live.delete(this);
@@ -161,6 +169,7 @@ export class PgServer {
     settings: Record<string, string>,
     onLine: (line: string) => void,
   ): PgServer {
+    if (closing) throw new Error("the emulator is stopping: no server starts");
     const args = ["-D", dataDir, "-p", String(port)];
     for (const [name, value] of Object.entries(settings)) args.push("-c", `${name}=${value}`);
     const proc = childProcesses().spawn(bin.postgres, args, {

@@ -189,11 +189,12 @@ export async function reconcile(
     const renamed = [...byName.values()].find(
       (d) => managedDatabaseId(d.comment) === db.origin && !wanted.has(d.datname),
     );
-    // The name is another database's (made with SQL a moment before the control plane took it): a
-    // rename onto it is refused, as Postgres refuses it, rather than that database taken over. (An
-    // unmarked one, or the template's default marked 0, is taken when no other holds the origin.)
+    // The name is a database the control plane does not know (made with SQL a moment before it
+    // took it): a rename onto it is refused, as Postgres refuses it, rather than that database
+    // taken over. (An unmarked one, or the template's default marked 0, is taken when no other
+    // holds the origin; one the control plane wants under another name is on its way there.)
     const origin = current && managedDatabaseId(current.comment);
-    if (current && (origin ? origin !== db.origin : renamed !== undefined))
+    if (current && (origin ? origin !== db.origin && !wantedOrigins.has(origin) : renamed !== undefined))
       throw new Error(`database "${db.name}" already exists`);
     if (!current) {
       if (renamed) {
