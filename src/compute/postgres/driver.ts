@@ -1206,9 +1206,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * leaves it to be made as any branch is.
    */
   private async untilKeptByRestore(projectId: string, branchId: string): Promise<void> {
+    const made = () => fs.existsSync(path.join(this.branchDir(projectId, branchId), "PG_VERSION"));
+    // A branch whose folder is there (every start but a new branch's first) reads nothing more.
+    if (made()) return;
     const from = this.view.branch(branchId)?.dataSource;
     if (!from || from.startsWith("snap-")) return;
-    const made = () => fs.existsSync(path.join(this.branchDir(projectId, branchId), "PG_VERSION"));
     while (!made() && this.view.restorePending(from)) await new Promise((r) => setTimeout(r, 50));
   }
 
