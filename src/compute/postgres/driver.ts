@@ -87,6 +87,7 @@ import {
   specFingerprint,
 } from "./reconcile.js";
 import { dumpSchema } from "./schema-dump/index.js";
+import { endOrphan, endStrays } from "./strays.js";
 import { ControlPlaneView } from "./view.js";
 import { lastTransactionEnd } from "./wal-scan.js";
 
@@ -141,8 +142,8 @@ const TAKEN_SETTINGS_KEPT = 1000;
 
 /** How many computes recorded active a start of the emulator brings back at once. */
 const RESUMED_AT_ONCE = 4;
-/** How often whether a server a previous run left has ended is looked at. */
-const ORPHAN_POLL_MS = 50;
+/** How many times a minute a compute's server that exits unasked is started again. */
+const RESTARTS_PER_MINUTE = 3;
 
 /**
  * Defaults an endpoint's `pg_settings` may change. wal_buffers: Postgres zeroes all of it at start
@@ -289,6 +290,8 @@ interface Running {
   managed: Record<string, string>;
   /** It holds an enabled subscription, so keepAwake holds it awake until it stops. */
   subscribed?: boolean;
+  /** Its stop was asked for: its exit is not a failure to recover from. */
+  stopping?: boolean;
 }
 
 /**
@@ -2091,6 +2094,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         held.fingerprint === specFingerprint(this.view.branchSpec(endpoint.branchId)) &&
         control.clean &&
         control.checkpoint === held.checkpoint;
+      await endStrays(dir, this.logger);
       const server = await PgServer.start(bin, dir, await freePort(), {
         ...managed,
         config_file: await this.writeOwnSettings(endpoint.projectId, endpointId, dir, own, managed),
@@ -2149,6 +2153,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     own: Record<string, string>,
   ): Promise<void> {
     const dir = path.join(this.replicasDir(endpoint.projectId, endpoint.branchId), endpoint.id);
+    await endStrays(dir, this.logger);
     fs.rmSync(dir, { recursive: true, force: true });
     await makeCopiesFolder(path.dirname(dir));
     // Read before the copy: a restore that swaps the branch's data after it is seen to.
@@ -2301,13 +2306,47 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
   }
 
-  /** Records a running server; it is forgotten (and no longer held awake) when its process exits, however that happens. */
+  /**
+   * Records a running server; it is forgotten (and no longer held awake) when its process exits,
+   * however that happens, and started again if it exited unasked.
+   */
   private track(endpointId: string, running: Running): void {
     this.servers.set(endpointId, running);
     void running.server.exited.then(() => {
-      if (this.servers.get(endpointId) === running) this.servers.delete(endpointId);
+      const current = this.servers.get(endpointId) === running;
+      if (current) this.servers.delete(endpointId);
       this.noteSubscriptions(endpointId, running, 0);
+      if (current && !running.stopping) this.exitedUnasked(endpointId, running);
     });
+  }
+
+  /** When each endpoint's server was last started again after exiting unasked (ms, last minute's). */
+  private readonly restarts = new Map<string, number[]>();
+
+  /**
+   * A compute's server exited unasked (killed, crashed): an endpoint still meant to be active
+   * gets a new one at once, as Neon brings a failed compute back, on the data its folder holds
+   * (Postgres' crash recovery). After RESTARTS_PER_MINUTE such exits within a minute it is left
+   * to the next client, whose connection starts it.
+   */
+  private exitedUnasked(endpointId: string, running: Running): void {
+    this.dropRoleReader(endpointId);
+    if (this.closed) return;
+    const endpoint = this.view.endpoint(endpointId);
+    if (!endpoint || (endpoint.pendingState ?? endpoint.currentState) !== "active") return;
+    const now = Date.now();
+    const recent = (this.restarts.get(endpointId) ?? []).filter((at) => now - at < 60_000);
+    const { exitCode, signalCode } = running.server.proc;
+    const exit = { endpoint: endpointId, code: exitCode, signal: signalCode };
+    if (recent.length >= RESTARTS_PER_MINUTE) {
+      this.logger?.error(exit, "a compute's server keeps exiting: left stopped until a client connects");
+      return;
+    }
+    this.restarts.set(endpointId, [...recent, now]);
+    this.logger?.warn(exit, "a compute's server exited unasked: starting it again");
+    this.start(endpointId).catch((err: unknown) =>
+      this.logger?.error({ err, endpoint: endpointId }, "could not start a compute again"),
+    );
   }
 
   /** How many enabled subscriptions a running primary holds (`count`): held awake while there are any. */
@@ -2325,6 +2364,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private async stop(endpointId: string): Promise<void> {
     const running = this.servers.get(endpointId);
     if (!running) return;
+    running.stopping = true;
     // What SQL did to the roles since they were last read goes to the control plane before the
     // server stops, so its next start does not undo it.
     // The reader's short timeouts (a login waits on it) give way under load: once more on a
@@ -2368,7 +2408,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // Read before the stop, which clears it once the process exits.
     const subscribed = running.subscribed === true;
     await running.server.stop();
-    this.servers.delete(endpointId);
+    if (this.servers.get(endpointId) === running) this.servers.delete(endpointId);
     if (held !== undefined) this.keepHeldSpec(running, held, subscribed);
     this.removeEndpointFiles(running.projectId, endpointId);
     if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
@@ -2494,85 +2534,6 @@ async function copyStoppedBranch(from: string, to: string): Promise<Copied> {
   const tli = controlInfo(from).tli;
   await copyStopped(from, to);
   return { lsn: checkpointLsn(to), tli, history };
-}
-
-/** Whether `pid` is a live process running the postgres binary. */
-async function isPostgres(pid: number): Promise<boolean> {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    // A server that exited but is not yet reaped (its parent, the previous run, is gone) is a
-    // zombie until the system's init process collects it: ended. On Linux /proc says (no `ps`
-    // needed: BusyBox's takes no -o), elsewhere `ps`.
-    if (process.platform === "linux") {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8"); // "<pid> (<comm>) <state> …"
-      const close = stat.lastIndexOf(")");
-      return stat.slice(stat.indexOf("(") + 1, close) === "postgres" && stat[close + 2] !== "Z";
-    }
-    const { stdout } = await run("ps", ["-p", String(pid), "-o", "stat=,comm="]);
-    const [state = "", ...command] = stdout.trim().split(/\s+/);
-    return !state.startsWith("Z") && command.join(" ").endsWith("postgres");
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Whether `pid`, a live postgres (isPostgres), is the server of the folder `dataDir` (a
- * postmaster.pid outlives a reboot, and its pid may then be another server's): on Linux, the
- * process works in that folder; elsewhere, it started when the file says (its third line, in seconds).
- */
-async function isServerOf(pid: number, dataDir: string, startedAt: number): Promise<boolean> {
-  try {
-    if (process.platform === "linux") return fs.realpathSync(`/proc/${pid}/cwd`) === fs.realpathSync(dataDir);
-    const { stdout } = await run("ps", ["-p", String(pid), "-o", "lstart="]);
-    return Math.abs(Date.parse(stdout.trim()) / 1000 - startedAt) <= 2;
-  } catch {
-    return false;
-  }
-}
-
-/** Waits up to `ms` for a server process to end; true if it did. */
-async function ended(pid: number, ms: number): Promise<boolean> {
-  for (let waited = 0; waited < ms; waited += ORPHAN_POLL_MS) {
-    if (!(await isPostgres(pid))) return true;
-    await new Promise((r) => setTimeout(r, ORPHAN_POLL_MS));
-  }
-  return !(await isPostgres(pid));
-}
-
-/**
- * Ends the server a postmaster.pid names, if it still runs: a fast shutdown, as a stop does (its
- * checkpoint spares the next start a crash recovery, and its statistics are kept), then an
- * immediate one, then SIGKILL.
- */
-async function endOrphan(pidFile: string, logger?: Logger): Promise<void> {
-  let lines: string[];
-  try {
-    lines = fs.readFileSync(pidFile, "utf8").split("\n");
-  } catch {
-    return;
-  }
-  const pid = Number(lines[0]);
-  const dataDir = path.dirname(pidFile);
-  if (!Number.isInteger(pid) || pid <= 0 || !(await isPostgres(pid))) return;
-  if (!(await isServerOf(pid, dataDir, Number(lines[2])))) {
-    // Not this folder's: its own start says the file is in the way, if that process still runs.
-    logger?.warn(
-      { serverPid: pid, dataDir },
-      "a stale postmaster.pid names another Postgres server: left alone",
-    );
-    return;
-  }
-  logger?.warn({ serverPid: pid, dataDir }, "ending a Postgres server a previous run left behind");
-  process.kill(pid, "SIGINT");
-  if (await ended(pid, 10_000)) return;
-  process.kill(pid, "SIGQUIT");
-  if (await ended(pid, 5_000)) return;
-  process.kill(pid, "SIGKILL");
 }
 
 /** Bytes of a branch folder's databases (its `base/`): the branch's logical_size. */
