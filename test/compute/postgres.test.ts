@@ -1420,6 +1420,13 @@ describe("computes are real Postgres servers", () => {
         { endpoint: settings({ block_size: "4096" }) },
         'parameter "block_size" cannot be changed',
       ],
+      // What only a start finds: shared memory no machine has.
+      [
+        "PATCH",
+        target,
+        { endpoint: settings({ max_locks_per_transaction: "2147483647" }) },
+        "MB of shared memory, more than this machine's",
+      ],
       [
         "POST",
         `/projects/${made.projectId}/endpoints`,

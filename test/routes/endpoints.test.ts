@@ -336,6 +336,53 @@ describe("PATCH /projects/{p}/endpoints/{e}", () => {
     });
   });
 
+  it("refuses connections reserved for superusers that leave none of the compute size's max_connections, also on a resize down", async () => {
+    const url = `${eps()}/${mainEndpoint}`;
+    const reserved = (value: string) => ({ pg_settings: { superuser_reserved_connections: value } });
+    const tooMany = await t.api("PATCH", url, { endpoint: { settings: reserved("112") } });
+    expectStatus(tooMany, 400);
+    expect(tooMany.body.message).toBe(
+      'pg_settings: "superuser_reserved_connections" (112) plus "reserved_connections" (0) must be less than "max_connections" (112, a 0.25 CU compute\'s)',
+    );
+    const withOthers = await t.api("PATCH", url, {
+      endpoint: {
+        settings: { pg_settings: { superuser_reserved_connections: "100", reserved_connections: "12" } },
+      },
+    });
+    expectStatus(withOthers, 400);
+    // A bigger compute has room for them; made smaller again, it would not start.
+    const bigger = await t.api("PATCH", url, {
+      endpoint: { autoscaling_limit_min_cu: 1, autoscaling_limit_max_cu: 1, settings: reserved("200") },
+    });
+    expectStatus(bigger, 200);
+    const smaller = await t.api("PATCH", url, {
+      endpoint: { autoscaling_limit_min_cu: 0.25, autoscaling_limit_max_cu: 1 },
+    });
+    expectStatus(smaller, 400);
+    expect(smaller.body.message).toContain('"max_connections" (112, a 0.25 CU compute\'s)');
+    const after = (await t.api("GET", url)).body.endpoint;
+    expect([after.autoscaling_limit_min_cu, after.settings.pg_settings]).toEqual([
+      1,
+      reserved("200").pg_settings,
+    ]);
+    // New endpoints take the project's defaults, checked at their size.
+    const defaults = await t.api("PATCH", `/api/v2/projects/${projectId}`, {
+      project: { default_endpoint_settings: { pg_settings: { superuser_reserved_connections: "300" } } },
+    });
+    expectStatus(defaults, 200);
+    const small = await t.api("POST", eps(), { endpoint: { branch_id: mainId, type: "read_only" } });
+    expectStatus(small, 400);
+    const big = await t.api("POST", eps(), {
+      endpoint: {
+        branch_id: mainId,
+        type: "read_only",
+        autoscaling_limit_min_cu: 1,
+        autoscaling_limit_max_cu: 1,
+      },
+    });
+    expectStatus(big, 201);
+  });
+
   it("rejects invalid changes with 400 and leaves the endpoint untouched", async () => {
     const before = (await t.api("GET", `${eps()}/${mainEndpoint}`)).body.endpoint;
     for (const endpoint of [

@@ -216,5 +216,24 @@ export function maxConnections(minCu: number): number {
   return MAX_CONNECTIONS[minCu] ?? 112;
 }
 
+/**
+ * Why a compute of `minCu` would not start with these `pg_settings`: the connections Postgres
+ * keeps for superusers and for `reserved_connections`' roles must leave some of max_connections,
+ * which follows the size (checked at start alone, in these words). Values other than plain
+ * integers are left to the start.
+ */
+export function sizedSettingsProblem(settings: unknown, minCu: number): string | null {
+  const pgSettings = (settings as { pg_settings?: Record<string, string> } | undefined)?.pg_settings ?? {};
+  const value = (name: string, otherwise: number) => {
+    const given = Object.entries(pgSettings).find(([key]) => key.toLowerCase() === name)?.[1];
+    return given !== undefined && /^\s*\d+\s*$/.test(given) ? Number(given) : otherwise;
+  };
+  const superuser = value("superuser_reserved_connections", 3);
+  const reserved = value("reserved_connections", 0);
+  const max = maxConnections(minCu);
+  if (superuser + reserved < max) return null;
+  return `pg_settings: "superuser_reserved_connections" (${superuser}) plus "reserved_connections" (${reserved}) must be less than "max_connections" (${max}, a ${minCu} CU compute's)`;
+}
+
 /** shared_buffers is always 128 MB (specification: a local file cache does the rest). */
 export const SHARED_BUFFERS = "128MB";

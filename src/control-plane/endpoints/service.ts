@@ -40,6 +40,7 @@ import {
   initialState,
   maxConnections,
   readWriteTaken,
+  sizedSettingsProblem,
   updateActions,
   VERB_ACTIONS,
   type Verb,
@@ -112,6 +113,8 @@ export function addEndpoint(
   const settings: Record<string, unknown> = { ...(input.settings ?? {}) };
   if (!settings.pg_settings && defaults.pg_settings) settings.pg_settings = defaults.pg_settings;
   if (!settings.pg_settings) settings.pg_settings = {};
+  const sized = sizedSettingsProblem(settings, minCu);
+  if (sized) throw badRequest(sized);
   const start = initialState(disabled);
   if (start.actions.includes("start_compute")) requireQuotaLeft(tx, project.id, now);
   const row: EndpointRow = {
@@ -289,6 +292,8 @@ export function updateEndpoint(
       settings: input.settings ? { ...row.settings, ...input.settings } : row.settings,
       updatedAt: ctx.clock.now(accountId),
     };
+    const sized = (input.settings || limitsChanged) && sizedSettingsProblem(next.settings, next.minCu);
+    if (sized) throw badRequest(sized);
     const actions = updateActions({
       branchChanged,
       disabledNow: next.disabled && !row.disabled,
