@@ -424,7 +424,7 @@ describe("computes are real Postgres servers", () => {
     await allSettled(p.projectId, (await api("DELETE", childBase)).body.operations);
   });
 
-  it("changes made through the API while the compute is stopped: a database renamed then deleted goes, one deleted and made again is new", async () => {
+  it("changes made through the API while the compute is stopped: a database renamed then deleted goes, one deleted and made again is new, two that swap names keep their data", async () => {
     const base = `/projects/${p.projectId}/branches/${p.branchId}`;
     const owner = (sql: string, db = "neondb") => query(p.endpointId, p.role, p.password, db, sql);
     const change = async (method: string, path: string, body?: unknown) => {
@@ -432,11 +432,14 @@ describe("computes are real Postgres servers", () => {
       expect(res.status).toBeLessThan(300);
       await allSettled(p.projectId, res.body.operations);
     };
-    for (const name of ["stopped_x", "again"]) {
+    for (const name of ["stopped_x", "again", "swap_a", "swap_b"]) {
       await change("POST", "/databases", { database: { name, owner_name: p.role } });
-      await owner("CREATE TABLE kept AS SELECT 1 AS v", name);
+      await owner(`CREATE TABLE kept AS SELECT '${name}' AS v`, name);
     }
     await changeState(p, "suspend");
+    await change("PATCH", "/databases/swap_a", { database: { name: "swap_t" } });
+    await change("PATCH", "/databases/swap_b", { database: { name: "swap_a" } });
+    await change("PATCH", "/databases/swap_t", { database: { name: "swap_b" } });
     await change("PATCH", "/databases/stopped_x", { database: { name: "stopped_y" } });
     await change("DELETE", "/databases/stopped_y");
     await change("DELETE", "/databases/again");
@@ -449,6 +452,12 @@ describe("computes are real Postgres servers", () => {
       [{ n: 0 }],
     );
     await change("DELETE", "/databases/again");
+    // Each database took the other's name, its data with it; deleting one through the API drops that one.
+    expect(await owner("SELECT v FROM kept", "swap_a")).toEqual([{ v: "swap_b" }]);
+    expect(await owner("SELECT v FROM kept", "swap_b")).toEqual([{ v: "swap_a" }]);
+    await change("DELETE", "/databases/swap_b");
+    expect(await owner("SELECT v FROM kept", "swap_a")).toEqual([{ v: "swap_b" }]);
+    await change("DELETE", "/databases/swap_a");
     // Its logical_size is measured again (at the stop) for the tests after this one.
     await changeState(p, "restart");
   });

@@ -100,8 +100,15 @@ const heldRoles = (client: PgClient) =>
   );
 
 /** The databases a server holds (templates aside), with their owners and marks. */
+/** A database a server holds: its name, its owner's, and its comment (the mark of the control plane's id). */
+interface HeldDatabase {
+  datname: string;
+  owner: string;
+  comment: string | null;
+}
+
 const heldDatabases = (client: PgClient) =>
-  client.query<{ datname: string; owner: string; comment: string | null }>(
+  client.query<HeldDatabase>(
     `SELECT datname, pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') AS comment
        FROM pg_database WHERE NOT datistemplate`,
   );
@@ -184,6 +191,7 @@ export async function reconcile(
       byName.delete(d.datname);
     }
   }
+  await uncrossRenames(client, spec, byName, beforeRename);
   for (const db of spec.databases) {
     let current = byName.get(db.name);
     const renamed = [...byName.values()].find(
@@ -234,6 +242,43 @@ export async function reconcile(
       WHERE d.datallowconn AND NOT d.datistemplate`,
   );
   for (const [name] of dropped) await dropRole(client, name, live.rows, inDatabase);
+}
+
+/**
+ * Renames that cross (two databases swapping names, a cycle, applied together): each database
+ * whose name the control plane gives another, and which it wants under a name of its own, moves
+ * aside (under a name nobody wants) and then to its own name, all in one transaction, so no
+ * reader of the catalog meanwhile sees a name in between. One whose name another database holds
+ * stays aside for reconcile, which finds it by its mark. `byName` follows.
+ */
+async function uncrossRenames(
+  client: PgClient,
+  spec: BranchSpec,
+  byName: Map<string, HeldDatabase>,
+  beforeRename: (database: string) => void,
+): Promise<void> {
+  const wantedName = new Map(spec.databases.map((d) => [d.origin, d.name]));
+  const crossing: { held: HeldDatabase; aside: string; own: string }[] = [];
+  for (const held of byName.values()) {
+    const origin = managedDatabaseId(held.comment);
+    const own = origin ? wantedName.get(origin) : undefined;
+    const claimant = spec.databases.find((d) => d.name === held.datname);
+    if (own && own !== held.datname && claimant && claimant.origin !== origin)
+      crossing.push({ held, aside: `neon_emulator_renaming_${origin}`, own });
+  }
+  if (!crossing.length) return;
+  for (const { held } of crossing) byName.delete(held.datname);
+  const statements = crossing.map(
+    ({ held, aside }) => `ALTER DATABASE ${ident(held.datname)} RENAME TO ${ident(aside)}`,
+  );
+  for (const { held, aside, own } of crossing) {
+    const name = byName.has(own) ? aside : own;
+    if (name === own) statements.push(`ALTER DATABASE ${ident(aside)} RENAME TO ${ident(own)}`);
+    byName.set(name, { ...held, datname: name });
+  }
+  // Sessions kept idle for clients go first; Postgres waits (up to 5 s) for them to end.
+  for (const { held } of crossing) beforeRename(held.datname);
+  await client.query(statements.join(";\n"));
 }
 
 /**
