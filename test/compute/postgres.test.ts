@@ -1578,21 +1578,25 @@ describe("computes are real Postgres servers", () => {
         (await api("GET", `/projects/${c.projectId}/operations`)).body.operations.length;
       const operationsBefore = await operations();
       // A backend busy with a query does not notice its postmaster's death, and runs on.
-      const busy = clientOf(c.endpointId, c.role, c.password, "neondb");
-      await busy.connect();
-      const backend = (await busy.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
-      const loop = busy.query("DO $$ BEGIN LOOP PERFORM 1; END LOOP; END $$").catch((err: Error) => err);
-      busy.on("error", () => {});
-      await eventually(async () => {
-        const rows = await query(
-          c.endpointId,
-          c.role,
-          c.password,
-          "neondb",
-          `SELECT state FROM pg_stat_activity WHERE pid = ${backend}`,
-        );
-        return rows[0]?.state === "active";
-      });
+      const busyLoop = async () => {
+        const client = clientOf(c.endpointId, c.role, c.password, "neondb");
+        await client.connect();
+        client.on("error", () => {});
+        const pid = (await client.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
+        const loop = client.query("DO $$ BEGIN LOOP PERFORM 1; END LOOP; END $$").catch((err: Error) => err);
+        await eventually(async () => {
+          const rows = await query(
+            c.endpointId,
+            c.role,
+            c.password,
+            "neondb",
+            `SELECT state FROM pg_stat_activity WHERE pid = ${pid}`,
+          );
+          return rows[0]?.state === "active";
+        });
+        return { client, pid, loop };
+      };
+      const { client: busy, pid: backend, loop } = await busyLoop();
       const postmaster = Number(fs.readFileSync(postmasterPidFile(c), "utf8").split("\n")[0]);
       process.kill(postmaster, "SIGKILL");
       const alive = (pid: number) => {
@@ -1638,6 +1642,17 @@ describe("computes are real Postgres servers", () => {
       expect(await query(c.endpointId, c.role, c.password, "neondb", "SELECT n FROM kept")).toEqual([
         { n: 42 },
       ]);
+      // Killed while its endpoint is being suspended, it is not started again, and leaves nothing running.
+      const second = await busyLoop();
+      const suspend = await api("POST", `/projects/${c.projectId}/endpoints/${c.endpointId}/suspend`);
+      process.kill(serverPid(), "SIGKILL");
+      await allSettled(c.projectId, suspend.body.operations);
+      await eventually(async () => !alive(second.pid));
+      expect(await second.loop).toBeInstanceOf(Error);
+      await second.client.end().catch(() => {});
+      expect(
+        (await api("GET", `/projects/${c.projectId}/endpoints/${c.endpointId}`)).body.endpoint.current_state,
+      ).toBe("idle");
       await api("DELETE", `/projects/${c.projectId}`);
     },
   );

@@ -73,6 +73,7 @@ import {
   PgServer,
   serverEnvironment,
   serverIdentity,
+  serverPids,
   stopAllNow,
 } from "./process.js";
 import {
@@ -648,6 +649,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const closed = closedToServers(this.dataDir);
     if (closed) this.logger?.error(closedFolderMessage(closed, this.dataDir));
     await Promise.all(this.pidFiles().map((file) => endOrphan(file, this.logger)));
+    await this.endStrays();
     // Copies a crash cut short (branch and snapshot folders being made, copies at a point, staged WAL).
     const projectsDir = path.join(this.dataDir, "projects");
     for (const project of readdir(projectsDir)) {
@@ -709,11 +711,31 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
   }
 
+  /** Stray ends under way, one after another. */
+  private strayEnds: Promise<void> = Promise.resolve();
+
+  /** Ends what is left of servers that are gone (strays.ts) in the projects' folders. */
+  private endStrays(): Promise<void> {
+    const root = path.join(this.dataDir, "projects");
+    this.strayEnds = this.strayEnds
+      .then(() => endStrays(root, serverPids(), this.logger))
+      .catch((err: unknown) => this.logger?.warn({ err }, "could not end what a gone server left"));
+    return this.strayEnds;
+  }
+
+  /** A server is about to start on `dir`: if the last one there did not stop cleanly (its postmaster.pid is left), what it left ends first. */
+  private async beforeStartOn(dir: string): Promise<void> {
+    if (fs.existsSync(path.join(dir, "postmaster.pid"))) await this.endStrays();
+  }
+
   async close(): Promise<void> {
     this.stopping();
     await Promise.all([...this.replays].map((server) => server.stop()));
     await this.pruning;
+    // Starts under way (a compute started again after its server exited) end first, then stop.
+    await Promise.all([...this.starting.values()].map((started) => started.catch(() => undefined)));
     await Promise.all([...this.servers.keys()].map((id) => this.stop(id)));
+    await this.endStrays();
     await this.removeSocketDir();
   }
 
@@ -727,7 +749,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /** The servers removed their sockets as they stopped; their folder goes too. */
   private async removeSocketDir(): Promise<void> {
     const socketDir = await this.socketDirReady?.catch(() => undefined);
-    if (socketDir) fs.rmSync(socketDir, { recursive: true, force: true });
+    try {
+      if (socketDir) fs.rmSync(socketDir, { recursive: true, force: true });
+    } catch (err) {
+      this.logger?.warn({ err }, "could not remove the servers' socket folder");
+    }
   }
 
   private pidFiles(): string[] {
@@ -1857,6 +1883,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     work: (port: number) => Promise<T>,
   ): Promise<T> {
     const bin = await this.serverBinaries(major);
+    await this.beforeStartOn(dir);
     const server = await PgServer.start(bin, dir, await freePort(), {
       ...ADMIN_SERVER_SETTINGS,
       ...settings,
@@ -2146,7 +2173,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         held.fingerprint === specFingerprint(this.view.branchSpec(endpoint.branchId)) &&
         control.clean &&
         control.checkpoint === held.checkpoint;
-      await endStrays(dir, this.logger);
+      await this.beforeStartOn(dir);
       const server = await PgServer.start(bin, dir, await freePort(), {
         ...managed,
         config_file: await this.writeOwnSettings(endpoint.projectId, endpointId, dir, own, managed),
@@ -2205,7 +2232,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     own: Record<string, string>,
   ): Promise<void> {
     const dir = path.join(this.replicasDir(endpoint.projectId, endpoint.branchId), endpoint.id);
-    await endStrays(dir, this.logger);
+    await this.beforeStartOn(dir);
     fs.rmSync(dir, { recursive: true, force: true });
     await makeCopiesFolder(path.dirname(dir));
     // Read before the copy: a restore that swaps the branch's data after it is seen to.
@@ -2364,11 +2391,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    */
   private track(endpointId: string, running: Running): void {
     this.servers.set(endpointId, running);
-    void running.server.exited.then(() => {
+    void running.server.exited.then(async () => {
       const current = this.servers.get(endpointId) === running;
       if (current) this.servers.delete(endpointId);
       this.noteSubscriptions(endpointId, running, 0);
-      if (current && !running.stopping) this.exitedUnasked(endpointId, running);
+      if (current && !running.stopping) {
+        this.dropRoleReader(endpointId);
+        if (!running.server.exitedCleanly) await this.endStrays();
+        await this.startUnasked(endpointId, running);
+      }
     });
   }
 
@@ -2378,27 +2409,30 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /**
    * A compute's server exited unasked (killed, crashed): an endpoint still meant to be active
    * gets a new one at once, as Neon brings a failed compute back, on the data its folder holds
-   * (Postgres' crash recovery). After RESTARTS_PER_MINUTE such exits within a minute it is left
-   * to the next client, whose connection starts it.
+   * (Postgres' crash recovery); a start that fails is tried again. After RESTARTS_PER_MINUTE such
+   * starts within a minute it is left to the next client, whose connection starts it.
    */
-  private exitedUnasked(endpointId: string, running: Running): void {
-    this.dropRoleReader(endpointId);
-    if (this.closed) return;
-    const endpoint = this.view.endpoint(endpointId);
-    if (!endpoint || (endpoint.pendingState ?? endpoint.currentState) !== "active") return;
-    const now = Date.now();
-    const recent = (this.restarts.get(endpointId) ?? []).filter((at) => now - at < 60_000);
+  private async startUnasked(endpointId: string, running: Running): Promise<void> {
     const { exitCode, signalCode } = running.server.proc;
-    const exit = { endpoint: endpointId, code: exitCode, signal: signalCode };
-    if (recent.length >= RESTARTS_PER_MINUTE) {
-      this.logger?.error(exit, "a compute's server keeps exiting: left stopped until a client connects");
-      return;
+    for (;;) {
+      const endpoint = this.view.endpoint(endpointId);
+      if (this.closed || !endpoint || (endpoint.pendingState ?? endpoint.currentState) !== "active") return;
+      const now = Date.now();
+      const recent = (this.restarts.get(endpointId) ?? []).filter((at) => now - at < 60_000);
+      const exit = { endpoint: endpointId, code: exitCode, signal: signalCode };
+      if (recent.length >= RESTARTS_PER_MINUTE) {
+        this.logger?.error(exit, "a compute's server keeps exiting: left stopped until a client connects");
+        return;
+      }
+      this.restarts.set(endpointId, [...recent, now]);
+      this.logger?.warn(exit, "a compute's server exited unasked: starting it again");
+      try {
+        await this.start(endpointId);
+        return;
+      } catch (err) {
+        this.logger?.error({ err, endpoint: endpointId }, "could not start a compute again");
+      }
     }
-    this.restarts.set(endpointId, [...recent, now]);
-    this.logger?.warn(exit, "a compute's server exited unasked: starting it again");
-    this.start(endpointId).catch((err: unknown) =>
-      this.logger?.error({ err, endpoint: endpointId }, "could not start a compute again"),
-    );
   }
 
   /** How many enabled subscriptions a running primary holds (`count`): held awake while there are any. */
@@ -2461,6 +2495,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const subscribed = running.subscribed === true;
     await running.server.stop();
     if (this.servers.get(endpointId) === running) this.servers.delete(endpointId);
+    // Killed (its stop timed out, or by hand meanwhile): what it left ends before its folder goes.
+    if (!running.server.exitedCleanly) await this.endStrays();
     if (held !== undefined) this.keepHeldSpec(running, held, subscribed);
     this.removeEndpointFiles(running.projectId, endpointId);
     if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });

@@ -120,6 +120,13 @@ const live = new Set<PgServer>();
 /** Set by stopAllNow: no server starts after it. */
 let closing = false;
 
+/** The process ids of the servers the emulator runs. */
+export function serverPids(): Set<number> {
+  const pids = new Set<number>();
+  for (const server of live) if (server.proc.pid !== undefined) pids.add(server.proc.pid);
+  return pids;
+}
+
 /** The Postgres major of the emulator's server on `port`, if one runs there. */
 export function majorOnPort(port: number): number | undefined {
   for (const server of live) if (server.port === port) return server.major;
@@ -272,6 +279,11 @@ export class PgServer {
 
   get running(): boolean {
     return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  /** It exited with status 0 (a shutdown), not killed or failed: it left no process behind. */
+  get exitedCleanly(): boolean {
+    return this.proc.exitCode === 0;
   }
 
   /**

@@ -62,10 +62,7 @@ export async function endOrphan(pidFile: string, logger?: Logger): Promise<void>
   }
   const pid = Number(lines[0]);
   const dataDir = path.dirname(pidFile);
-  if (!Number.isInteger(pid) || pid <= 0 || !(await isPostgres(pid))) {
-    await endStrays(dataDir, logger);
-    return;
-  }
+  if (!Number.isInteger(pid) || pid <= 0 || !(await isPostgres(pid))) return;
   if (!(await isServerOf(pid, dataDir, Number(lines[2])))) {
     // Not this folder's: its own start says the file is in the way, if that process still runs.
     logger?.warn(
@@ -81,34 +78,31 @@ export async function endOrphan(pidFile: string, logger?: Logger): Promise<void>
   if (await ended(pid, 5_000)) return;
   process.kill(pid, "SIGKILL");
   await ended(pid, 5_000);
-  await endStrays(dataDir, logger);
 }
 
 /**
- * Ends what is left of a server whose postmaster is gone (killed by hand or by the system's OOM
+ * Ends what is left of servers whose postmaster is gone (killed by hand or by the system's OOM
  * killer): a backend busy with a query runs on (one waiting on its client notices and exits),
- * attached to the server's shared memory, and no server starts on the folder until it ends
- * ("pre-existing shared memory block is still in use"). Found by their working folder, which
- * Linux alone shows (/proc); elsewhere Postgres' refusal stands until they end. Nothing is ended
- * while the folder's postmaster.pid names its running server.
+ * attached to its server's shared memory, and no server starts on that folder until it ends
+ * ("pre-existing shared memory block is still in use"). Strays are the postgres processes working
+ * in a folder under `root` (or one removed since) that are neither among `ours` (the servers the
+ * emulator runs) nor their children. Found through /proc, which Linux alone has; elsewhere
+ * Postgres' refusal stands until they end.
  */
-export async function endStrays(dataDir: string, logger?: Logger): Promise<void> {
-  if (process.platform !== "linux") return;
-  let postmaster: number;
-  let folder: string;
-  try {
-    postmaster = Number(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
-    folder = fs.realpathSync(dataDir);
-  } catch {
-    return; // stopped cleanly (no postmaster.pid), or gone
-  }
-  if (linuxPostgres(postmaster) && workingFolder(postmaster) === folder) return;
+export async function endStrays(root: string, ours: ReadonlySet<number>, logger?: Logger): Promise<void> {
+  if (process.platform !== "linux" || !fs.existsSync(root)) return;
+  const under = `${fs.realpathSync(root)}${path.sep}`;
   const strays = fs
     .readdirSync("/proc")
     .map(Number)
-    .filter((pid) => pid > 0 && pid !== process.pid && linuxPostgres(pid) && workingFolder(pid) === folder);
+    .filter((pid) => {
+      if (!(pid > 0) || ours.has(pid) || !linuxPostgres(pid)) return false;
+      const folder = workingFolder(pid)?.replace(/ \(deleted\)$/, "");
+      const parent = parentOf(pid);
+      return folder?.startsWith(under) === true && parent !== undefined && !ours.has(parent);
+    });
   if (!strays.length) return;
-  logger?.warn({ pids: strays, dataDir }, "ending the processes of a Postgres server that is gone");
+  logger?.warn({ pids: strays }, "ending the processes of Postgres servers that are gone");
   await Promise.all(
     strays.map(async (pid) => {
       for (const signal of ["SIGQUIT", "SIGKILL"] as const) {
@@ -121,6 +115,16 @@ export async function endStrays(dataDir: string, logger?: Logger): Promise<void>
       }
     }),
   );
+}
+
+/** A process's parent (Linux), if it still runs. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8"); // "<pid> (<comm>) <state> <ppid> …"
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A process's working folder (Linux), if it may be read. */
