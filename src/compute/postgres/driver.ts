@@ -1415,15 +1415,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           const history = historyOf(sourceDir);
           if (!history) throw noHistory(sourceId);
           const chain = chainOf(projectDir, history);
-          const primary = this.view.primaryOf(sourceId);
-          const port = primary ? this.portOf(primary) : undefined;
-          // A stopped folder a crash left is brought to a clean stop: its WAL then ends at its checkpoint.
-          if (port === undefined && !controlInfo(sourceDir).clean)
-            await this.onFolder(major, sourceDir, archiving(projectDir, sourceDir), async () => {});
           // Where its WAL ends: written out (to the files staged from its live pg_wal), or its shutdown checkpoint.
-          const end = parseLsn(
-            port === undefined ? checkpointLsn(sourceDir) : await this.withAdmin(port, currentLsn),
-          );
+          const live = await this.onRunningPrimary(sourceId, (port) => this.withAdmin(port, currentLsn));
+          // A stopped folder a crash left is brought to a clean stop: its WAL then ends at its checkpoint.
+          if (!live && !controlInfo(sourceDir).clean)
+            await this.onFolder(major, sourceDir, archiving(projectDir, sourceDir), async () => {});
+          const end = parseLsn(live ? live.value : checkpointLsn(sourceDir));
           const begins = historyStart(chain);
           const start = parseLsn(begins.lsn);
           // Checked again here: a pruning may have moved the history's start since the request.
@@ -2048,8 +2045,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const primary = this.view.primaryOf(branchId);
       return primary ? this.portOf(primary) : undefined;
     };
-    const port = running();
-    if (port !== undefined) return this.withAdmin(port, work, database);
+    const live = await this.onRunningPrimary(branchId, (port) => this.withAdmin(port, work, database));
+    if (live) return live.value;
     const major = this.view.pgVersion(projectId);
     if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
     const dir = await this.ensureBranchData(projectId, branchId);
@@ -2061,6 +2058,27 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         return this.withAdmin(port, work, database);
       });
     });
+  }
+
+  /**
+   * Runs `work` on the port of the branch primary's running server. Undefined when none runs, or
+   * when its server stopped under the work (a suspend under way, a kill): then once it has exited,
+   * so the caller may turn to its folder.
+   */
+  private async onRunningPrimary<T>(
+    branchId: string,
+    work: (port: number) => Promise<T>,
+  ): Promise<{ value: T } | undefined> {
+    const primary = this.view.primaryOf(branchId);
+    const live = primary ? this.servers.get(primary) : undefined;
+    if (!live?.server.running) return undefined;
+    try {
+      return { value: await work(live.server.port) };
+    } catch (err) {
+      if (!live.stopping && live.server.running) throw err;
+      await live.server.exited;
+      return undefined;
+    }
   }
 
   /**
@@ -2405,18 +2423,32 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   /** When each endpoint's server was last started again after exiting unasked (ms, last minute's). */
   private readonly restarts = new Map<string, number[]>();
+  /** Endpoints whose server is being started again after exiting unasked (startUnasked). */
+  private readonly restarting = new Set<string>();
 
   /**
    * A compute's server exited unasked (killed, crashed): an endpoint still meant to be active
    * gets a new one at once, as Neon brings a failed compute back, on the data its folder holds
-   * (Postgres' crash recovery); a start that fails is tried again. After RESTARTS_PER_MINUTE such
-   * starts within a minute it is left to the next client, whose connection starts it.
+   * (Postgres' crash recovery); a start that fails, or whose server exits in turn, is tried again
+   * (by the one loop under way for the endpoint). After RESTARTS_PER_MINUTE such starts within a
+   * minute it is left to the next client, whose connection starts it.
    */
   private async startUnasked(endpointId: string, running: Running): Promise<void> {
+    if (this.restarting.has(endpointId)) return;
+    this.restarting.add(endpointId);
+    try {
+      await this.restartLoop(endpointId, running);
+    } finally {
+      this.restarting.delete(endpointId);
+    }
+  }
+
+  private async restartLoop(endpointId: string, running: Running): Promise<void> {
     const { exitCode, signalCode } = running.server.proc;
     for (;;) {
       const endpoint = this.view.endpoint(endpointId);
       if (this.closed || !endpoint || (endpoint.pendingState ?? endpoint.currentState) !== "active") return;
+      if (this.portOf(endpointId) !== undefined) return;
       const now = Date.now();
       const recent = (this.restarts.get(endpointId) ?? []).filter((at) => now - at < 60_000);
       const exit = { endpoint: endpointId, code: exitCode, signal: signalCode };
@@ -2428,7 +2460,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       this.logger?.warn(exit, "a compute's server exited unasked: starting it again");
       try {
         await this.start(endpointId);
-        return;
       } catch (err) {
         this.logger?.error({ err, endpoint: endpointId }, "could not start a compute again");
       }
