@@ -1851,12 +1851,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const history = historyOf(dir);
     if (!history) return null;
     const chain = chainOf(this.projectDir(projectId), history);
-    const primary = this.view.primaryOf(branchId);
-    const port = primary ? this.portOf(primary) : undefined;
-    const end =
-      port === undefined
-        ? checkpointLsn(dir)
-        : await this.withAdmin(port, currentLsn, "postgres", WAL_POLL_TIMEOUT_MS);
+    const live = await this.onRunningPrimary(branchId, (port) =>
+      this.withAdmin(port, currentLsn, "postgres", WAL_POLL_TIMEOUT_MS),
+    );
+    const end = live ? live.value : checkpointLsn(dir);
     const start = historyStart(chain);
     return { start: start.lsn, end, since: start.since };
   }
