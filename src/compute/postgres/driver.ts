@@ -628,8 +628,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
         // Not one suspended (auto-suspend of a compute idle since before the restart) or deleted
         // while the computes before it started: its suspend found nothing to stop.
-        const endpoint = this.view.endpoint(id);
-        if (!endpoint || (endpoint.pendingState ?? endpoint.currentState) !== "active") continue;
+        if (!this.meantActive(id)) continue;
         await this.start(id).catch((err) =>
           this.logger?.error({ err, endpoint: id }, "could not resume a compute"),
         );
@@ -2060,8 +2059,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   /**
    * Runs `work` on the port of the branch primary's running server. Undefined when none runs, or
-   * when its server stopped under the work (a suspend under way, a kill): then once it has exited,
-   * so the caller may turn to its folder.
+   * when its server stopped under the work (stoppedUnder: a suspend under way, a kill): then once
+   * it has exited, so the caller may turn to its folder.
    */
   private async onRunningPrimary<T>(
     branchId: string,
@@ -2073,9 +2072,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     try {
       return { value: await work(live.server.port) };
     } catch (err) {
-      if (!live.stopping && live.server.running) throw err;
-      await live.server.exited;
-      return undefined;
+      if (await stoppedUnder(err, live.server)) return undefined;
+      throw err;
     }
   }
 
@@ -2389,10 +2387,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       // that start ends first, or the restart would join it and leave the server stopped.
       await this.starting.get(endpointId)?.catch(() => undefined);
       await this.stop(endpointId);
-      const endpoint = this.view.endpoint(endpointId);
       // Not one being suspended or deleted meanwhile.
-      if (endpoint && (endpoint.pendingState ?? endpoint.currentState) === "active")
-        await this.start(endpointId);
+      if (this.meantActive(endpointId)) await this.start(endpointId);
     } catch (err) {
       this.logger?.warn(
         { err, endpoint: endpointId },
@@ -2417,6 +2413,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         await this.startUnasked(endpointId, running);
       }
     });
+  }
+
+  /** Whether the endpoint exists and is active, or heading there (not being suspended or deleted). */
+  private meantActive(endpointId: string): boolean {
+    const endpoint = this.view.endpoint(endpointId);
+    return endpoint !== undefined && (endpoint.pendingState ?? endpoint.currentState) === "active";
   }
 
   /** When each endpoint's server was last started again after exiting unasked (ms, last minute's). */
@@ -2444,8 +2446,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private async restartLoop(endpointId: string, running: Running): Promise<void> {
     const { exitCode, signalCode } = running.server.proc;
     for (;;) {
-      const endpoint = this.view.endpoint(endpointId);
-      if (this.closed || !endpoint || (endpoint.pendingState ?? endpoint.currentState) !== "active") return;
+      if (this.closed || !this.meantActive(endpointId)) return;
       if (this.portOf(endpointId) !== undefined) return;
       const now = Date.now();
       const recent = (this.restarts.get(endpointId) ?? []).filter((at) => now - at < 60_000);

@@ -99,7 +99,6 @@ const heldRoles = (client: PgClient) =>
     `SELECT rolname, rolcanlogin, rolreplication, rolpassword, shobj_description(oid, 'pg_authid') AS comment FROM pg_authid`,
   );
 
-/** The databases a server holds (templates aside), with their owners and marks. */
 /** A database a server holds: its name, its owner's, and its comment (the mark of the control plane's id). */
 interface HeldDatabase {
   datname: string;
@@ -107,6 +106,7 @@ interface HeldDatabase {
   comment: string | null;
 }
 
+/** The databases a server holds (templates aside), with their owners and marks. */
 const heldDatabases = (client: PgClient) =>
   client.query<HeldDatabase>(
     `SELECT datname, pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') AS comment
@@ -200,9 +200,9 @@ export async function reconcile(
     // The name is a database the control plane does not know (made with SQL a moment before it
     // took it): a rename onto it is refused, as Postgres refuses it, rather than that database
     // taken over. (An unmarked one, or the template's default marked 0, is taken when no other
-    // holds the origin; one the control plane wants under another name is on its way there.)
+    // holds the origin; one the control plane wants under another name moved aside above.)
     const origin = current && managedDatabaseId(current.comment);
-    if (current && (origin ? origin !== db.origin && !wantedOrigins.has(origin) : renamed !== undefined))
+    if (current && (origin ? origin !== db.origin : renamed !== undefined))
       throw new Error(`database "${db.name}" already exists`);
     if (!current) {
       if (renamed) {

@@ -72,12 +72,23 @@ export async function endOrphan(pidFile: string, logger?: Logger): Promise<void>
     return;
   }
   logger?.warn({ serverPid: pid, dataDir }, "ending a Postgres server a previous run left behind");
-  process.kill(pid, "SIGINT");
-  if (await ended(pid, 10_000)) return;
-  process.kill(pid, "SIGQUIT");
-  if (await ended(pid, 5_000)) return;
-  process.kill(pid, "SIGKILL");
-  await ended(pid, 5_000);
+  await signalUntilEnded(pid, [
+    ["SIGINT", 10_000],
+    ["SIGQUIT", 5_000],
+    ["SIGKILL", 5_000],
+  ]);
+}
+
+/** Sends each signal in turn until the process has ended, waiting up to its time after each. */
+async function signalUntilEnded(pid: number, steps: [NodeJS.Signals, number][]): Promise<void> {
+  for (const [signal, ms] of steps) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      return; // ended meanwhile
+    }
+    if (await ended(pid, ms)) return;
+  }
 }
 
 /**
@@ -104,16 +115,12 @@ export async function endStrays(root: string, ours: ReadonlySet<number>, logger?
   if (!strays.length) return;
   logger?.warn({ pids: strays }, "ending the processes of Postgres servers that are gone");
   await Promise.all(
-    strays.map(async (pid) => {
-      for (const signal of ["SIGQUIT", "SIGKILL"] as const) {
-        try {
-          process.kill(pid, signal);
-        } catch {
-          return; // ended meanwhile
-        }
-        if (await ended(pid, 2_000)) return;
-      }
-    }),
+    strays.map((pid) =>
+      signalUntilEnded(pid, [
+        ["SIGQUIT", 2_000],
+        ["SIGKILL", 2_000],
+      ]),
+    ),
   );
 }
 
