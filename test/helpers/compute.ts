@@ -33,7 +33,10 @@ export function computeClient(server: () => RunningServer, key: string) {
   async function allSettled(projectId: string, ops: { id: string }[]) {
     const results = [];
     for (const op of ops) results.push(await settled(projectId, op.id));
-    expect(results.map((r) => r.status)).toEqual(ops.map(() => "finished"));
+    // A failed operation shows its error in the assertion's output.
+    expect(results.map((r) => (r.status === "failed" ? `failed: ${r.error}` : r.status))).toEqual(
+      ops.map(() => "finished"),
+    );
   }
 
   /** A client of an endpoint through the front door (the endpoint named in `options`, as the API's URIs do). */
