@@ -1668,8 +1668,19 @@ describe("computes are real Postgres servers", () => {
       );
     const statsBefore = await inserted();
     expect(statsBefore[0]?.n).toBeGreaterThan(0);
+    // An API role changes its own password with SQL, its session still open when the emulator is
+    // killed: the change was never read (that waits for the session's end), and must not be undone.
+    const made = await api("POST", `/projects/${p.projectId}/branches/${p.branchId}/roles`, {
+      role: { name: "sql_pw" },
+    });
+    await allSettled(p.projectId, made.body.operations);
+    const own = clientOf(p.endpointId, "sql_pw", made.body.role.password, "neondb");
+    own.on("error", () => {});
+    await own.connect();
+    await own.query("ALTER ROLE CURRENT_USER PASSWORD 'set-by-sql-before-kill'");
     const orphanPid = Number(fs.readFileSync(postmasterPidFile(p), "utf8").split("\n")[0]);
     await server.stop("SIGKILL");
+    await own.end().catch(() => {});
     expect(() => process.kill(orphanPid, 0)).not.toThrow();
     // A data folder whose folders lack the allocator's mark (made before it existed) gets it at start.
     const branches = path.join(dir, "db-data", "projects", p.projectId, "branches");
@@ -1736,6 +1747,12 @@ describe("computes are real Postgres servers", () => {
       }
     }
     if (!back) throw new Error("the active endpoint did not come back");
+    expect(
+      await query(p.endpointId, "sql_pw", "set-by-sql-before-kill", "neondb", "SELECT current_user AS u"),
+    ).toEqual([{ u: "sql_pw" }]);
+    await expect(
+      query(p.endpointId, "sql_pw", made.body.role.password, "neondb", "SELECT 1"),
+    ).rejects.toMatchObject({ code: "28P01" });
     expect(other.exitCode).toBeNull();
     expect(other.signalCode).toBeNull();
     other.kill("SIGKILL");

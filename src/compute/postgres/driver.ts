@@ -125,6 +125,8 @@ const STOP_MEASURE_TIMEOUT_MS = 1000;
 const ROLE_SYNC_MS = 1000;
 /** How long reading a server's roles may take (its login, each query). */
 const ROLE_READ_TIMEOUT_MS = 2000;
+/** How long reading the roles of a server a previous run left may take (its login, each query). */
+const ORPHAN_READ_TIMEOUT_MS = 10_000;
 /** How long an administrator's session kept for reading roles may stay unused. */
 const ROLE_READER_IDLE_MS = 10_000;
 /** How long a change that met a compute's connection ending waits to see the server exit. */
@@ -454,6 +456,16 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const running = this.servers.get(endpointId);
     if (!this.catalogSink || !running?.server.running || !running.reconciled || running.replicaDir) return;
     const client = session ?? (await this.roleReader(endpointId, running.server.port));
+    this.noteSubscriptions(endpointId, running, await this.takeCatalog(running.branchId, client));
+  }
+
+  /**
+   * Hands the roles and databases the branch's primary holds (read through the administrator's
+   * `client`) to the control plane, and marks those it took; returns the enabled subscriptions
+   * the server holds.
+   */
+  private async takeCatalog(branchId: string, client: PgClient): Promise<number> {
+    if (!this.catalogSink) return 0;
     const roles = await client.query<{
       rolname: string;
       rolpassword: string | null;
@@ -469,8 +481,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         -- Not one a DROP cut short left invalid (Postgres 15.4+): it is going.
         WHERE NOT datistemplate AND datname <> 'postgres' AND datconnlimit <> -2 ORDER BY oid`,
     );
-    this.noteSubscriptions(endpointId, running, await enabledSubscriptions(client));
-    const taken = this.catalogSink(running.branchId, {
+    const subscriptions = await enabledSubscriptions(client);
+    const taken = this.catalogSink(branchId, {
       roles: roles.rows.map((r) => ({ name: r.rolname, verifier: r.rolpassword, canLogin: r.rolcanlogin })),
       databases: databases.rows.map((d) => ({
         name: d.datname,
@@ -481,6 +493,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // One renamed or dropped since the read is left for the next read.
     for (const name of taken.roles) await client.query(markAdopted(name)).catch(() => {});
     for (const db of taken.databases) await client.query(markDatabase(db.name, db.id)).catch(() => {});
+    return subscriptions;
   }
 
   /** The administrator's session on an endpoint's server, opened at need and closed after ROLE_READER_IDLE_MS unused. */
@@ -647,7 +660,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private async clearLeftovers(): Promise<void> {
     const closed = closedToServers(this.dataDir);
     if (closed) this.logger?.error(closedFolderMessage(closed, this.dataDir));
-    await Promise.all(this.pidFiles().map((file) => endOrphan(file, this.logger)));
+    await Promise.all(
+      this.pidFiles().map((file) =>
+        endOrphan(file, this.logger, (port) => this.takeOrphanCatalog(path.dirname(file), port)),
+      ),
+    );
     await this.endStrays();
     // Copies a crash cut short (branch and snapshot folders being made, copies at a point, staged WAL).
     const projectsDir = path.join(this.dataDir, "projects");
@@ -686,6 +703,37 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await markTops(this.copiesFolders());
     this.pruneTimer ??= setInterval(() => this.pruneAll(), PRUNE_EVERY_MS);
     this.pruneTimer.unref();
+  }
+
+  /**
+   * What SQL changed in the roles and databases of a branch's primary a previous run left running
+   * (the emulator killed before it read them: a second after a client's session ends, or at a
+   * stop), taken before that server is ended, so its next start does not undo it. Only from a
+   * server whose reconcile had succeeded, of an endpoint recorded active, and no restore of the
+   * branch under way: what it holds is then the control plane's, plus SQL's changes (an API
+   * change still unfinished is the API's, as while it runs).
+   */
+  private async takeOrphanCatalog(dataDir: string, port: number): Promise<void> {
+    if (path.basename(path.dirname(dataDir)) !== "branches") return;
+    const branchId = path.basename(dataDir);
+    const projectId = path.basename(path.dirname(path.dirname(dataDir)));
+    const primary = this.view.primaryOf(branchId);
+    if (!primary || this.view.endpoint(primary)?.currentState !== "active") return;
+    if (!fs.existsSync(this.reconciledMark(projectId, primary)) || this.view.restorePending(branchId)) return;
+    if (!Number.isInteger(port)) return;
+    await this.withBranch(branchId, () =>
+      this.withAdmin(
+        port,
+        (client) => this.takeCatalog(branchId, client),
+        "postgres",
+        ORPHAN_READ_TIMEOUT_MS,
+      ),
+    ).catch((err: unknown) =>
+      this.logger?.warn(
+        { err, branch: branchId },
+        "could not read the roles and databases of a server a previous run left",
+      ),
+    );
   }
 
   async discard(event: DomainEvent): Promise<void> {
@@ -2204,6 +2252,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         managed,
       };
       this.track(endpointId, running);
+      if (holds) this.markReconciled(endpointId, running);
       if (endpoint.type !== "read_write") return;
       await this.attachReplicas(endpoint.branchId, server.port);
       // Its WAL's count went on from its stop (a replaced folder has no held spec).
@@ -2218,7 +2267,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           await this.reconcileBranch(client, server.port, endpoint.branchId);
           this.noteSubscriptions(endpointId, running, await enabledSubscriptions(client));
         });
-        running.reconciled = true;
+        this.markReconciled(endpointId, running);
       } catch (err) {
         if (!server.running) throw err;
         // A change the server refuses (made while it was stopped) must not keep the compute from
@@ -2320,9 +2369,24 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return path.join(this.projectDir(projectId), "endpoints", `${replicaId}.pgpass`);
   }
 
-  /** Removes the files a compute's server ran with outside its folder (its settings, a replica's password file). */
+  /**
+   * A file beside a primary's settings saying a reconcile succeeded on its server: after a crash
+   * of the emulator, what SQL changed in the roles and databases of a server so marked is taken
+   * from it before it is ended (takeOrphanCatalog).
+   */
+  private reconciledMark(projectId: string, endpointId: string): string {
+    return path.join(this.projectDir(projectId), "endpoints", `${endpointId}.reconciled`);
+  }
+
+  private markReconciled(endpointId: string, running: Running): void {
+    if (!running.reconciled) writeEndpointFile(this.reconciledMark(running.projectId, endpointId), "");
+    running.reconciled = true;
+  }
+
+  /** Removes the files a compute's server ran with outside its folder (its settings, a replica's password file, its reconcile's mark). */
   private removeEndpointFiles(projectId: string, endpointId: string): void {
     fs.rmSync(this.ownSettingsFile(projectId, endpointId), { force: true });
+    fs.rmSync(this.reconciledMark(projectId, endpointId), { force: true });
     fs.rmSync(this.replicaPassfile(projectId, endpointId), { force: true });
   }
 
@@ -2613,7 +2677,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         if (running && (await stoppedUnder(err, running.server))) return false;
         throw err;
       }
-      if (running) running.reconciled = true;
+      if (running) this.markReconciled(primary, running);
       return false;
     });
   }

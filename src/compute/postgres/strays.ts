@@ -51,9 +51,14 @@ async function ended(pid: number, ms: number): Promise<boolean> {
 /**
  * Ends the server a postmaster.pid names, if it still runs: a fast shutdown, as a stop does (its
  * checkpoint spares the next start a crash recovery, and its statistics are kept), then an
- * immediate one, then SIGKILL.
+ * immediate one, then SIGKILL. `beforeEnd` is given its port first (line 4 of the file), once
+ * the process is known to be that folder's server.
  */
-export async function endOrphan(pidFile: string, logger?: Logger): Promise<void> {
+export async function endOrphan(
+  pidFile: string,
+  logger?: Logger,
+  beforeEnd?: (port: number) => Promise<void>,
+): Promise<void> {
   let lines: string[];
   try {
     lines = fs.readFileSync(pidFile, "utf8").split("\n");
@@ -71,6 +76,7 @@ export async function endOrphan(pidFile: string, logger?: Logger): Promise<void>
     );
     return;
   }
+  await beforeEnd?.(Number(lines[3]));
   logger?.warn({ serverPid: pid, dataDir }, "ending a Postgres server a previous run left behind");
   await signalUntilEnded(pid, [
     ["SIGINT", 10_000],
