@@ -714,19 +714,20 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * change still unfinished is the API's, as while it runs).
    */
   private async takeOrphanCatalog(dataDir: string, port: number): Promise<void> {
-    if (path.basename(path.dirname(dataDir)) !== "branches") return;
+    if (!Number.isInteger(port) || path.basename(path.dirname(dataDir)) !== "branches") return;
     const branchId = path.basename(dataDir);
     const projectId = path.basename(path.dirname(path.dirname(dataDir)));
     const primary = this.view.primaryOf(branchId);
     if (!primary || this.view.endpoint(primary)?.currentState !== "active") return;
     if (!fs.existsSync(this.reconciledMark(projectId, primary)) || this.view.restorePending(branchId)) return;
-    if (!Number.isInteger(port)) return;
     await this.withBranch(branchId, () =>
       this.withAdmin(
         port,
         (client) => this.takeCatalog(branchId, client),
         "postgres",
         ORPHAN_READ_TIMEOUT_MS,
+        // Not one of this process's servers: its major is its project's.
+        this.view.pgVersion(projectId),
       ),
     ).catch((err: unknown) =>
       this.logger?.warn(
@@ -1191,15 +1192,23 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return dir;
   }
 
-  /** An administrator's client (not yet connected) for the server at `port`; `timeoutMs` bounds its login and each query. */
-  private adminClient(port: number, database: string, timeoutMs?: number): PgClient {
+  /**
+   * An administrator's client (not yet connected) for the server at `port`, of Postgres `major`
+   * (known for the servers this process runs); `timeoutMs` bounds its login and each query.
+   */
+  private adminClient(
+    port: number,
+    database: string,
+    timeoutMs?: number,
+    major = majorOnPort(port),
+  ): PgClient {
     const client = new (pg().Client)({
       host: "127.0.0.1",
       port,
       user: ADMIN_USER,
       password: this.adminPassword(),
       database,
-      options: adminSessionOptions(majorOnPort(port)),
+      options: adminSessionOptions(major),
       ...(timeoutMs ? { connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs } : {}),
     });
     // A server that stops meanwhile ends the session: the query under way fails with it, and
@@ -1214,8 +1223,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     use: (client: PgClient) => Promise<T>,
     database = "postgres",
     timeoutMs?: number,
+    major?: number,
   ): Promise<T> {
-    const client = this.adminClient(port, database, timeoutMs);
+    const client = this.adminClient(port, database, timeoutMs, major);
     await client.connect();
     try {
       return await use(client);
