@@ -25,6 +25,12 @@ export interface BranchReader {
    * emulator kept history), undefined when its data is not made yet.
    */
   historyRange(projectId: string, branchId: string): Promise<HistoryRange | null | undefined>;
+  /**
+   * Makes a new branch's data now, a copy of its parent as it is (its create_branch operation
+   * then finds it made): resolves to the parent's LSN the copy holds, or undefined when the copy
+   * fails or takes longer than `waitMs` (it goes on).
+   */
+  makeNow(projectId: string, branchId: string, waitMs: number): Promise<string | undefined>;
 }
 
 /** A branch's history: the LSNs it holds (where it begins, where its WAL ends) and since when (wall ms). */

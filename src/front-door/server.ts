@@ -2,6 +2,7 @@ import type http from "node:http";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
+import { within } from "../platform/clock.js";
 import type { TlsIdentity } from "./certificates.js";
 import { POOLER_DEFAULTS, Pooler } from "./pooler.js";
 import { endPointBinding } from "./scram.js";
@@ -103,14 +104,7 @@ export class FrontDoor {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
     this.context.pooler?.close();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.sessions]),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, CLOSE_WAIT_MS);
-      }),
-    ]);
-    clearTimeout(timer);
+    await within(Promise.allSettled([...this.sessions]), CLOSE_WAIT_MS, undefined);
     await closed;
   }
 }

@@ -77,3 +77,19 @@ export function stopwatch(): () => number {
   const start = performance.now();
   return () => performance.now() - start;
 }
+
+/**
+ * What `work` resolves to, or `otherwise` once `ms` pass first (the work goes on; its timer is
+ * cleared either way, so it never holds the process open).
+ */
+export async function within<T, U>(work: Promise<T>, ms: number, otherwise: U): Promise<T | U> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<U>((resolve) => {
+    timer = setTimeout(() => resolve(otherwise), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

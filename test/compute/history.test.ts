@@ -226,6 +226,36 @@ describe("a branch at a point of its parent's history", () => {
   });
 });
 
+describe("a branch of its parent's head", () => {
+  it("holds its parent as it was when the create answered, though its create_branch finishes only when the clock moves; its parent_lsn shows at once", async () => {
+    const q = await createProject("head");
+    await sql(q, "CREATE TABLE t (v int)");
+    await sql(q, "INSERT INTO t VALUES (1)");
+    const res = await api("POST", `/projects/${q.id}/branches`, {
+      branch: { name: "head-copy" },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(res.status).toBe(201);
+    const lsn = res.body.branch.parent_lsn;
+    expect(lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    // Written after the answer, the clock not moved: the branch's operation is still running.
+    await sql(q, "INSERT INTO t VALUES (2)");
+    const create = res.body.operations.find((o: { action: string }) => o.action === "create_branch");
+    expect((await api("GET", `/projects/${q.id}/operations/${create.id}`)).body.operation.status).toBe(
+      "running",
+    );
+    expect(
+      (await api("GET", `/projects/${q.id}/branches/${res.body.branch.id}`)).body.branch.parent_lsn,
+    ).toBe(lsn);
+    await allSettled(q.id, res.body.operations);
+    expect(values(await sql(q, "SELECT v FROM t ORDER BY v", res.body.endpoints[0].id))).toEqual([1]);
+    expect(values(await sql(q, "SELECT v FROM t ORDER BY v"))).toEqual([1, 2]);
+    expect(
+      (await api("GET", `/projects/${q.id}/branches/${res.body.branch.id}`)).body.branch.parent_lsn,
+    ).toBe(lsn);
+  });
+});
+
 describe("restoring a branch to a point", () => {
   it("its own history: the state before a mistake comes back, the previous state is kept as its parent", async () => {
     const p = await createProject("undo");

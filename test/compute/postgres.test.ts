@@ -153,24 +153,29 @@ describe("computes are real Postgres servers", () => {
   );
 
   it("a branch starts as a copy of its running parent, then the two diverge", async () => {
+    const walNow = async () =>
+      String(
+        (
+          await query(p.endpointId, p.role, p.password, "neondb", "SELECT pg_current_wal_lsn()::text AS lsn")
+        )[0]?.lsn,
+      );
+    const before = await walNow();
     const res = await api("POST", `/projects/${p.projectId}/branches`, {
       branch: { name: "dev" },
       endpoints: [{ type: "read_write" }],
     });
     expect(res.status).toBe(201);
-    // Where it is copied from is not known before the copy: no made-up LSN meanwhile.
-    expect(res.body.branch).not.toHaveProperty("parent_lsn");
-    const before = (
-      await query(p.endpointId, p.role, p.password, "neondb", "SELECT pg_current_wal_lsn()::text AS lsn")
-    )[0];
-    await allSettled(p.projectId, res.body.operations);
-    dev = { branchId: res.body.branch.id, endpointId: res.body.endpoints[0].id };
-    // The branch reports where it was copied (the backup's start LSN) and how big its data is.
-    const child_ = (await api("GET", `/projects/${p.projectId}/branches/${dev.branchId}`)).body.branch;
-    expect(child_.parent_lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    // The copy is made before the answer, which gives where it was copied (the backup's end LSN).
     const lsn = (text: string) =>
       text.split("/").reduce((n, part) => n * 2 ** 32 + Number.parseInt(part, 16), 0);
-    expect(lsn(child_.parent_lsn)).toBeGreaterThanOrEqual(lsn(String(before?.lsn)));
+    expect(res.body.branch.parent_lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    expect(lsn(res.body.branch.parent_lsn)).toBeGreaterThanOrEqual(lsn(before));
+    expect(lsn(res.body.branch.parent_lsn)).toBeLessThanOrEqual(lsn(await walNow()));
+    await allSettled(p.projectId, res.body.operations);
+    dev = { branchId: res.body.branch.id, endpointId: res.body.endpoints[0].id };
+    // The branch keeps reporting where it was copied, and how big its data is.
+    const child_ = (await api("GET", `/projects/${p.projectId}/branches/${dev.branchId}`)).body.branch;
+    expect(child_.parent_lsn).toBe(res.body.branch.parent_lsn);
     expect(child_.logical_size).toBeGreaterThan(1_000_000);
     const child = dev.endpointId;
     const parent = p.endpointId;

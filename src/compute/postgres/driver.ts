@@ -18,6 +18,7 @@ import type {
   ServerRole,
 } from "../../control-plane/roles-databases/service.js";
 import { badRequest, notFound, unprocessable } from "../../errors.js";
+import { within } from "../../platform/clock.js";
 import type { Db } from "../../platform/db.js";
 import type { DomainEvent } from "../../platform/events.js";
 import { type PgClient, pg } from "../../platform/pg.js";
@@ -1877,6 +1878,23 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return { start: start[1], end: label.lsn };
   }
 
+  /**
+   * Makes a new branch's data now, as its create_branch operation would when it comes due (which
+   * then finds it made): resolves to the LSN of its parent the copy holds, or to undefined when
+   * the copy fails (the operation makes it again, or fails) or takes longer than `waitMs` (it goes on).
+   */
+  async makeNow(projectId: string, branchId: string, waitMs: number): Promise<string | undefined> {
+    await this.cleared;
+    const made = this.ensureBranchData(projectId, branchId).then(
+      () => this.copiedAt.get(branchId)?.lsn,
+      (err: unknown) => {
+        this.logger?.warn({ err, branch: branchId }, "could not copy a new branch's data at its creation");
+        return undefined;
+      },
+    );
+    return within(made, waitMs, undefined);
+  }
+
   async snapshot(
     projectId: string,
     branchId: string,
@@ -2804,15 +2822,11 @@ function serverWentAway(err: unknown): boolean {
  */
 async function stoppedUnder(err: unknown, server: PgServer): Promise<boolean> {
   if (!serverWentAway(err)) return false;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), STOP_WAIT_MS);
-  });
-  try {
-    return await Promise.race([server.exited.then(() => true as const), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return within(
+    server.exited.then(() => true),
+    STOP_WAIT_MS,
+    false,
+  );
 }
 
 /** The enabled logical replication subscriptions of a server (pg_subscription is shared by its databases). */

@@ -1,6 +1,7 @@
 import { restoreBranch } from "../../control-plane/branch-restore/service.js";
 import { BranchCreateRequest, BranchUpdateRequest } from "../../control-plane/branches/schema.js";
 import {
+  copyParentNow,
   createBranch,
   deleteBranch,
   getBranch,
@@ -195,7 +196,10 @@ router.post("/projects/:projectId/branches", async (c) => {
     },
     ...(form.with_compute === "true" ? { endpoints: [{ type: "read_write" }] } : {}),
   });
-  const body = run(c, createBranch(c.var.ctx, accountOf(c), projectId, input));
+  const body = await copyParentNow(
+    c.var.ctx,
+    run(c, createBranch(c.var.ctx, accountOf(c), projectId, input)),
+  );
   return redirectTo(
     c,
     branchPath(projectId, body.branch.id),

@@ -5,6 +5,7 @@ import { type DomainEvent, operationsStarted } from "../../platform/events.js";
 import {
   type BranchRow,
   conflictingOperations,
+  findBranchById,
   type ProjectRow,
   readBranch,
   requireBranch,
@@ -47,6 +48,7 @@ import {
   findDefaultBranch,
   insertBranch,
   listBranchRows,
+  recordBranchData,
   setDefault,
   updateBranchRow,
 } from "./store.js";
@@ -161,6 +163,28 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
     return { body, ops };
   });
   return { body, events: operationsStarted(ops) };
+}
+
+/** How long a branch create waits for its branch's data to be copied before it answers. */
+const COPY_WAIT_MS = 2000;
+
+/**
+ * With real computes, a branch made from its parent's head has its data copied before its create
+ * is answered (up to COPY_WAIT_MS): it holds the parent as it was when created, as on Neon, not as
+ * it is when its create_branch operation comes due (on the manual clock, at an advance), and its
+ * parent_lsn shows at once. A longer copy goes on; the operation finds it made.
+ */
+export async function copyParentNow<T extends { branch: { id: string; parent_lsn?: string | undefined } }>(
+  ctx: Ctx,
+  created: T,
+): Promise<T> {
+  const data = ctx.branchData;
+  const row = data && findBranchById(ctx.db, created.branch.id);
+  if (!data || !row?.parentId || row.historyPoint) return created;
+  const lsn = await data.makeNow(row.projectId, row.id, COPY_WAIT_MS);
+  if (lsn === undefined) return created;
+  ctx.db.transaction((tx) => recordBranchData(tx, row.id, { parentLsn: lsn }));
+  return { ...created, branch: { ...created.branch, parent_lsn: lsn } };
 }
 
 export function getBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {

@@ -15,7 +15,7 @@ import { Database, Role } from "../../roles-databases/schema.js";
 import { ProjectParams } from "../../schema.js";
 import { requireInHistory } from "../history.js";
 import { Branch, BranchCreateRequest } from "../schema.js";
-import { createBranch } from "../service.js";
+import { copyParentNow, createBranch } from "../service.js";
 
 const route = createRoute({
   method: "post",
@@ -59,5 +59,6 @@ export default createRouter().openapi(route, async (c) => {
     projectMajor(ctx, principal.accountId, projectId),
     (input.endpoints ?? []).map((e) => e.settings?.pg_settings),
   );
-  return c.json(publish(c, createBranch(ctx, principal.accountId, projectId, input)), 201);
+  const created = publish(c, createBranch(ctx, principal.accountId, projectId, input));
+  return c.json(await copyParentNow(ctx, created), 201);
 });
