@@ -621,7 +621,7 @@ function computeRows(c: ComputeResults): Row[] {
     target: "<= 150 ms",
     pass: c.wake.p50 <= 150 ? "pass" : "FAIL",
   });
-  for (const q of c.queries)
+  for (const q of c.queries) {
     rows.push({
       figure: `SELECT 1 through the door vs the compute directly (persistent connections, ${fmt(q.door.runs[0]?.seconds, 0)} s runs)`,
       conns: String(q.clients),
@@ -634,6 +634,17 @@ function computeRows(c: ComputeResults): Row[] {
       target: q.clients === 10 ? ">= 80%" : "",
       pass: q.clients === 10 ? (q.ratio >= 0.8 ? "pass" : "FAIL") : "",
     });
+    rows.push({
+      figure: "  floor: a bare node relay (stream.pipe; no TLS, routing or password) to the same compute",
+      conns: String(q.clients),
+      value: `${fmt(q.relay.qps, 0)} q/s`,
+      p50: fmt(q.relay.p50, 2),
+      p99: fmt(q.relay.p99, 2),
+      baseline: `${fmt(q.direct.qps, 0)} q/s direct`,
+      ratio: `${(q.relayRatio * 100).toFixed(1)}%`,
+      ...none,
+    });
+  }
   const sv = c.serverless;
   const pairRow = (
     figure: string,
@@ -665,7 +676,14 @@ function computeRows(c: ComputeResults): Row[] {
     "<= 2x",
     sv.http1.subject.p50 <= 2 * sv.http1.baseline.p50,
   );
-  pairRow("  same, 10 concurrent: throughput", sv.http10, false, "", undefined);
+  pairRow(
+    "  floor: neon() against a node:http server giving the same answer without Postgres",
+    sv.httpFloor1,
+    true,
+    "",
+    undefined,
+  );
+  pairRow("  same (the emulator), 10 concurrent: throughput", sv.http10, false, "", undefined);
   pairRow(
     "serverless Client over its WebSocket tunnel vs node-postgres through the door (TCP)",
     sv.websocket10,

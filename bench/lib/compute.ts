@@ -10,7 +10,17 @@ import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { Api } from "./http.js";
-import { type Child, cpuMs, machineBusyMs, randomKey, rssMb, sleep, spawnEmulator, tempDir } from "./proc.js";
+import {
+  type Child,
+  cpuMs,
+  machineBusyMs,
+  randomKey,
+  rssMb,
+  sleep,
+  spawnEmulator,
+  spawnFloors,
+  tempDir,
+} from "./proc.js";
 import { BASE } from "./scenarios.js";
 import { measureServerless, type ServerlessResults } from "./serverless.js";
 import { median, percentile, round } from "./stats.js";
@@ -107,6 +117,10 @@ export interface QuerySeries {
   direct: { qps: number; p50: number; p99: number; runs: QueryRun[] };
   /** Median of the per-run door / direct ratios (each pair measured back to back). */
   ratio: number;
+  /** A bare relay process to the same compute (the floor of any relay), measured beside them. */
+  relay: { qps: number; p50: number; p99: number; runs: QueryRun[] };
+  /** Median of the per-run relay / direct ratios. */
+  relayRatio: number;
 }
 
 export interface BranchTiming {
@@ -526,6 +540,23 @@ export async function runnerLoad(
   }
 }
 
+/** The emulator's answer to QUERY over `/sql`, asked as `neon()` asks (the floors' canned answer). */
+async function sqlAnswer(httpUrl: string, uri: string): Promise<string> {
+  const res = await fetch(`${httpUrl}/sql`, {
+    method: "POST",
+    headers: {
+      "Neon-Connection-String": uri,
+      "Neon-Raw-Text-Output": "true",
+      "Neon-Array-Mode": "true",
+      "Content-Type": "application/json",
+    },
+    body: JSON.stringify({ query: QUERY, params: [] }),
+  });
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`POST /sql answered ${res.status}: ${body}`);
+  return body;
+}
+
 /** The emulator with Postgres computes; resolves with its front door's port (read from its log). */
 async function spawnWithComputes(db: string, key: string): Promise<{ child: Child; doorPort: number }> {
   const child = await spawnEmulator({
@@ -759,6 +790,7 @@ export async function measureCompute(o: ComputeOptions): Promise<ComputeResults>
   const key = randomKey();
   const otherAtStart = postmasters(processes(), dir, true).length;
   let child: Child | undefined;
+  let floors: Child | undefined;
   let bench: ComputeBench | undefined;
   let leftovers = 0;
   let result: ComputeResults;
@@ -815,21 +847,33 @@ export async function measureCompute(o: ComputeOptions): Promise<ComputeResults>
     const wake = latencies(wakeMs);
     o.log(`  wake: p50 ${wake.p50} ms, p99 ${wake.p99} ms`);
 
-    // 3. Query throughput, door vs direct, door and direct runs interleaved.
+    // 3. Query throughput, door vs direct, door and direct runs interleaved; with them, the floors
+    // (a bare relay, and a /sql answered without Postgres) in a process of their own.
     const queries: QuerySeries[] = [];
     await bench.ensureRunning(p);
+    const spawnedFloors = await spawnFloors(
+      await sqlAnswer(child.url, p.uri),
+      bench.direct(p).port as number,
+    );
+    floors = spawnedFloors.child;
+    const relay: pg.ClientConfig = { ...bench.direct(p), port: spawnedFloors.relayPort };
     for (const clients of [1, 10]) {
       await o.quiet(`${QUERY} @${clients}`);
       await queryLoad(door, clients, 1, child.pid);
       await queryLoad(bench.direct(p), clients, 1, child.pid);
+      await queryLoad(relay, clients, 1, child.pid);
       const doorRuns: QueryRun[] = [];
       const directRuns: QueryRun[] = [];
+      const relayRuns: QueryRun[] = [];
       for (let i = 0; i < o.runs; i++) {
         doorRuns.push(await queryLoad(door, clients, o.duration, child.pid));
         directRuns.push(await queryLoad(bench.direct(p), clients, o.duration, child.pid));
+        relayRuns.push(await queryLoad(relay, clients, o.duration, child.pid));
       }
       const med = (runs: QueryRun[], k: "qps" | "p50" | "p99" | "emulatorCpuUsPerQuery") =>
         round(median(runs.map((r) => r[k])), k === "qps" ? 1 : 3);
+      const ratio = (runs: QueryRun[]) =>
+        round(median(runs.map((r, i) => r.qps / (directRuns[i] as QueryRun).qps)), 4);
       queries.push({
         clients,
         door: {
@@ -845,11 +889,18 @@ export async function measureCompute(o: ComputeOptions): Promise<ComputeResults>
           p99: med(directRuns, "p99"),
           runs: directRuns,
         },
-        ratio: round(median(doorRuns.map((r, i) => r.qps / (directRuns[i] as QueryRun).qps)), 4),
+        ratio: ratio(doorRuns),
+        relay: {
+          qps: med(relayRuns, "qps"),
+          p50: med(relayRuns, "p50"),
+          p99: med(relayRuns, "p99"),
+          runs: relayRuns,
+        },
+        relayRatio: ratio(relayRuns),
       });
       const q = queries.at(-1) as QuerySeries;
       o.log(
-        `  ${QUERY} @${clients}: door ${q.door.qps} q/s, direct ${q.direct.qps} q/s (${round(q.ratio * 100, 1)}%)`,
+        `  ${QUERY} @${clients}: door ${q.door.qps} q/s, direct ${q.direct.qps} q/s (${round(q.ratio * 100, 1)}%), bare relay ${q.relay.qps} q/s (${round(q.relayRatio * 100, 1)}%)`,
       );
     }
 
@@ -860,6 +911,7 @@ export async function measureCompute(o: ComputeOptions): Promise<ComputeResults>
       pooledUri: p.uri.replace(`endpoint%3D${p.endpointId}`, `endpoint%3D${p.endpointId}-pooler`),
       direct: bench.direct(p),
       httpUrl: child.url,
+      floorUrl: floors.url,
       emulatorPid: child.pid,
       runs: o.runs,
       seconds: o.duration,
@@ -867,6 +919,7 @@ export async function measureCompute(o: ComputeOptions): Promise<ComputeResults>
       log: o.log,
       quiet: o.quiet,
     });
+    await floors.stop();
 
     // The pooler keeps its server sessions (PgBouncer's server_idle_timeout, 600 s): a suspend and
     // a start give the next figures the compute's connection slots back.
@@ -968,6 +1021,7 @@ export async function measureCompute(o: ComputeOptions): Promise<ComputeResults>
     };
   } finally {
     bench?.close();
+    await floors?.stop();
     await child?.stop();
     // The emulator stops its servers when it stops; any left would be this run's: end them.
     for (const p of postmasters(processes(), dir)) {

@@ -212,6 +212,30 @@ export function spawnBaseline(nodeArgs?: string[], plain = false): Promise<Child
 }
 
 /**
+ * The data plane's floors (bench/baseline.mjs, BASELINE_FLOORS): `/sql` answered with `sqlBody`
+ * and no Postgres, and a bare relay to the compute at `relayTo`, whose port it resolves with.
+ */
+export async function spawnFloors(
+  sqlBody: string,
+  relayTo: number,
+): Promise<{ child: Child; relayPort: number }> {
+  const child = await spawnServer({
+    args: [BASELINE_MAIN],
+    env: { BASELINE_FLOORS: "1", BASELINE_SQL_BODY: sqlBody, BASELINE_RELAY_TO: String(relayTo) },
+  });
+  for (let waited = 0; waited < 10_000; waited += 5) {
+    const line = child
+      .output()
+      .split("\n")
+      .find((l) => l.includes('"relay listening"'));
+    if (line) return { child, relayPort: (JSON.parse(line) as { port: number }).port };
+    await sleep(5);
+  }
+  await child.stop();
+  throw new Error(`the floors' relay did not listen:\n${child.output()}`);
+}
+
+/**
  * Builds the emulator as of a git ref (a commit, tag or branch) and runs that from now on:
  * `git archive` of the ref into a temp folder, node_modules linked in, that commit's own
  * `npm run build`. The repository itself is only read. Returns the commit's short hash.

@@ -30,6 +30,8 @@ export interface Summary {
 export interface ServerlessResults {
   /** neon() over HTTP vs direct TCP, one client (latency) and ten (throughput). */
   http1: Pair;
+  /** neon() against a node:http server giving the emulator's answer without Postgres: the floor. */
+  httpFloor1: Pair;
   http10: Pair;
   /** The serverless Client over its WebSocket tunnel vs node-postgres through the door, ten clients. */
   websocket10: Pair;
@@ -42,6 +44,8 @@ export interface ServerlessTargets {
   pooledUri: string;
   direct: pg.ClientConfig;
   httpUrl: string;
+  /** The floors' server (bench/baseline.mjs): `/sql` answered with no work. */
+  floorUrl: string;
   emulatorPid: number;
   runs: number;
   seconds: number;
@@ -59,16 +63,18 @@ const summary = (runs: QueryRun[]): Summary => ({
 });
 
 export async function measureServerless(t: ServerlessTargets): Promise<ServerlessResults> {
-  neonConfig.fetchEndpoint = `${t.httpUrl}/sql`;
   neonConfig.webSocketConstructor = ws;
   neonConfig.wsProxy = () => `${new URL(t.httpUrl).host}/v2`;
   neonConfig.useSecureWebSocket = false;
   const failed = (err: Error) => t.log(`  a client failed: ${err.message}`);
   const pgClients = (config: pg.ClientConfig) => pgRunner(config, failed);
-  const http = () => {
+  // fetchEndpoint is global to the driver: set by each run's clients (runs never overlap).
+  const httpTo = (url: string) => () => {
+    neonConfig.fetchEndpoint = `${url}/sql`;
     const sql = neon(t.uri);
     return Promise.resolve({ query: () => sql.query(QUERY), end: async () => {} });
   };
+  const http = httpTo(t.httpUrl);
   const websocket = async () => {
     const c = new WsClient(t.uri);
     c.on("error", (err) => t.log(`  a client failed: ${err.message}`));
@@ -109,6 +115,7 @@ export async function measureServerless(t: ServerlessTargets): Promise<Serverles
   const direct = pgClients(t.direct);
   return {
     http1: await pair("HTTP @1 vs direct @1", http, 1, direct, 1),
+    httpFloor1: await pair("HTTP floor @1 vs direct @1", httpTo(t.floorUrl), 1, direct, 1),
     http10: await pair("HTTP @10 vs direct @10", http, 10, direct, 10),
     websocket10: await pair(
       "WebSocket @10 vs door @10",
