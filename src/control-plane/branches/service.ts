@@ -181,10 +181,11 @@ export async function copyParentNow<T extends { branch: { id: string; parent_lsn
   const data = ctx.branchData;
   const row = data && findBranchById(ctx.db, created.branch.id);
   if (!data || !row?.parentId || row.historyPoint) return created;
-  const lsn = await data.makeNow(row.projectId, row.id, COPY_WAIT_MS);
-  if (lsn === undefined) return created;
-  ctx.db.transaction((tx) => recordBranchData(tx, row.id, { parentLsn: lsn }));
-  return { ...created, branch: { ...created.branch, parent_lsn: lsn } };
+  const copied = await data.makeNow(row.projectId, row.id, COPY_WAIT_MS);
+  if (copied !== undefined) ctx.db.transaction((tx) => recordBranchData(tx, row.id, { parentLsn: copied }));
+  // Its operation, due at once, may have taken the copy's LSN first.
+  const lsn = copied ?? findBranchById(ctx.db, row.id)?.parentLsn;
+  return lsn ? { ...created, branch: { ...created.branch, parent_lsn: lsn } } : created;
 }
 
 export function getBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
