@@ -13,6 +13,7 @@ import { Api } from "./http.js";
 import {
   type Child,
   cpuMs,
+  logLine,
   machineBusyMs,
   randomKey,
   rssMb,
@@ -572,27 +573,13 @@ async function spawnWithComputes(db: string, key: string): Promise<{ child: Chil
       NEON_EMULATOR_LOG_LEVEL: "info",
     },
   });
-  const deadline = performance.now() + 10_000;
-  for (;;) {
-    const line = child
-      .output()
-      .split("\n")
-      .find((l) => l.includes("neon-emulator listening"));
-    if (line) {
-      const listened = JSON.parse(line) as { postgres?: string };
-      const port = Number(listened.postgres?.split(":").pop());
-      if (!Number.isInteger(port) || port <= 0) {
-        await child.stop();
-        throw new Error(`the emulator opened no Postgres front door: ${line}`);
-      }
-      return { child, doorPort: port };
-    }
-    if (performance.now() > deadline) {
-      await child.stop();
-      throw new Error(`no "neon-emulator listening" line within 10 s:\n${child.output()}`);
-    }
-    await sleep(5);
+  const listened = await logLine<{ postgres?: string }>(child, "neon-emulator listening");
+  const port = Number(listened.postgres?.split(":").pop());
+  if (!Number.isInteger(port) || port <= 0) {
+    await child.stop();
+    throw new Error(`the emulator opened no Postgres front door: ${JSON.stringify(listened)}`);
   }
+  return { child, doorPort: port };
 }
 
 class ComputeBench {
@@ -872,30 +859,20 @@ export async function measureCompute(o: ComputeOptions): Promise<ComputeResults>
       }
       const med = (runs: QueryRun[], k: "qps" | "p50" | "p99" | "emulatorCpuUsPerQuery") =>
         round(median(runs.map((r) => r[k])), k === "qps" ? 1 : 3);
+      const series = (runs: QueryRun[]) => ({
+        qps: med(runs, "qps"),
+        p50: med(runs, "p50"),
+        p99: med(runs, "p99"),
+        runs,
+      });
       const ratio = (runs: QueryRun[]) =>
         round(median(runs.map((r, i) => r.qps / (directRuns[i] as QueryRun).qps)), 4);
       queries.push({
         clients,
-        door: {
-          qps: med(doorRuns, "qps"),
-          p50: med(doorRuns, "p50"),
-          p99: med(doorRuns, "p99"),
-          emulatorCpuUsPerQuery: med(doorRuns, "emulatorCpuUsPerQuery"),
-          runs: doorRuns,
-        },
-        direct: {
-          qps: med(directRuns, "qps"),
-          p50: med(directRuns, "p50"),
-          p99: med(directRuns, "p99"),
-          runs: directRuns,
-        },
+        door: { ...series(doorRuns), emulatorCpuUsPerQuery: med(doorRuns, "emulatorCpuUsPerQuery") },
+        direct: series(directRuns),
         ratio: ratio(doorRuns),
-        relay: {
-          qps: med(relayRuns, "qps"),
-          p50: med(relayRuns, "p50"),
-          p99: med(relayRuns, "p99"),
-          runs: relayRuns,
-        },
+        relay: series(relayRuns),
         relayRatio: ratio(relayRuns),
       });
       const q = queries.at(-1) as QuerySeries;

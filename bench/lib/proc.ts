@@ -223,16 +223,28 @@ export async function spawnFloors(
     args: [BASELINE_MAIN],
     env: { BASELINE_FLOORS: "1", BASELINE_SQL_BODY: sqlBody, BASELINE_RELAY_TO: String(relayTo) },
   });
-  for (let waited = 0; waited < 10_000; waited += 5) {
+  const listened = await logLine<{ port: number }>(child, "relay listening");
+  return { child, relayPort: listened.port };
+}
+
+/**
+ * The first line of the child's output holding `msg` (a JSON log line), parsed; waits up to 10 s
+ * for it, and stops the child if it never comes.
+ */
+export async function logLine<T>(child: Child, msg: string): Promise<T> {
+  const deadline = performance.now() + 10_000;
+  for (;;) {
     const line = child
       .output()
       .split("\n")
-      .find((l) => l.includes('"relay listening"'));
-    if (line) return { child, relayPort: (JSON.parse(line) as { port: number }).port };
+      .find((l) => l.includes(`"${msg}"`));
+    if (line) return JSON.parse(line) as T;
+    if (performance.now() > deadline) {
+      await child.stop();
+      throw new Error(`no "${msg}" line within 10 s:\n${child.output()}`);
+    }
     await sleep(5);
   }
-  await child.stop();
-  throw new Error(`the floors' relay did not listen:\n${child.output()}`);
 }
 
 /**
