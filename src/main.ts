@@ -169,9 +169,12 @@ async function main(): Promise<void> {
     logger.info({ signal }, "shutting down");
     worker.stop();
     driver.stopping?.();
+    // The front door closes first: its WebSocket tunnels are upgraded connections of the HTTP
+    // server, which waits for them to end before it calls back.
+    const doorClosed = door?.close();
     server.close(async () => {
       // Effects under way finish and are recorded before the driver and the database close.
-      await door?.close();
+      await doorClosed;
       await runtime.sql?.close();
       // What the closed connections sent is recorded, and a measure under way ends, before the servers stop.
       await runtime.metering?.stop();

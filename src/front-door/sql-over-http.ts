@@ -608,6 +608,7 @@ async function run(
     ...(data.script ? {} : { queryMode: "extended" }),
   } as ConstructorParameters<typeof Query>[0]);
   const arrayMode = data.arrayMode ?? format.arrayMode;
+  const copying = refuseCopy(client, query, data.script === true);
   // Each row is kept as its JSON text as it arrives (JavaScript arrays of strings took ~40 times
   // the answer's size), joined ROWS_JOINED at a time; the answer's limit counts that text.
   const rows = new RowsText();
@@ -637,6 +638,7 @@ async function run(
     query.on("error", reject);
     client.query(query);
   }).catch((err: unknown) => {
+    if (copying.direction) throw copyRefused(copying.direction);
     if (
       tooLarge ||
       oversized.has((client as unknown as { connection: { stream: net.Socket } }).connection.stream)
@@ -645,6 +647,8 @@ async function run(
     throw err;
   });
   if (tooLarge) throw responseTooLarge();
+  // A COPY TO STDOUT of no rows may end before its session does.
+  if (copying.direction) throw copyRefused(copying.direction);
   const fields = result.fields.map((f) => ({
     name: f.name,
     dataTypeID: f.dataTypeID,
@@ -658,6 +662,47 @@ async function run(
   return `{"fields":${JSON.stringify(fields)},"rows":${rows.text()},"command":${JSON.stringify(
     result.command ?? "",
   )},"rowCount":${JSON.stringify(result.rowCount ?? null)},"rowAsArray":${arrayMode}}`;
+}
+
+/** The messages a server session's connection sends for a COPY (node-postgres' Connection). */
+interface CopyConnection {
+  stream: net.Socket;
+  sendCopyFail(message: string): void;
+  sync(): void;
+  once(event: "copyOutResponse", listener: () => void): void;
+  off(event: "copyOutResponse", listener: () => void): void;
+}
+
+/**
+ * Makes a COPY from or to the client fail the query, as it does on Neon (its proxy's driver takes
+ * no COPY messages), and leaves the session fit for the next request. COPY FROM STDIN is failed
+ * with CopyFail, and in the extended protocol a Sync: the server, having failed a COPY, skips
+ * what follows up to a Sync, and the one sent with the query came during the COPY and was
+ * ignored (without it the session waited for good and held its pool's place). COPY TO STDOUT,
+ * which cannot be stopped short, ends the session (the pool discards it). `direction` is set once
+ * the query turned out to be either.
+ */
+function refuseCopy(
+  client: PoolClient,
+  query: object,
+  simpleProtocol: boolean,
+): { direction?: "FROM STDIN" | "TO STDOUT" } {
+  const copying: { direction?: "FROM STDIN" | "TO STDOUT" } = {};
+  const connection = (client as unknown as { connection: CopyConnection }).connection;
+  (query as { handleCopyInResponse(c: CopyConnection): void }).handleCopyInResponse = (c) => {
+    copying.direction = "FROM STDIN";
+    c.sendCopyFail("COPY FROM STDIN is not supported over HTTP");
+    if (!simpleProtocol) c.sync();
+  };
+  const copyOut = () => {
+    copying.direction = "TO STDOUT";
+    connection.stream.destroy();
+  };
+  connection.once("copyOutResponse", copyOut);
+  const done = () => connection.off("copyOutResponse", copyOut);
+  (query as { once(event: string, listener: () => void): void }).once("end", done);
+  (query as { once(event: string, listener: () => void): void }).once("error", done);
+  return copying;
 }
 
 /** Rows' JSON texts joined this many at a time (one string each, not one per row). */
@@ -707,6 +752,16 @@ function rowWriter(
 }
 
 const CANCELLED = "Query cancelled, connection was terminated";
+
+const copyRefused = (direction: string) =>
+  new SqlError(
+    400,
+    `COPY ${direction} is not supported over HTTP: use a connection over TCP or a WebSocket`,
+    {
+      code: "0A000",
+      severity: "ERROR",
+    },
+  );
 
 const responseTooLarge = () => new SqlError(507, `response is too large (max is ${SQL_MAX_BYTES} bytes)`);
 

@@ -4,7 +4,13 @@ import nodeHttp from "node:http";
 import net from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
-import { NeonDbError, Pool as NeonPool, neon, neonConfig } from "@neondatabase/serverless";
+import {
+  Client as NeonClient,
+  NeonDbError,
+  Pool as NeonPool,
+  neon,
+  neonConfig,
+} from "@neondatabase/serverless";
 import { sql as dsql } from "drizzle-orm";
 import { drizzle as drizzleHttp } from "drizzle-orm/neon-http";
 import { drizzle as drizzleWs } from "drizzle-orm/neon-serverless";
@@ -236,6 +242,38 @@ describe("SQL over HTTP (neon())", () => {
     expect(huge.status).toBe(507);
     expect(huge.body.message).toBe("response is too large (max is 10485760 bytes)");
     expect((await post({ query: "SELECT 1 AS ok" })).body.rows).toEqual([{ ok: 1 }]);
+  });
+
+  it("a COPY from or to the client is refused (0A000) and its session goes back clean, however many are sent", async () => {
+    const refused = (direction: string) => ({
+      status: 400,
+      body: {
+        code: "0A000",
+        message: `COPY ${direction} is not supported over HTTP: use a connection over TCP or a WebSocket`,
+      },
+    });
+    expect((await post({ query: "CREATE TABLE copy_refused (n int)" })).status).toBe(200);
+    // More than the pool's 20 sessions: each COPY FROM STDIN had held its session for good.
+    for (let i = 0; i < 25; i++)
+      expect(await post({ query: "COPY copy_refused FROM STDIN" })).toMatchObject(refused("FROM STDIN"));
+    expect((await post({ query: "INSERT INTO copy_refused SELECT generate_series(1, 50000)" })).status).toBe(
+      200,
+    );
+    expect(await post({ query: "COPY copy_refused TO STDOUT" })).toMatchObject(refused("TO STDOUT"));
+    expect(await post({ query: "COPY (SELECT 1 WHERE false) TO STDOUT" })).toMatchObject(
+      refused("TO STDOUT"),
+    );
+    // In a batch the refusal rolls the transaction back.
+    const batch = await post({
+      queries: [{ query: "INSERT INTO copy_refused VALUES (-1)" }, { query: "COPY copy_refused FROM STDIN" }],
+    });
+    expect(batch).toMatchObject(refused("FROM STDIN"));
+    const left = await post({
+      query:
+        "SELECT (SELECT count(*)::int FROM copy_refused WHERE n = -1) AS batch, " +
+        "(SELECT count(*)::int FROM pg_stat_activity WHERE query ILIKE 'COPY%' AND state <> 'idle') AS copying",
+    });
+    expect(left.body.rows).toEqual([{ batch: 0, copying: 0 }]);
   });
 
   it("a single value past the response limit is refused at its header (507), and nested or numerous parameters past what Postgres takes get a 400", async () => {
@@ -1269,4 +1307,29 @@ describe("a project's network settings (IP allow list, block_public_connections)
     expect((await api("GET", `/projects/${q.id}`)).body.project.settings).toEqual(before);
     expect(await attempts()).toEqual(all("ok"));
   });
+});
+
+describe("shutdown", () => {
+  it("a SIGTERM ends the emulator while WebSocket, TCP and pooled clients stay connected", async () => {
+    const tunnel = new NeonClient({ connectionString: p.uri });
+    const tunnelEnded = new Promise<string>((resolve) =>
+      tunnel.on("error", (e: Error) => resolve(e.message)),
+    );
+    await tunnel.connect();
+    expect((await tunnel.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+    const direct = new pg.Client({ connectionString: p.uri });
+    direct.on("error", () => {});
+    await direct.connect();
+    const pooled = new pg.Client({ connectionString: p.pooledUri });
+    pooled.on("error", () => {});
+    await pooled.connect();
+    // The tunnel, an upgraded connection of the HTTP server, had held its close (and the exit) open.
+    const exited = server.stop();
+    const code = await Promise.race([
+      exited,
+      new Promise((r) => setTimeout(() => r("still running"), 15_000)),
+    ]);
+    expect(code).toBe(0);
+    expect(await tunnelEnded).toMatch(/terminat/i);
+  }, 30_000);
 });
