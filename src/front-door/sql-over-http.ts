@@ -372,12 +372,7 @@ export class SqlOverHttp {
       // A server that went away (suspended) ends its idle sessions; the pool drops them.
       pool.on("error", () => {});
       const created = pool;
-      pool.on("remove", () => {
-        if (created.totalCount === 0 && this.pools.get(key) === created) {
-          this.pools.delete(key);
-          void created.end().catch(() => {});
-        }
-      });
+      pool.on("remove", () => this.dropIfEmpty(key, created));
       this.pools.set(key, pool);
     }
     try {
@@ -388,9 +383,20 @@ export class SqlOverHttp {
       }
       return client;
     } catch (err) {
+      // A session that never opened is no `remove`: a pool left with none goes here (one per
+      // database name that does not exist had been kept for good).
+      this.dropIfEmpty(key, pool);
       if (isDatabaseError(err)) throw postgresError(err);
       this.logger?.warn({ err }, "sql over http: could not connect to the compute");
       throw new SqlError(500, "could not connect to postgres in compute");
+    }
+  }
+
+  /** Forgets and ends a pool left with no session, open or opening. */
+  private dropIfEmpty(key: string, pool: Pool): void {
+    if (pool.totalCount === 0 && this.pools.get(key) === pool) {
+      this.pools.delete(key);
+      void pool.end().catch(() => {});
     }
   }
 
