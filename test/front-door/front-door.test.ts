@@ -148,6 +148,14 @@ describe("connection strings work as handed out", () => {
     expect((await one({ connectionString: uri.body.uri, host: undefined, port: undefined })).u).toBe(p.role);
   });
 
+  it("parallel logins all get in, their role reads taking turns on one session (no pg warning of queued queries)", async () => {
+    const logins = await Promise.all(
+      Array.from({ length: 10 }, async () => (await one({ connectionString: p.uri })).u),
+    );
+    expect(logins).toEqual(Array(10).fill(p.role));
+    expect(server.stderr()).not.toContain("DeprecationWarning");
+  });
+
   it("routes by the password form endpoint=<id>;<password> (and $) when nothing else names the endpoint", async () => {
     expect((await one({ user: p.role, password: `endpoint=${p.endpointId};${p.password}` })).u).toBe(p.role);
     expect((await one({ user: p.role, password: `endpoint=${p.endpointId}$${p.password}` })).u).toBe(p.role);

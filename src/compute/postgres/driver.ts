@@ -407,8 +407,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * session is on it.
    */
   readonly idleSessionKeepers: ((endpointId: string, database: string) => void)[] = [];
-  /** An administrator's session per running server, kept while logins read roles through it. */
-  private readonly roleReaders = new Map<string, { client: Promise<PgClient>; used: number }>();
+  /**
+   * An administrator's session per running server, kept while logins read roles through it; its
+   * users take turns (`tail`: the last one's end), as a session runs one query at a time.
+   */
+  private readonly roleReaders = new Map<
+    string,
+    { client: Promise<PgClient>; used: number; tail: Promise<unknown> }
+  >();
   private readonly roleSyncs = new Map<string, NodeJS.Timeout>();
 
   /**
@@ -423,11 +429,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const running = this.servers.get(endpointId);
     if (!running?.server.running || !running.rolesReady) return undefined;
     if (role === ADMIN_USER) return null;
-    const client = await this.roleReader(endpointId, running.server.port);
-    const { rows } = await client.query<{ rolpassword: string | null }>(
-      `SELECT rolpassword FROM pg_authid
-        WHERE rolname = $1 AND rolcanlogin AND (rolvaliduntil IS NULL OR rolvaliduntil > now())`,
-      [role],
+    const { rows } = await this.withRoleReader(endpointId, running.server.port, (client) =>
+      client.query<{ rolpassword: string | null }>(
+        `SELECT rolpassword FROM pg_authid
+          WHERE rolname = $1 AND rolcanlogin AND (rolvaliduntil IS NULL OR rolvaliduntil > now())`,
+        [role],
+      ),
     );
     if (!running.replicaDir) this.catalogMayHaveChanged(endpointId);
     return rows[0] ? { verifier: rows[0].rolpassword } : null;
@@ -456,8 +463,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private async syncCatalog(endpointId: string, session?: PgClient): Promise<void> {
     const running = this.servers.get(endpointId);
     if (!this.catalogSink || !running?.server.running || !running.reconciled || running.replicaDir) return;
-    const client = session ?? (await this.roleReader(endpointId, running.server.port));
-    this.noteSubscriptions(endpointId, running, await this.takeCatalog(running.branchId, client));
+    const take = async (client: PgClient) =>
+      this.noteSubscriptions(endpointId, running, await this.takeCatalog(running.branchId, client));
+    await (session ? take(session) : this.withRoleReader(endpointId, running.server.port, take));
   }
 
   /**
@@ -498,14 +506,33 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   }
 
   /** The administrator's session on an endpoint's server, opened at need and closed after ROLE_READER_IDLE_MS unused. */
-  private roleReader(endpointId: string, port: number): Promise<PgClient> {
+  /** Runs `work` on the endpoint's role reader once its users before have done with it. */
+  private withRoleReader<T>(
+    endpointId: string,
+    port: number,
+    work: (client: PgClient) => Promise<T>,
+  ): Promise<T> {
+    const entry = this.roleReader(endpointId, port);
+    const turn = entry.tail.then(() => entry.client).then(work);
+    entry.tail = turn.catch(() => {});
+    return turn;
+  }
+
+  private roleReader(
+    endpointId: string,
+    port: number,
+  ): { client: Promise<PgClient>; used: number; tail: Promise<unknown> } {
     const kept = this.roleReaders.get(endpointId);
     if (kept) {
       kept.used = Date.now();
-      return kept.client;
+      return kept;
     }
     const client = this.adminClient(port, "postgres", ROLE_READ_TIMEOUT_MS);
-    const entry = { client: client.connect().then(() => client), used: Date.now() };
+    const entry = {
+      client: client.connect().then(() => client),
+      used: Date.now(),
+      tail: Promise.resolve() as Promise<unknown>,
+    };
     const drop = () => {
       if (this.roleReaders.get(endpointId) === entry) this.roleReaders.delete(endpointId);
       clearInterval(idle);
@@ -519,7 +546,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     client.on("end", drop);
     entry.client.catch(drop);
     this.roleReaders.set(endpointId, entry);
-    return entry.client;
+    return entry;
   }
 
   /** Ends the endpoint's role reader and pending read (its server stops). */
@@ -2580,11 +2607,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // Then, with no client connected (one could change them after the check), whether it holds
     // the control plane's roles and databases: its next start need not bring them there if
     // nothing changed meanwhile (heldSpecs).
-    const syncAndCheck = async (session?: PgClient) => {
-      await this.syncCatalog(endpointId, session);
+    const syncAndCheck = async (client: PgClient) => {
+      await this.syncCatalog(endpointId, client);
       if (!running.reconciled) return undefined;
       const spec = this.view.branchSpec(running.branchId);
-      const client = session ?? (await this.roleReader(endpointId, running.server.port));
       const clients = await client.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
           WHERE backend_type = 'client backend' AND usename IS DISTINCT FROM current_user`,
@@ -2594,7 +2620,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     };
     const held =
       !running.replicaDir && running.server.running
-        ? await syncAndCheck()
+        ? await this.withRoleReader(endpointId, running.server.port, syncAndCheck)
             .catch(() => this.withAdmin(running.server.port, syncAndCheck, "postgres", STOP_SYNC_TIMEOUT_MS))
             .catch((err: unknown) => {
               this.logger?.warn(
