@@ -188,7 +188,29 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+  stopWithNpmStart(() => shutdown("SIGTERM"));
 }
+
+/**
+ * Under `npm start`, npm passes a SIGTERM or SIGINT it gets to the shell running the start script,
+ * and a shell such as Debian's /bin/sh ends without passing it on: the emulator, left behind with
+ * its computes, shuts down as if signalled once that shell is gone (its parent process changes).
+ * Only for this package's own start script: a server a script started in the background on
+ * purpose (`node dist/main.cjs &`) outlives its shell. (Windows gives an orphan no new parent.)
+ */
+function stopWithNpmStart(stop: () => void): void {
+  if (process.env.npm_lifecycle_event !== "start" || process.env.npm_package_name !== "neon-emulator") return;
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    stop();
+  }, PARENT_CHECK_MS);
+  watch.unref();
+}
+
+/** How often the parent is looked at under `npm start` (a getppid call). */
+const PARENT_CHECK_MS = 500;
 
 /**
  * The web console's one-time sign-in link, printed (never logged) at every start, as Jupyter
