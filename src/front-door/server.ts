@@ -102,10 +102,11 @@ export class FrontDoor {
    */
   async close(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const tunnels = this.websockets.close();
     for (const socket of this.sockets) socket.destroy();
     this.context.pooler?.close();
     await within(Promise.allSettled([...this.sessions]), CLOSE_WAIT_MS, undefined);
-    await closed;
+    await Promise.all([closed, tunnels]);
   }
 }
 

@@ -35,6 +35,7 @@ export const TEXT_FRAME = "unexpected text message in the websocket";
  */
 export class WebSocketGate {
   private readonly server: WebSocketServer;
+  private readonly clients = new Set<WebSocket>();
 
   constructor(private readonly serve: (stream: Duplex, transport: Transport) => void) {
     this.server = new (ws().WebSocketServer)({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
@@ -51,6 +52,8 @@ export class WebSocketGate {
       return;
     }
     this.server.handleUpgrade(request, socket, head, (client) => {
+      this.clients.add(client);
+      client.once("close", () => this.clients.delete(client));
       const peer = request.socket.remoteAddress;
       maxMessage(client, PRE_LOGIN_MESSAGE_BYTES);
       this.serve(new Tunnel(client), {
@@ -61,7 +64,27 @@ export class WebSocketGate {
       });
     });
   }
+
+  /**
+   * Ends every tunnel (a shutdown): each is closed, and one whose peer has not answered the close
+   * within `graceMs` is cut off, where `ws` would wait 30 s for it (and the HTTP server, whose
+   * connections the tunnels are, with it).
+   */
+  async close(graceMs = CLOSE_GRACE_MS): Promise<void> {
+    const open = [...this.clients];
+    if (open.length === 0) return;
+    const closed = Promise.all(open.map((c) => new Promise((resolve) => c.once("close", resolve))));
+    for (const client of open) if (client.readyState === client.OPEN) client.close(1001);
+    const late = setTimeout(() => {
+      for (const client of open) client.terminate();
+    }, graceMs);
+    await closed;
+    clearTimeout(late);
+  }
 }
+
+/** How long a shutdown waits for a tunnel's peer to answer its close. */
+const CLOSE_GRACE_MS = 1000;
 
 /**
  * Sets the largest message a tunnel takes from now on. `ws` has no public setting per socket: its

@@ -1323,12 +1323,25 @@ describe("shutdown", () => {
     const pooled = new pg.Client({ connectionString: p.pooledUri });
     pooled.on("error", () => {});
     await pooled.connect();
-    // The tunnel, an upgraded connection of the HTTP server, had held its close (and the exit) open.
+    // A tunnel whose peer never answers the close (it reads nothing more) is cut off after a second.
+    const silent = net.connect(Number(new URL(server.url).port), "127.0.0.1");
+    silent.on("error", () => {});
+    silent.write(
+      "GET /v2 HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    );
+    expect((await new Promise<Buffer>((resolve) => silent.once("data", resolve))).toString()).toMatch(
+      /^HTTP\/1\.1 101/,
+    );
+    silent.pause();
+    // The tunnel, an upgraded connection of the HTTP server, had held its close (and the exit) open;
+    // a silent peer, for ws's 30 s close timeout.
     const exited = server.stop();
     const code = await Promise.race([
       exited,
-      new Promise((r) => setTimeout(() => r("still running"), 15_000)),
+      new Promise((r) => setTimeout(() => r("still running"), 10_000)),
     ]);
+    silent.destroy();
     expect(code).toBe(0);
     expect(await tunnelEnded).toMatch(/terminat/i);
   }, 30_000);
