@@ -6,6 +6,7 @@ import type { Pool, PoolClient, QueryResult } from "pg";
 import type { Logger } from "pino";
 import { parse as parseArray } from "postgres-array";
 import type { ComputeAddress } from "../compute/postgres/driver.js";
+import { within } from "../platform/clock.js";
 import { pg } from "../platform/pg.js";
 import type { Compute } from "./egress.js";
 import { sendCancel } from "./relay.js";
@@ -39,6 +40,8 @@ const RESET =
 /** A request running longer than this counts as an open connection (auto-suspend waits for it). */
 const LONG_REQUEST_MS = 1000;
 
+/** The longest a shutdown waits for sessions requests hold. */
+const CLOSE_WAIT_MS = 10_000;
 /** How long an idle server session stays in the pool. */
 const IDLE_MS = 5 * 60 * 1000;
 /** Server sessions per endpoint, role and database (the proxy's pool keeps 20 per endpoint). */
@@ -231,11 +234,15 @@ export class SqlOverHttp {
     }
   }
 
-  /** Ends every pooled server session. */
+  /**
+   * Ends every pooled server session. A session a request still holds ends once it is given back
+   * (the shutdown's closing of the HTTP connections cancels their queries); the wait is bounded,
+   * so a session never given back cannot hold the shutdown (its server's stop ends it).
+   */
   async close(): Promise<void> {
     const pools = [...this.pools.values()];
     this.pools.clear();
-    await Promise.allSettled(pools.map((p) => p.end()));
+    await within(Promise.allSettled(pools.map((p) => p.end())), CLOSE_WAIT_MS, undefined);
   }
 
   private unexpected(err: unknown): SqlError {
