@@ -114,11 +114,16 @@ const SCHEMA = [
   "CREATE RULE orders_no_delete AS ON DELETE TO public.orders WHERE old.quantity > 100 DO INSTEAD NOTHING",
   "COMMENT ON FUNCTION public.next_invoice() IS 'Invoice numbers from 1000'",
   "CREATE UNLOGGED TABLE public.scratch (v text) WITH (fillfactor = 70)",
+  "ALTER TABLE public.orders ALTER COLUMN quantity SET STATISTICS 500",
+  "ALTER TABLE app.users ALTER COLUMN name SET STORAGE EXTERNAL",
+  "ALTER TABLE app.users ALTER COLUMN name SET COMPRESSION pglz",
+  "ALTER TABLE public.orders ALTER COLUMN user_id SET (n_distinct = 100)",
+  "ALTER TABLE public.scratch REPLICA IDENTITY FULL",
 ];
 /** The same statements in another order (each still after the ones it needs): other oids, the same dump. */
 const REORDERED = [
   1, 0, 5, 4, 2, 3, 6, 7, 8, 9, 21, 20, 18, 19, 16, 17, 15, 13, 14, 11, 12, 10, 38, 37, 36, 35, 34, 33, 32,
-  31, 30, 29, 27, 28, 22, 26, 24, 23, 25,
+  31, 30, 29, 27, 28, 22, 26, 24, 23, 25, 43, 42, 41, 40, 39,
 ].map((i) => SCHEMA[i] as string);
 
 describe("dumpSchema", () => {
@@ -145,7 +150,9 @@ describe("dumpSchema", () => {
       "CREATE TABLE app.users (\n    id integer NOT NULL,\n    email app.email NOT NULL,\n" +
         "    name text COLLATE pg_catalog.\"C\" DEFAULT 'anonymous'::text,\n    mood app.mood DEFAULT 'happy'::app.mood,\n" +
         "    home app.point2,\n    created_at timestamp with time zone DEFAULT now() NOT NULL,\n" +
-        "    CONSTRAINT users_name_length CHECK ((length(name) < 100))\n);\n\n\nALTER TABLE app.users OWNER TO app_owner;\n",
+        "    CONSTRAINT users_name_length CHECK ((length(name) < 100))\n);\n" +
+        "ALTER TABLE ONLY app.users ALTER COLUMN name SET STORAGE EXTERNAL;\n" +
+        "ALTER TABLE ONLY app.users ALTER COLUMN name SET COMPRESSION pglz;\n\n\nALTER TABLE app.users OWNER TO app_owner;\n",
       "ALTER TABLE app.users ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (\n    SEQUENCE NAME app.users_id_seq\n",
       "    invoice bigint DEFAULT public.next_invoice(),\n",
       "    total numeric GENERATED ALWAYS AS (((quantity)::numeric * unit_price)) STORED\n",
@@ -184,7 +191,9 @@ describe("dumpSchema", () => {
       "ALTER PROCEDURE app.reset_mood(IN who integer) OWNER TO postgres;",
       "CREATE RULE orders_no_delete AS\n    ON DELETE TO public.orders\n   WHERE (old.quantity > 100) DO INSTEAD NOTHING;",
       "COMMENT ON FUNCTION public.next_invoice() IS 'Invoice numbers from 1000';",
-      "CREATE UNLOGGED TABLE public.scratch (\n    v text\n)\nWITH (fillfactor='70');",
+      "CREATE UNLOGGED TABLE public.scratch (\n    v text\n)\nWITH (fillfactor='70');\n\nALTER TABLE ONLY public.scratch REPLICA IDENTITY FULL;\n",
+      "ALTER TABLE ONLY public.orders ALTER COLUMN user_id SET (n_distinct=100);\n" +
+        "ALTER TABLE ONLY public.orders ALTER COLUMN quantity SET STATISTICS 500;\n",
     ])
       expect(dump, expected).toContain(expected);
     // citext's own types and functions come with CREATE EXTENSION; public and plpgsql are every database's.

@@ -31,7 +31,7 @@ export async function relations(client: PgClient): Promise<Entry[]> {
             format('%I.%I', n.nspname, c.relname) AS qname, c.reltype, t.typarray,
             pg_get_userbyid(c.relowner) AS owner, quote_ident(pg_get_userbyid(c.relowner)) AS owner_ident,
             c.relpersistence = 'u' AS unlogged, coalesce(c.reloptions, '{}')::text[] AS options,
-            c.relrowsecurity AS rls, c.relforcerowsecurity AS force_rls,
+            c.relrowsecurity AS rls, c.relforcerowsecurity AS force_rls, c.relreplident AS replica_identity,
             CASE WHEN c.relkind = 'p' THEN pg_get_partkeydef(c.oid) END AS partition_key,
             CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, c.oid) END AS bound,
             (SELECT array_agg(format('%I.%I', pn.nspname, pc.relname) ORDER BY h.inhseqno)
@@ -75,6 +75,14 @@ export async function relations(client: PgClient): Promise<Entry[]> {
             format_type(a.atttypid, a.atttypmod) AS type,
             CASE WHEN a.attcollation <> t.typcollation THEN format('%I.%I', cn.nspname, co.collname) END AS collation,
             a.attnotnull AS notnull, a.attgenerated AS generated, a.attislocal AS local,
+            -- What pg_dump sets with ALTER COLUMN: a statistics target (-1 or, on 17+, null: the
+            -- default), a storage other than the type's, a compression, attribute options.
+            CASE WHEN a.attstattarget >= 0 THEN a.attstattarget END AS stattarget,
+            CASE WHEN a.attstorage <> t.typstorage THEN
+              CASE a.attstorage WHEN 'p' THEN 'PLAIN' WHEN 'e' THEN 'EXTERNAL' WHEN 'x' THEN 'EXTENDED'
+                                WHEN 'm' THEN 'MAIN' END END AS storage,
+            CASE a.attcompression WHEN 'p' THEN 'pglz' WHEN 'l' THEN 'lz4' END AS compression,
+            array_to_string(a.attoptions, ', ') AS attoptions,
             d.oid AS default_oid, pg_get_expr(d.adbin, d.adrelid) AS default,
             EXISTS (SELECT 1 FROM pg_depend u JOIN pg_depend o ON o.classid = 'pg_class'::regclass
                        AND o.objid = u.refobjid AND o.refclassid = 'pg_class'::regclass

@@ -46,6 +46,9 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
   }
   if (r.partition_key) sql += `\nPARTITION BY ${str(r.partition_key)}`;
   sql += `${withOptions(strs(r.options)).replace(/^ /, "\n")};`;
+  for (const line of columnSettings(rel, cols)) sql += `\n${line}`;
+  const identity = REPLICA_IDENTITY[str(r.replica_identity)];
+  if (identity) sql += `\n\nALTER TABLE ONLY ${rel.qname} REPLICA IDENTITY ${identity};`;
   entries.push({
     ...base,
     keys: [
@@ -91,6 +94,23 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
     });
   }
   return entries;
+}
+
+/** REPLICA IDENTITY a table's own entry sets (an index's is set with the index). */
+const REPLICA_IDENTITY: Record<string, string> = { n: "NOTHING", f: "FULL" };
+
+/** The ALTER COLUMN statements pg_dump adds after CREATE TABLE, in its order for each column. */
+function columnSettings(rel: Relation, cols: Row[]): string[] {
+  const lines: string[] = [];
+  const alter = (c: Row, what: string) =>
+    lines.push(`ALTER TABLE ONLY ${rel.qname} ALTER COLUMN ${str(c.ident)} ${what};`);
+  for (const c of cols) {
+    if (c.stattarget !== null) alter(c, `SET STATISTICS ${String(c.stattarget)}`);
+    if (c.storage !== null) alter(c, `SET STORAGE ${str(c.storage)}`);
+    if (c.compression !== null) alter(c, `SET COMPRESSION ${str(c.compression)}`);
+    if (c.attoptions) alter(c, `SET (${str(c.attoptions)})`);
+  }
+  return lines;
 }
 
 function constraintComment(k: Row, rel: Relation): CommentTarget {
