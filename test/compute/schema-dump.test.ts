@@ -119,11 +119,15 @@ const SCHEMA = [
   "ALTER TABLE app.users ALTER COLUMN name SET COMPRESSION pglz",
   "ALTER TABLE public.orders ALTER COLUMN user_id SET (n_distinct = 100)",
   "ALTER TABLE public.scratch REPLICA IDENTITY FULL",
+  "CREATE AGGREGATE public.total_quantity(integer) (SFUNC = int4pl, STYPE = integer, INITCOND = '0', PARALLEL = SAFE)",
+  "CREATE AGGREGATE app.longest(text) (SFUNC = text_larger, STYPE = text, SORTOP = >)",
+  "CREATE AGGREGATE public.row_count(*) (SFUNC = int8inc, STYPE = bigint, INITCOND = '0')",
+  "COMMENT ON AGGREGATE public.total_quantity(integer) IS 'Sum of quantities'",
 ];
 /** The same statements in another order (each still after the ones it needs): other oids, the same dump. */
 const REORDERED = [
   1, 0, 5, 4, 2, 3, 6, 7, 8, 9, 21, 20, 18, 19, 16, 17, 15, 13, 14, 11, 12, 10, 38, 37, 36, 35, 34, 33, 32,
-  31, 30, 29, 27, 28, 22, 26, 24, 23, 25, 43, 42, 41, 40, 39,
+  31, 30, 29, 27, 28, 22, 26, 24, 23, 25, 43, 42, 41, 40, 39, 46, 44, 45, 47,
 ].map((i) => SCHEMA[i] as string);
 
 describe("dumpSchema", () => {
@@ -194,6 +198,14 @@ describe("dumpSchema", () => {
       "CREATE UNLOGGED TABLE public.scratch (\n    v text\n)\nWITH (fillfactor='70');\n\nALTER TABLE ONLY public.scratch REPLICA IDENTITY FULL;\n",
       "ALTER TABLE ONLY public.orders ALTER COLUMN user_id SET (n_distinct=100);\n" +
         "ALTER TABLE ONLY public.orders ALTER COLUMN quantity SET STATISTICS 500;\n",
+      "-- Name: total_quantity(integer); Type: AGGREGATE; Schema: public; Owner: postgres\n--\n\n" +
+        "CREATE AGGREGATE public.total_quantity(integer) (\n    SFUNC = int4pl,\n    STYPE = integer,\n" +
+        "    INITCOND = '0',\n    PARALLEL = safe\n);\n\n\nALTER AGGREGATE public.total_quantity(integer) OWNER TO postgres;\n",
+      "CREATE AGGREGATE app.longest(text) (\n    SFUNC = text_larger,\n    STYPE = text,\n    SORTOP = OPERATOR(pg_catalog.>)\n);",
+      "-- Name: row_count(*); Type: AGGREGATE; Schema: public; Owner: postgres\n--\n\n" +
+        "CREATE AGGREGATE public.row_count(*) (\n    SFUNC = int8inc,\n    STYPE = bigint,\n    INITCOND = '0'\n);",
+      "-- Name: AGGREGATE total_quantity(integer); Type: COMMENT; Schema: public; Owner: postgres\n--\n\n" +
+        "COMMENT ON AGGREGATE public.total_quantity(integer) IS 'Sum of quantities';",
     ])
       expect(dump, expected).toContain(expected);
     // citext's own types and functions come with CREATE EXTENSION; public and plpgsql are every database's.

@@ -44,14 +44,15 @@ export const RANK = {
   extension: 2,
   type: 3,
   function: 4,
-  relation: 5,
-  default: 6,
-  constraint: 7,
-  index: 8,
-  rule: 9,
-  trigger: 10,
-  foreignKey: 11,
-  policy: 12,
+  aggregate: 5,
+  relation: 6,
+  default: 7,
+  constraint: 8,
+  index: 9,
+  rule: 10,
+  trigger: 11,
+  foreignKey: 12,
+  policy: 13,
 } as const;
 
 /** Schemas that hold no user objects: the system's, and each session's temporary ones. */

@@ -1,7 +1,7 @@
 import { createTwoFilesPatch } from "diff";
 import type { PgClient } from "../../../platform/pg.js";
 import { type Entry, literal, type Row, rows, str } from "./entries.js";
-import { functions } from "./functions.js";
+import { aggregates, functions } from "./functions.js";
 import { relations } from "./relations.js";
 import { extensions, schemas, types } from "./types.js";
 
@@ -48,6 +48,7 @@ async function collect(client: PgClient): Promise<string> {
     ...(await extensions(client)),
     ...(await types(client)),
     ...(await functions(client)),
+    ...(await aggregates(client)),
     ...(await relations(client)),
   ];
   const descriptions = new Map<string, string>();
