@@ -123,11 +123,15 @@ const SCHEMA = [
   "CREATE AGGREGATE app.longest(text) (SFUNC = text_larger, STYPE = text, SORTOP = >)",
   "CREATE AGGREGATE public.row_count(*) (SFUNC = int8inc, STYPE = bigint, INITCOND = '0')",
   "COMMENT ON AGGREGATE public.total_quantity(integer) IS 'Sum of quantities'",
+  "ALTER TABLE public.orders CLUSTER ON orders_user_idx",
+  "ALTER TABLE app.users CLUSTER ON users_pkey",
+  "ALTER TABLE app.users REPLICA IDENTITY USING INDEX users_email_key",
+  "ALTER TABLE public.orders FORCE ROW LEVEL SECURITY",
 ];
 /** The same statements in another order (each still after the ones it needs): other oids, the same dump. */
 const REORDERED = [
   1, 0, 5, 4, 2, 3, 6, 7, 8, 9, 21, 20, 18, 19, 16, 17, 15, 13, 14, 11, 12, 10, 38, 37, 36, 35, 34, 33, 32,
-  31, 30, 29, 27, 28, 22, 26, 24, 23, 25, 43, 42, 41, 40, 39, 46, 44, 45, 47,
+  31, 30, 29, 27, 28, 22, 26, 24, 23, 25, 43, 42, 41, 40, 39, 46, 44, 45, 47, 51, 49, 50, 48,
 ].map((i) => SCHEMA[i] as string);
 
 describe("dumpSchema", () => {
@@ -206,6 +210,12 @@ describe("dumpSchema", () => {
         "CREATE AGGREGATE public.row_count(*) (\n    SFUNC = int8inc,\n    STYPE = bigint,\n    INITCOND = '0'\n);",
       "-- Name: AGGREGATE total_quantity(integer); Type: COMMENT; Schema: public; Owner: postgres\n--\n\n" +
         "COMMENT ON AGGREGATE public.total_quantity(integer) IS 'Sum of quantities';",
+      "CREATE INDEX orders_user_idx ON public.orders USING btree (user_id);\n\nALTER TABLE public.orders CLUSTER ON orders_user_idx;\n",
+      "ALTER TABLE ONLY app.users\n    ADD CONSTRAINT users_pkey PRIMARY KEY (id);\n\nALTER TABLE app.users CLUSTER ON users_pkey;\n",
+      "ALTER TABLE ONLY app.users\n    ADD CONSTRAINT users_email_key UNIQUE (email);\n\n" +
+        "ALTER TABLE ONLY app.users REPLICA IDENTITY USING INDEX users_email_key;\n",
+      "\n\nALTER TABLE ONLY public.orders FORCE ROW LEVEL SECURITY;\n\n\nALTER TABLE public.orders OWNER TO postgres;\n",
+      "-- Name: orders; Type: ROW SECURITY; Schema: public; Owner: postgres\n--\n\nALTER TABLE public.orders ENABLE ROW LEVEL SECURITY;\n\n\n",
     ])
       expect(dump, expected).toContain(expected);
     // citext's own types and functions come with CREATE EXTENSION; public and plpgsql are every database's.

@@ -123,3 +123,15 @@ export interface RelationParts {
   /** ALTER TABLE … OWNER TO for the relation. */
   ownerSql: string;
 }
+
+/**
+ * What pg_dump adds after an index's or an index-backed constraint's statement: CLUSTER ON (no
+ * ONLY), then REPLICA IDENTITY USING INDEX; `r` holds the index's `clustered` and `replica_identity`.
+ */
+export function indexSettings(rel: Relation, r: Row): string {
+  let sql = "";
+  if (r.clustered) sql += `\n\nALTER TABLE ${rel.qname} CLUSTER ON ${str(r.ident)};`;
+  if (r.replica_identity)
+    sql += `\n\nALTER TABLE ONLY ${rel.qname} REPLICA IDENTITY USING INDEX ${str(r.ident)};`;
+  return sql;
+}

@@ -1,5 +1,5 @@
 import type { PgClient } from "../../../platform/pg.js";
-import { type Entry, RANK, type Relation, rows, str } from "./entries.js";
+import { type Entry, indexSettings, RANK, type Relation, rows, str } from "./entries.js";
 
 /**
  * What the schema dump hangs off tables after them: indexes (those no constraint made), triggers,
@@ -18,7 +18,8 @@ export async function tableChildren(
   for (const r of await rows(
     client,
     `SELECT i.indexrelid AS oid, i.indrelid AS rel, c.relname AS name, quote_ident(c.relname) AS ident,
-            format('%I.%I', n.nspname, c.relname) AS qname, pg_get_indexdef(i.indexrelid) AS def
+            format('%I.%I', n.nspname, c.relname) AS qname, pg_get_indexdef(i.indexrelid) AS def,
+            i.indisclustered AS clustered, i.indisreplident AS replica_identity
        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE i.indrelid = ANY($1::oid[])
         AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.conrelid = i.indrelid
@@ -34,7 +35,7 @@ export async function tableChildren(
       schema: rel.schema,
       name: str(r.name),
       owner: rel.owner,
-      sql: `${str(r.def).replace(" ON ONLY ", " ON ")};`,
+      sql: `${str(r.def).replace(" ON ONLY ", " ON ")};${indexSettings(rel, r)}`,
       after: [`pg_class:${rel.oid}`],
       comments: [{ key: `pg_class:${r.oid}:0`, sql: `INDEX ${str(r.qname)}`, tag: `INDEX ${str(r.name)}` }],
     });
@@ -94,12 +95,12 @@ export async function tableChildren(
   }
   for (const r of await rows(
     client,
-    `SELECT c.oid, c.relforcerowsecurity AS force FROM pg_class c WHERE c.oid = ANY($1::oid[]) AND c.relrowsecurity`,
+    `SELECT c.oid FROM pg_class c WHERE c.oid = ANY($1::oid[]) AND c.relrowsecurity`,
     [oids],
   )) {
     const rel = on(r.oid);
-    let sql = `ALTER TABLE ${rel.qname} ENABLE ROW LEVEL SECURITY;`;
-    if (r.force) sql += `\n\nALTER TABLE ONLY ${rel.qname} FORCE ROW LEVEL SECURITY;`;
+    // FORCE goes with the table's own entry.
+    const sql = `ALTER TABLE ${rel.qname} ENABLE ROW LEVEL SECURITY;`;
     entries.push({
       keys: [],
       rank: RANK.policy,

@@ -1,6 +1,7 @@
 import {
   type CommentTarget,
   type Entry,
+  indexSettings,
   RANK,
   type Relation,
   type RelationParts,
@@ -49,6 +50,7 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
   for (const line of columnSettings(rel, cols)) sql += `\n${line}`;
   const identity = REPLICA_IDENTITY[str(r.replica_identity)];
   if (identity) sql += `\n\nALTER TABLE ONLY ${rel.qname} REPLICA IDENTITY ${identity};`;
+  if (r.force_rls) sql += `\n\nALTER TABLE ONLY ${rel.qname} FORCE ROW LEVEL SECURITY;`;
   entries.push({
     ...base,
     keys: [
@@ -88,7 +90,7 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
       rank: foreign ? RANK.foreignKey : RANK.constraint,
       type: foreign ? "FK CONSTRAINT" : k.kind === "c" ? "CHECK CONSTRAINT" : "CONSTRAINT",
       name: `${rel.name} ${str(k.name)}`,
-      sql: `ALTER TABLE ${only}${rel.qname}\n    ADD CONSTRAINT ${str(k.ident)} ${str(k.def)};`,
+      sql: `ALTER TABLE ${only}${rel.qname}\n    ADD CONSTRAINT ${str(k.ident)} ${str(k.def)};${indexSettings(rel, k)}`,
       after: [`pg_class:${rel.oid}`],
       comments: [constraintComment(k, rel)],
     });
