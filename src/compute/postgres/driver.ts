@@ -505,7 +505,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return subscriptions;
   }
 
-  /** The administrator's session on an endpoint's server, opened at need and closed after ROLE_READER_IDLE_MS unused. */
   /** Runs `work` on the endpoint's role reader once its users before have done with it. */
   private withRoleReader<T>(
     endpointId: string,
@@ -518,6 +517,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return turn;
   }
 
+  /** The administrator's session on an endpoint's server, opened at need and closed after ROLE_READER_IDLE_MS unused. */
   private roleReader(
     endpointId: string,
     port: number,
