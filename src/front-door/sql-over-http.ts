@@ -333,7 +333,15 @@ export class SqlOverHttp {
         // A FATAL error (57P01 terminating connection) ends the session too.
         broken = !(err instanceof SqlError) && (!isDatabaseError(err) || err.severity === "FATAL");
         if (gone) throw new SqlError(400, CANCELLED, { code: "08P01" });
-        throw isDatabaseError(err) ? postgresError(err) : err;
+        if (isDatabaseError(err)) throw postgresError(err);
+        // The session's connection ended under the request (its compute stopped): what the
+        // others on it got from the server.
+        if (!(err instanceof SqlError) && this.lost.has(client))
+          throw new SqlError(400, "terminating connection due to administrator command", {
+            code: "57P01",
+            severity: "FATAL",
+          });
+        throw err;
       } finally {
         // The session goes back to the pool: a client leaving now cancels nothing on it.
         holding = false;
@@ -383,12 +391,16 @@ export class SqlOverHttp {
       this.pools.set(key, pool);
     }
     try {
-      const client = await pool.connect();
-      if (!this.watched.has(client)) {
-        this.watched.add(client);
-        client.on("error", () => this.lost.add(client));
+      // A session whose connection ended while it waited in the pool (a suspend) is not lent.
+      for (let tries = 0; ; tries++) {
+        const client = await pool.connect();
+        if (!this.watched.has(client)) {
+          this.watched.add(client);
+          client.on("error", () => this.lost.add(client));
+        }
+        if (!this.lost.has(client) || tries >= POOL_SIZE) return client;
+        client.release(true);
       }
-      return client;
     } catch (err) {
       // A session that never opened is no `remove`: a pool left with none goes here (one per
       // database name that does not exist had been kept for good).
@@ -581,7 +593,18 @@ export function paramText(value: unknown): string | null {
   if (typeof value === "string") return value;
   if (typeof value === "boolean" || typeof value === "number") return String(value);
   if (Array.isArray(value)) return arrayLiteral(value);
-  return JSON.stringify(value);
+  return paramJson(value);
+}
+
+/** An object parameter's JSON text; one nested past what the stack takes is a 400, not a failure. */
+function paramJson(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (err instanceof RangeError)
+      throw bad("a query parameter's objects are nested too deeply to be sent as JSON");
+    throw err;
+  }
 }
 
 const MAX_PARAMS = 65535;
@@ -597,7 +620,7 @@ function arrayLiteral(values: unknown[], depth = 1): string {
     if (v === null || v === undefined) return "NULL";
     if (Array.isArray(v)) return arrayLiteral(v, depth + 1);
     if (typeof v === "boolean" || typeof v === "number") return String(v);
-    return JSON.stringify(typeof v === "string" ? v : JSON.stringify(v));
+    return JSON.stringify(typeof v === "string" ? v : paramJson(v));
   });
   return `{${items.join(",")}}`;
 }
@@ -626,18 +649,33 @@ async function run(
   // the answer's size), joined ROWS_JOINED at a time; the answer's limit counts that text.
   const rows = new RowsText();
   let tooLarge = false;
+  // A row that cannot be written as JSON (a json value nested past what the stack takes) fails the
+  // query: the rest of the result is not read (its session ends), and the process goes on.
+  let unwritable: SqlError | undefined;
   // A script's statements answer one after another: only the last one's rows are kept.
   let current: QueryResult | undefined;
   let rowText: (row: (string | null)[]) => string = () => "";
   const result = await new Promise<QueryResult>((resolve, reject) => {
     query.on("row", (row: (string | null)[], of?: QueryResult) => {
-      if (tooLarge || !of) return;
+      if (tooLarge || unwritable || !of) return;
       if (of !== current) {
         current = of;
         rows.clear();
         rowText = rowWriter(of.fields, format.raw, arrayMode);
       }
-      if (rows.add(rowText(row)) > SQL_MAX_BYTES) {
+      let text: string;
+      try {
+        text = rowText(row);
+      } catch (err) {
+        unwritable = new SqlError(
+          400,
+          `a row of the result cannot be returned as JSON: ${err instanceof RangeError ? "a value is nested too deeply" : String(err)}`,
+        );
+        rows.clear();
+        (client as unknown as { connection: SessionConnection }).connection.stream.destroy();
+        return;
+      }
+      if (rows.add(text) > SQL_MAX_BYTES) {
         tooLarge = true;
         rows.clear();
         cancel(client, address);
@@ -652,6 +690,7 @@ async function run(
     client.query(query);
   }).catch((err: unknown) => {
     if (copying.direction) throw copyRefused(copying.direction);
+    if (unwritable) throw unwritable;
     if (
       tooLarge ||
       oversized.has((client as unknown as { connection: { stream: net.Socket } }).connection.stream)
@@ -660,8 +699,10 @@ async function run(
     throw err;
   });
   if (tooLarge) throw responseTooLarge();
-  // A COPY TO STDOUT of no rows may end before its session does.
+  // A COPY TO STDOUT of no rows, or a result whose last row could not be written, may end before
+  // its session does.
   if (copying.direction) throw copyRefused(copying.direction);
+  if (unwritable) throw unwritable;
   const fields = result.fields.map((f) => ({
     name: f.name,
     dataTypeID: f.dataTypeID,
@@ -677,8 +718,8 @@ async function run(
   )},"rowCount":${JSON.stringify(result.rowCount ?? null)},"rowAsArray":${arrayMode}}`;
 }
 
-/** The messages a server session's connection sends for a COPY (node-postgres' Connection). */
-interface CopyConnection {
+/** What a server session's connection (node-postgres' Connection) is used for beyond queries: a COPY's refusal, an end. */
+interface SessionConnection {
   stream: net.Socket;
   sendCopyFail(message: string): void;
   sync(): void;
@@ -701,8 +742,8 @@ function refuseCopy(
   simpleProtocol: boolean,
 ): { direction?: "FROM STDIN" | "TO STDOUT" } {
   const copying: { direction?: "FROM STDIN" | "TO STDOUT" } = {};
-  const connection = (client as unknown as { connection: CopyConnection }).connection;
-  (query as { handleCopyInResponse(c: CopyConnection): void }).handleCopyInResponse = (c) => {
+  const connection = (client as unknown as { connection: SessionConnection }).connection;
+  (query as { handleCopyInResponse(c: SessionConnection): void }).handleCopyInResponse = (c) => {
     copying.direction = "FROM STDIN";
     c.sendCopyFail("COPY FROM STDIN is not supported over HTTP");
     if (!simpleProtocol) c.sync();

@@ -291,6 +291,25 @@ describe("SQL over HTTP (neon())", () => {
     expect((await post({ query: "SELECT 1 AS ok" })).body.rows).toEqual([{ ok: 1 }]);
   });
 
+  it("a json value or an object parameter nested past what the stack takes is a 400, and the emulator goes on", async () => {
+    // JSON.stringify of such a row had thrown inside node-postgres' data handler and ended the process.
+    for (let i = 0; i < 2; i++) {
+      const nested = await post({ query: "SELECT (repeat('[', 5000) || repeat(']', 5000))::json AS j" });
+      expect(nested.status).toBe(400);
+      expect(nested.body.message).toBe(
+        "a row of the result cannot be returned as JSON: a value is nested too deeply",
+      );
+    }
+    const deep = `${'{"a":'.repeat(20_000)}1${"}".repeat(20_000)}`;
+    for (const params of [`[${deep}]`, `[[${deep}]]`]) {
+      const res = await post(`{"query":"SELECT $1::text AS t","params":${params}}`);
+      expect(res.status).toBe(400);
+      expect(res.body.message).toBe("a query parameter's objects are nested too deeply to be sent as JSON");
+    }
+    expect((await post({ query: "SELECT 1 AS ok" })).body.rows).toEqual([{ ok: 1 }]);
+    expect((await fetch(`${server.url}/_emulator/health`)).status).toBe(200);
+  });
+
   it("a query whose server session ends under it (pg_terminate_backend, a suspend) gets 57P01, and the emulator goes on", async () => {
     const self = await post({ query: "SELECT pg_terminate_backend(pg_backend_pid())" });
     expect(self.status).toBe(400);
