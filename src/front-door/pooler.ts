@@ -105,6 +105,7 @@ const Q = 0x51; // Query
 const F = 0x46; // FunctionCall
 const X = 0x58; // Terminate
 const EXECUTE = 0x45; // 'E' (client; ErrorResponse from the server)
+const COPY_DATA = 0x64; // 'd'
 const COPY_DONE = 0x63; // 'c'
 const COPY_FAIL = 0x66; // 'f'
 const COPY_IN_RESPONSE = 0x47; // 'G'
@@ -161,6 +162,20 @@ class Framer {
   /** Whether the stream stopped in the middle of a message. */
   get partial(): boolean {
     return this.left > 0 || this.carry.length > 0;
+  }
+
+  /** Whether part of a message went on and the rest has not come. */
+  get midMessage(): boolean {
+    return this.left > 0;
+  }
+
+  /** The start of a message held back (nothing of it went on), taken out of the framer. */
+  takeHeld(): Buffer[] {
+    const held = this.carry;
+    this.carry = [];
+    this.carried = 0;
+    this.need = 0;
+    return held;
   }
 
   push(chunk: Buffer): Buffer[] {
@@ -346,7 +361,9 @@ class Server {
       this.internal(type, body);
       return false;
     }
-    if (type === Z && this.owed <= 0 && this.status === IDLE && this.client) this.releaseNow = true;
+    // Not while the session holds part of what the client is sending (see PooledClient.midBatch).
+    if (type === Z && this.owed <= 0 && this.status === IDLE && this.client && !this.client.midBatch)
+      this.releaseNow = true;
     return true;
   }
 
@@ -623,6 +640,8 @@ class PooledClient {
   private waitTimer: NodeJS.Timeout | undefined;
   private readonly framer: Framer;
   private terminated = false;
+  /** Messages went to the session since the client's last Sync or Query. */
+  private unsynced = false;
   /**
    * Syncs sent since the last Execute (none since a Query): a COPY FROM STDIN that Execute began
    * ignores them (Postgres skips Sync during copy-in), so they are owed no ReadyForQuery.
@@ -653,6 +672,9 @@ class PooledClient {
       (t) => t === PARSE || t === BIND || t === DESCRIBE || t === CLOSE,
       (type) => {
         const server = this.server as Server;
+        // A copy's messages belong to what began it (a Query, or an Execute before its Sync).
+        if (type !== COPY_DATA && type !== COPY_DONE && type !== COPY_FAIL)
+          this.unsynced = type !== Q && type !== S && type !== F && type !== X;
         if (type === Q || type === S || type === F) server.zSent++;
         if (type === EXECUTE || type === Q) {
           this.syncsSinceExecute = type === EXECUTE ? 0 : undefined;
@@ -665,7 +687,10 @@ class PooledClient {
           this.syncsSinceExecute = 0;
         } else if (type === X) this.terminated = true;
       },
-      (type, body, instead) => this.rewrite(type, body, instead),
+      (type, body, instead) => {
+        this.unsynced = true;
+        return this.rewrite(type, body, instead);
+      },
     );
   }
 
@@ -867,9 +892,25 @@ class PooledClient {
     server.quietly(sql).then(go, () => server.socket.destroy());
   }
 
-  /** The pool took back the session. */
+  /**
+   * Whether the session holds part of what the client is sending: messages of an extended-protocol
+   * batch whose Sync has not come (a Parse, a Bind the server has taken), or part of a message.
+   */
+  get midBatch(): boolean {
+    return this.unsynced || this.framer.midMessage;
+  }
+
+  /**
+   * The pool took back the session. The start of a message the framer held back (a header cut
+   * short, part of a Parse) waits with what comes next, for the next session: it had stayed in
+   * the framer, and the rest, read as a message of its own, waited for good.
+   */
   returned(server: Server): void {
-    if (this.server === server) this.server = undefined;
+    if (this.server !== server) return;
+    this.server = undefined;
+    const held = this.framer.takeHeld();
+    for (const chunk of held) this.pendingBytes += chunk.length;
+    this.pending.unshift(...held);
   }
 
   /** Ends the client's connection (with a last message); a session it held goes back clean, or is closed. */

@@ -919,6 +919,78 @@ describe("the pooler (transaction mode)", () => {
     await direct.end();
   }, 60_000);
 
+  it("a message cut anywhere between writes, in its header or its body, reaches a session whole when the one before gave its session back", async () => {
+    const msg = (type: string, ...parts: Buffer[]) => {
+      const body = Buffer.concat(parts);
+      const head = Buffer.alloc(5);
+      head.write(type, 0, "latin1");
+      head.writeInt32BE(4 + body.length, 1);
+      return Buffer.concat([head, body]);
+    };
+    const cstr = (text: string) => Buffer.from(`${text}\0`);
+    const int16 = (n: number) => Buffer.from([n >> 8, n & 0xff]);
+    const query = (sql: string) => msg("Q", cstr(sql));
+    const extended = (sql: string) =>
+      Buffer.concat([
+        msg("P", cstr(""), cstr(sql), int16(0)),
+        msg("B", cstr(""), cstr(""), int16(0), int16(0), int16(0)),
+        msg("E", cstr(""), Buffer.alloc(4)),
+        msg("S"),
+      ]);
+    const c = pooledClient();
+    c.on("error", () => {});
+    await c.connect();
+    const stream = (c as unknown as { connection: PgConnection }).connection.stream;
+    stream.removeAllListeners("data");
+    let got = Buffer.alloc(0);
+    stream.on("data", (d: Buffer) => {
+      got = Buffer.concat([got, d]);
+    });
+    /** The values of the DataRows received, once `readies` ReadyForQuery messages have come. */
+    const answers = async (readies: number): Promise<string[]> => {
+      for (let i = 0; i < 200; i++) {
+        const values: string[] = [];
+        let z = 0;
+        for (let at = 0; at + 5 <= got.length; ) {
+          const length = got.readInt32BE(at + 1);
+          if (at + 1 + length > got.length) break;
+          if (got[at] === 0x5a) z++;
+          if (got[at] === 0x44) values.push(got.subarray(at + 11, at + 1 + length).toString());
+          at += 1 + length;
+        }
+        if (z >= readies) return values;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return ["no ReadyForQuery in 10 s"];
+    };
+    const other = pooledClient();
+    await other.connect();
+    let readies = 0;
+    const expected: string[] = [];
+    let n = 0;
+    for (const [form, cuts] of [
+      [query, [1, 3, 4, 5, 9]],
+      [extended, [3, 10, 30, 35, 44]],
+    ] as const) {
+      for (const cut of cuts) {
+        const first = form(`SELECT ${++n}`);
+        const second = form(`SELECT ${++n}`);
+        stream.write(Buffer.concat([first, second.subarray(0, cut)]));
+        expect(await answers(++readies)).toEqual([...expected, String(n - 1)]);
+        // The first's ReadyForQuery gave the session back, unless part of the second is on it; another
+        // client takes a session meanwhile; the rest of the second comes now.
+        expect((await other.query("SELECT 0 AS zero")).rows).toEqual([{ zero: 0 }]);
+        stream.write(second.subarray(cut));
+        expected.push(String(n - 1), String(n));
+        expect(await answers(++readies), `${form === query ? "Query" : "Parse…Sync"} cut at ${cut}`).toEqual(
+          expected,
+        );
+      }
+    }
+    stream.destroy();
+    await other.end();
+  }, 60_000);
+
   it("the settings PgBouncer tracks stay each client's: a SET one client left on a session is undone for the next; startup values of any case hold", async () => {
     const show =
       "SELECT current_setting('TimeZone') AS tz, current_setting('DateStyle') AS ds, current_setting('application_name') AS app";
