@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { parseArgs } from "node:util";
 import type { Ctx } from "../context.js";
 import { ensureDefaultAccount } from "../control-plane/accounts/service.js";
@@ -29,6 +30,14 @@ function main(): number {
     return command || values.help ? 0 : 2;
   }
   const env = readEnv();
+  // Only a key made before the first start makes the database; listing or revoking in a file that
+  // does not exist is a wrong path (a new empty database would list no keys).
+  if (command !== "create" && !fs.existsSync(env.NEON_EMULATOR_DB)) {
+    process.stderr.write(
+      `no database at ${env.NEON_EMULATOR_DB}: set NEON_EMULATOR_DB to the file the emulator runs on\n`,
+    );
+    return 2;
+  }
   const storage = openStorage(env.NEON_EMULATOR_DB);
   try {
     const ctx: Ctx = {

@@ -298,6 +298,16 @@ describe("real server", () => {
     expect((await call(s, key, "GET", "/api/v2/api_keys")).status).toBe(401);
     const bad = await run(process.execPath, [cli, "create"], { env }).catch((e) => e);
     expect(bad.code).toBe(2);
+    // A path where no database is: listed and revoked in nothing, and no empty database made there.
+    const missing = path.join(tempDir(), "elsewhere.sqlite");
+    for (const args of [["list"], ["revoke", "1"]]) {
+      const wrong = await run(process.execPath, [cli, ...args], {
+        env: { ...env, NEON_EMULATOR_DB: missing },
+      }).catch((e) => e);
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain(`no database at ${missing}`);
+    }
+    expect(fs.existsSync(missing)).toBe(false);
   });
 });
 
