@@ -167,6 +167,13 @@ async function main(): Promise<void> {
     }
     stopping = signal;
     logger.info({ signal }, "shutting down");
+    // A shutdown held up (an effect waiting on a lock a client's session holds) says on what, and how to cut it short.
+    setTimeout(() => {
+      logger.warn(
+        { signal, operations: worker.underWay() },
+        `the shutdown still waits for the operations under way; ${signal} again stops every compute at once`,
+      );
+    }, SLOW_SHUTDOWN_MS).unref();
     worker.stop();
     driver.stopping?.();
     // The front door closes first: its WebSocket tunnels are upgraded connections of the HTTP
@@ -208,6 +215,9 @@ function stopWithNpmStart(stop: () => void): void {
   }, PARENT_CHECK_MS);
   watch.unref();
 }
+
+/** When a shutdown still under way says what it waits for. */
+const SLOW_SHUTDOWN_MS = 5000;
 
 /** How often the parent is looked at under `npm start` (a getppid call). */
 const PARENT_CHECK_MS = 500;

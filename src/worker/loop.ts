@@ -176,6 +176,15 @@ export class Worker {
     while (this.inflight.size) await Promise.all(this.inflight.keys());
   }
 
+  /** The operations whose effects are under way (what a shutdown waits for). */
+  underWay(): { id: string; action: string; project_id: string }[] {
+    return [...this.inflight.values()].map(({ op }) => ({
+      id: op.id,
+      action: op.action,
+      project_id: op.projectId,
+    }));
+  }
+
   /**
    * A client waits on the endpoint (a connection waking it): its unfinished operations, and those
    * making or replacing its branch's data, are performed now, whatever their duration and in either clock mode (stamped with the clock's

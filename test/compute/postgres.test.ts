@@ -1875,8 +1875,19 @@ describe("computes are real Postgres servers", () => {
     server.proc.kill("SIGINT");
     for (let i = 0; i < 200 && !server.stdout().includes('"shutting down"'); i++)
       await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 500));
+    // Held up, it says on what after 5 s, and how to cut it short.
+    const said = () =>
+      server
+        .stdout()
+        .split("\n")
+        .find((l) => l.includes("the shutdown still waits for the operations under way"));
+    for (let i = 0; i < 100 && !said(); i++) await new Promise((r) => setTimeout(r, 100));
     expect(server.proc.exitCode).toBeNull();
+    const warning = JSON.parse(said() ?? "{}");
+    expect(warning.msg).toContain("SIGINT again stops every compute at once");
+    expect(warning.operations).toEqual([
+      expect.objectContaining({ action: "apply_config", project_id: p.projectId }),
+    ]);
     server.proc.kill("SIGINT");
     expect(await exited).toBe(1);
     expect(() => process.kill(postmaster, 0)).toThrow();
