@@ -258,6 +258,7 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
       if (delta < 0) postgres.catalogMayHaveChanged(endpointId);
     },
     statementsRan: (endpointId) => postgres.catalogMayHaveChanged(endpointId),
+    serving: (endpointId) => postgres.serving(endpointId),
     egress: new EgressMeter(),
   };
 }
@@ -291,6 +292,7 @@ export async function openFrontDoor(runtime: Runtime, env: Env): Promise<FrontDo
   const uriHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
   ctx.config.frontDoor = { host: uriHost, port: door.port, caCert: identity.caCert };
   postgres.idleSessionKeepers.push((endpointId, database) => door.closeIdle(endpointId, database));
+  postgres.roleSessionEnders.push((endpointId, roles) => door.endRoleClients(endpointId, roles));
   return door;
 }
 

@@ -51,6 +51,8 @@ export interface PoolerServices {
   ready(endpointId: string): Promise<ComputeAddress>;
   /** A client connection to the endpoint opened (+1) or ended (-1). */
   connected(endpointId: string, delta: 1 | -1): void;
+  /** Whether the endpoint's server runs and no stop of it has begun. */
+  serving(endpointId: string): boolean;
   /** Bytes sent to logged-in clients, per endpoint. */
   egress: EgressMeter;
 }
@@ -584,15 +586,26 @@ class Pool {
     // Its client saw the server's last words, unless the pooler was talking to the server itself.
     client?.close(server.talking ? lastError : undefined);
     // A compute that stopped (suspend: 57P01) ends every client of the pool, as on Neon, where the
-    // pooler runs on the compute.
-    if (lastError && errorFields(lastError.subarray(5)).C === "57P01") {
-      for (const client of this.clients) client.close(lastError);
-      // Its other sessions are going too: none is lent again, and the next client's login opens
-      // a session anew (waking the compute).
-      for (const idle of this.idle.splice(0)) idle.socket.destroy();
-      this.parameters = undefined;
+    // pooler runs on the compute. A session ended alone (pg_terminate_backend, 57P01 too) ends
+    // only the client holding it, as with PgBouncer (a role's sessions ended by the emulator end
+    // its clients through endRoleClients).
+    if (
+      lastError &&
+      errorFields(lastError.subarray(5)).C === "57P01" &&
+      !this.pooler.services.serving(this.endpointId)
+    ) {
+      this.endClients(lastError);
     } else this.grow();
     this.pooler.prune(this);
+  }
+
+  /** Ends every client of the pool with `last`, and its idle sessions. */
+  endClients(last: Buffer): void {
+    for (const client of this.clients) client.close(last);
+    // Its other sessions are going too: none is lent again, and the next client's login opens
+    // a session anew (waking the compute).
+    for (const idle of this.idle.splice(0)) idle.socket.destroy();
+    this.parameters = undefined;
   }
 
   /** Closes server sessions idle for longer than `idleMs`. */
@@ -1114,6 +1127,20 @@ export class Pooler {
   closeIdle(endpointId: string, database: string): void {
     for (const pool of this.allPools())
       if (pool.endpointId === endpointId && pool.database === database) pool.closeIdle();
+  }
+
+  /** Ends the clients logged in as `roles` on the endpoint (their sessions are being ended: 57P01). */
+  endRoleClients(endpointId: string, roles: string[]): void {
+    const last = errorResponse({
+      severity: "FATAL",
+      code: "57P01",
+      message: "terminating connection due to administrator command",
+    });
+    for (const pool of this.allPools())
+      if (pool.endpointId === endpointId && roles.includes(pool.user)) {
+        pool.endClients(last);
+        this.prune(pool);
+      }
   }
 
   private allPools(): Pool[] {

@@ -61,6 +61,11 @@ export class FrontDoor {
     this.context.pooler?.closeIdle(endpointId, database);
   }
 
+  /** Ends the pooled clients logged in as `roles` on the endpoint (the emulator ends their sessions). */
+  endRoleClients(endpointId: string, roles: string[]): void {
+    this.context.pooler?.endRoleClients(endpointId, roles);
+  }
+
   /** An HTTP upgrade request on the emulator's HTTP port: the serverless driver's WebSocket tunnel. */
   upgrade(request: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     this.websockets.upgrade(request, socket, head);

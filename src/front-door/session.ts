@@ -55,6 +55,8 @@ export interface DoorServices {
   ready(endpointId: string): Promise<ComputeAddress>;
   /** A client connection to the endpoint opened (+1) or ended (-1). */
   connected(endpointId: string, delta: 1 | -1): void;
+  /** Whether the endpoint's server runs and no stop of it has begun. */
+  serving(endpointId: string): boolean;
   /** A client's statements ran outside a connection the door counts (SQL over HTTP): they may have changed roles. */
   statementsRan(endpointId: string): void;
   /** Bytes sent to logged-in clients, per endpoint. */

@@ -1219,6 +1219,32 @@ describe("the pooler (transaction mode)", () => {
     if (process.platform === "linux") expect(fds()).toBeLessThanOrEqual(before + 3);
   }, 60_000);
 
+  it("one server session ended alone (pg_terminate_backend) ends only the client holding it, as with PgBouncer", async () => {
+    const clients = await Promise.all(
+      Array.from({ length: 5 }, async () => {
+        const c = pooledClient();
+        c.on("error", () => {});
+        await c.connect();
+        await c.query("SELECT 1");
+        return c;
+      }),
+    );
+    const ended: unknown[] = [];
+    for (const c of clients) c.on("end", () => ended.push(c));
+    const direct = new pg.Client({ connectionString: p.uri });
+    await direct.connect();
+    const terminated = await direct.query(
+      "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'pgbouncer' AND state = 'idle' LIMIT 1",
+    );
+    expect(terminated.rows).toEqual([{ ok: true }]);
+    await direct.end();
+    await new Promise((r) => setTimeout(r, 300));
+    // Each was between transactions (no session held): none is ended (all five had been), and each goes on.
+    expect(ended).toHaveLength(0);
+    for (const c of clients) expect((await c.query("SELECT 2 AS n")).rows).toEqual([{ n: 2 }]);
+    for (const c of clients) await c.end();
+  });
+
   it("suspending the compute ends its pooled clients with 57P01, and the next pooled client wakes it", async () => {
     const c = pooledClient();
     await c.connect();

@@ -33,6 +33,7 @@ describe("SQL over HTTP's pools of server sessions", () => {
       ready: async () => ({ host: "127.0.0.1", port }),
       connected: () => {},
       statementsRan: () => {},
+      serving: () => true,
       egress: new EgressMeter(),
     };
     const sql = new SqlOverHttp(services);

@@ -375,6 +375,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       : { host: "127.0.0.1", port };
   }
 
+  /** Whether the endpoint's server runs and no stop of it has begun. */
+  serving(endpointId: string): boolean {
+    const running = this.servers.get(endpointId);
+    return running?.server.running === true && !running.stopping;
+  }
+
   /** The port of an endpoint's running server, if it runs. */
   portOf(endpointId: string): number | undefined {
     const running = this.servers.get(endpointId);
@@ -407,6 +413,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * session is on it.
    */
   readonly idleSessionKeepers: ((endpointId: string, database: string) => void)[] = [];
+  /**
+   * Who keeps client connections logged in as a role apart from its server sessions (the pooler):
+   * told before a primary ends the sessions of roles (a password reset, a drop), so those
+   * clients end too, as Neon's reset_password says.
+   */
+  readonly roleSessionEnders: ((endpointId: string, roles: string[]) => void)[] = [];
   /**
    * An administrator's session per running server, kept while logins read roles through it; its
    * users take turns (`tail`: the last one's end), as a session runs one query at a time.
@@ -2211,6 +2223,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         ),
       (db) => {
         if (primary) for (const keeper of this.idleSessionKeepers) keeper(primary, db);
+      },
+      (roles) => {
+        if (primary) for (const ender of this.roleSessionEnders) ender(primary, roles);
       },
     );
     this.dropsApplied?.(branchId, spec.drops);

@@ -133,6 +133,8 @@ export async function reconcile(
   spec: BranchSpec,
   inDatabase: InDatabase,
   beforeRename: (database: string) => void = () => {},
+  /** Told of roles whose sessions are about to be ended (a password reset, a drop). */
+  beforeEndingSessions: (roles: string[]) => void = () => {},
 ): Promise<void> {
   const roles = await heldRoles(client);
   const existingRoles = new Map(roles.rows.map((r) => [r.rolname, managedRole(r.comment)]));
@@ -171,7 +173,10 @@ export async function reconcile(
     }
   }
   // As Neon's reset_password says: the role's connections are dropped.
-  if (reset.length) await endSessions(client, reset);
+  if (reset.length) {
+    beforeEndingSessions(reset);
+    await endSessions(client, reset);
+  }
   const dbs = await heldDatabases(client);
   const byName = new Map(dbs.rows.map((d) => [d.datname, d]));
   const wanted = new Set(spec.databases.map((d) => d.name));
@@ -241,7 +246,10 @@ export async function reconcile(
        FROM pg_database d JOIN pg_roles r ON r.oid = d.datdba
       WHERE d.datallowconn AND NOT d.datistemplate`,
   );
-  for (const [name] of dropped) await dropRole(client, name, live.rows, inDatabase);
+  for (const [name] of dropped) {
+    beforeEndingSessions([name]);
+    await dropRole(client, name, live.rows, inDatabase);
+  }
 }
 
 /**
