@@ -459,9 +459,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       this.roleSyncs.delete(endpointId);
       const running = this.servers.get(endpointId);
       if (!running || running.replicaDir) return;
-      void this.withBranch(running.branchId, () => this.syncCatalog(endpointId)).catch((err: unknown) =>
-        this.logger?.warn({ err, endpoint: endpointId }, "could not read the compute's roles and databases"),
-      );
+      void this.withBranch(running.branchId, () => this.syncCatalog(endpointId)).catch((err: unknown) => {
+        // A read the compute's stop cut short is no loss: the stop reads them itself.
+        if (this.serving(endpointId))
+          this.logger?.warn(
+            { err, endpoint: endpointId },
+            "could not read the compute's roles and databases",
+          );
+      });
     }, ROLE_SYNC_MS);
     timer.unref();
     this.roleSyncs.set(endpointId, timer);
