@@ -7,7 +7,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { computeClient, fileFlags, takesTopMark } from "../helpers/compute.js";
-import { type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
+import { processAlive, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
 
 /**
  * NEON_EMULATOR_COMPUTE=postgres against a real server: every endpoint is a Postgres process the
@@ -840,14 +840,7 @@ describe("computes are real Postgres servers", () => {
       for (let i = 0; i < 600 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
       return check();
     };
-    const dead = () => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    };
+    const dead = () => !processAlive(pid);
     expect(await gone(dead)).toBe(true);
     expect(fs.existsSync(branchDir)).toBe(true);
     expect((await api("DELETE", `/projects/${p.projectId}/branches/${dev.branchId}`)).status).toBe(200);
@@ -1604,14 +1597,6 @@ describe("computes are real Postgres servers", () => {
       const { client: busy, pid: backend, loop } = await busyLoop();
       const postmaster = Number(fs.readFileSync(postmasterPidFile(c), "utf8").split("\n")[0]);
       process.kill(postmaster, "SIGKILL");
-      const alive = (pid: number) => {
-        try {
-          process.kill(pid, 0);
-          return true;
-        } catch {
-          return false;
-        }
-      };
       // A new server on the branch's folder, with no client asking for it.
       await eventually(async () => {
         try {
@@ -1621,7 +1606,7 @@ describe("computes are real Postgres servers", () => {
         }
       });
       // Ended (then reaped by the system, which takes the orphans of a killed postmaster).
-      await eventually(async () => !alive(backend));
+      await eventually(async () => !processAlive(backend));
       expect(await loop).toBeInstanceOf(Error);
       await busy.end().catch(() => {});
       expect(await query(c.endpointId, c.role, c.password, "neondb", "SELECT n FROM kept")).toEqual([
@@ -1639,11 +1624,11 @@ describe("computes are real Postgres servers", () => {
       for (let exits = 2; exits <= 4; exits++) {
         const killed = serverPid();
         process.kill(killed, "SIGKILL");
-        await eventually(async () => !alive(killed));
+        await eventually(async () => !processAlive(killed));
         if (exits < 4) await eventually(async () => serverPid() !== killed && ready());
       }
       await new Promise((r) => setTimeout(r, 1_000));
-      expect(alive(serverPid())).toBe(false);
+      expect(processAlive(serverPid())).toBe(false);
       expect(await query(c.endpointId, c.role, c.password, "neondb", "SELECT n FROM kept")).toEqual([
         { n: 42 },
       ]);
@@ -1652,7 +1637,7 @@ describe("computes are real Postgres servers", () => {
       const suspend = await api("POST", `/projects/${c.projectId}/endpoints/${c.endpointId}/suspend`);
       process.kill(serverPid(), "SIGKILL");
       await allSettled(c.projectId, suspend.body.operations);
-      await eventually(async () => !alive(second.pid));
+      await eventually(async () => !processAlive(second.pid));
       expect(await second.loop).toBeInstanceOf(Error);
       await second.client.end().catch(() => {});
       expect(

@@ -31,6 +31,16 @@ export function tempDir(prefix = "neon-emulator-"): string {
   return dir;
 }
 
+/** Whether a process of this id exists (signal 0 checks without sending anything). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A key of the 64-character [a-z0-9] form the server accepts in NEON_EMULATOR_API_KEY. */
 export function randomKey(): string {
   const chars = "abcdefghijklmnopqrstuvwxyz0123456789";

@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { http, type RunningServer, startServer, tempDir } from "../helpers/server.js";
+import { http, processAlive, type RunningServer, startServer, tempDir } from "../helpers/server.js";
 import { ROOT, startArgs, startScript } from "../helpers/start-command.js";
 
 const run = promisify(execFile);
@@ -120,14 +120,7 @@ describe("start-up snapshot", () => {
       );
     expect((await computes()).length).toBeGreaterThan(0);
     s.proc.kill("SIGTERM");
-    const alive = () => {
-      try {
-        process.kill(emulator, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
+    const alive = () => processAlive(emulator);
     const gone = async () => {
       for (let i = 0; i < 200 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
       return !alive();
