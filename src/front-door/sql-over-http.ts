@@ -644,7 +644,8 @@ async function run(
     ...(data.script ? {} : { queryMode: "extended" }),
   } as ConstructorParameters<typeof Query>[0]);
   const arrayMode = data.arrayMode ?? format.arrayMode;
-  const copying = refuseCopy(client, query, data.script === true);
+  const connection = sessionConnection(client);
+  const copying = refuseCopy(connection, query, data.script === true);
   // Each row is kept as its JSON text as it arrives (JavaScript arrays of strings took ~40 times
   // the answer's size), joined ROWS_JOINED at a time; the answer's limit counts that text.
   const rows = new RowsText();
@@ -672,7 +673,7 @@ async function run(
           `a row of the result cannot be returned as JSON: ${err instanceof RangeError ? "a value is nested too deeply" : String(err)}`,
         );
         rows.clear();
-        (client as unknown as { connection: SessionConnection }).connection.stream.destroy();
+        connection.stream.destroy();
         return;
       }
       if (rows.add(text) > SQL_MAX_BYTES) {
@@ -691,11 +692,7 @@ async function run(
   }).catch((err: unknown) => {
     if (copying.direction) throw copyRefused(copying.direction);
     if (unwritable) throw unwritable;
-    if (
-      tooLarge ||
-      oversized.has((client as unknown as { connection: { stream: net.Socket } }).connection.stream)
-    )
-      throw responseTooLarge();
+    if (tooLarge || oversized.has(connection.stream)) throw responseTooLarge();
     throw err;
   });
   if (tooLarge) throw responseTooLarge();
@@ -727,6 +724,11 @@ interface SessionConnection {
   off(event: "copyOutResponse", listener: () => void): void;
 }
 
+/** node-postgres' Connection under a session (not in its public types). */
+function sessionConnection(client: PoolClient): SessionConnection {
+  return (client as unknown as { connection: SessionConnection }).connection;
+}
+
 /**
  * Makes a COPY from or to the client fail the query, as it does on Neon (its proxy's driver takes
  * no COPY messages), and leaves the session fit for the next request. COPY FROM STDIN is failed
@@ -737,12 +739,11 @@ interface SessionConnection {
  * the query turned out to be either.
  */
 function refuseCopy(
-  client: PoolClient,
+  connection: SessionConnection,
   query: object,
   simpleProtocol: boolean,
 ): { direction?: "FROM STDIN" | "TO STDOUT" } {
   const copying: { direction?: "FROM STDIN" | "TO STDOUT" } = {};
-  const connection = (client as unknown as { connection: SessionConnection }).connection;
   (query as { handleCopyInResponse(c: SessionConnection): void }).handleCopyInResponse = (c) => {
     copying.direction = "FROM STDIN";
     c.sendCopyFail("COPY FROM STDIN is not supported over HTTP");
