@@ -228,8 +228,9 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
       const address = admit(endpointId);
       if (address) return address;
     }
-    // Active in the control plane with no server (it exited on its own): started again.
-    if (postgres.portOf(endpointId) === undefined)
+    // Active in the control plane with no server (it exited on its own): started again; or with
+    // its start under way (the computes the emulator resumes as it starts): joined.
+    if (postgres.addressOf(endpointId) === undefined)
       await postgres.perform({ kind: "start_compute", endpointId });
     const address = postgres.addressOf(endpointId);
     if (address === undefined) throw new Error(`endpoint ${endpointId} has no running server`);

@@ -1908,6 +1908,55 @@ describe("computes are real Postgres servers", () => {
     expect((await api("GET", `${base}/roles/preparer`)).status).toBe(404);
   });
 
+  it("a client arriving while a restarted emulator brings a resumed compute's roles to the control plane's waits for that, then logs in with the control plane's password", async () => {
+    // The compute must change a role at its start: its password changed in the stopped
+    // emulator's database; and a prepared transaction (max_prepared_transactions is 2 since the
+    // test before) holds that role's row, so the start's ALTER ROLE waits until it is rolled back.
+    const pidFile = postmasterPidFile(p);
+    const port = () => Number(fs.readFileSync(pidFile, "utf8").split("\n")[3]);
+    const admin = adminClient(port(), "neondb");
+    await admin.connect();
+    await admin.query(
+      `BEGIN; ALTER ROLE ${p.role} CONNECTION LIMIT -1; PREPARE TRANSACTION 'holds-the-role'`,
+    );
+    await admin.end();
+    await server.stop();
+    const file = new Database(path.join(dir, "db.sqlite"));
+    try {
+      file
+        .prepare(
+          "UPDATE roles SET password = 'set-while-stopped', verifier = NULL WHERE branch_id = ? AND name = ?",
+        )
+        .run(p.branchId, p.role);
+    } finally {
+      file.close();
+    }
+    server = await startServer(env());
+    for (let i = 0; i < 200 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
+    let answered = false;
+    const client = query(p.endpointId, p.role, "set-while-stopped", "neondb", "SELECT current_user AS u")
+      .catch((err: unknown) => err)
+      .finally(() => {
+        answered = true;
+      });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(answered).toBe(false);
+    const committer = adminClient(port(), "neondb");
+    await committer.connect();
+    await committer.query("ROLLBACK PREPARED 'holds-the-role'");
+    await committer.end();
+    expect(await client).toEqual([{ u: p.role }]);
+    await query(
+      p.endpointId,
+      p.role,
+      "set-while-stopped",
+      "neondb",
+      `ALTER ROLE CURRENT_USER PASSWORD '${p.password}'`,
+    );
+    // Taken by the stop, for the test after this one.
+    await changeState(p, "restart");
+  });
+
   it("deleting the project stops its servers and keeps its data until the recovery window closes; recovery brings it back", async () => {
     const projectDir = path.join(dir, "db-data", "projects", p.projectId);
     const pidFile = path.join(projectDir, "branches", p.branchId, "postmaster.pid");

@@ -366,9 +366,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /**
    * Where the front door reaches an endpoint's running server: its Unix socket (Linux, macOS:
    * measured ~20 % more relayed queries per second than loopback TCP), else 127.0.0.1 and its port.
+   * None while its start brings its roles and databases to the control plane's: a client let in
+   * then would log in against roles about to change, and the start would undo what its SQL changed.
    */
   addressOf(endpointId: string): ComputeAddress | undefined {
-    const port = this.portOf(endpointId);
+    const port = this.servers.get(endpointId)?.rolesReady ? this.portOf(endpointId) : undefined;
     if (port === undefined) return undefined;
     return this.socketDir
       ? { path: path.join(this.socketDir, `.s.PGSQL.${port}`) }
