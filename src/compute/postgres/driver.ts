@@ -2642,9 +2642,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     };
     const held =
       !running.replicaDir && running.server.running
-        ? // On the reader's session at once, not after its queued turns (as before logins took turns).
-          await this.roleReader(endpointId, running.server.port)
-            .client.then(syncAndCheck)
+        ? await this.withRoleReader(endpointId, running.server.port, syncAndCheck)
             .catch(() => this.withAdmin(running.server.port, syncAndCheck, "postgres", STOP_SYNC_TIMEOUT_MS))
             .catch((err: unknown) => {
               this.logger?.warn(
