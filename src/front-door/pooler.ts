@@ -300,6 +300,22 @@ class Server {
     return this.zSent - this.zSeen;
   }
 
+  /** Settles once the server has taken every cancel sent for this session (see cancel). */
+  cancelling: Promise<void> | undefined;
+
+  /**
+   * Asks the server to stop what the session runs, if it runs anything. The pool lends it again
+   * only once the server has taken the request, as PgBouncer does: a cancel still on its way when
+   * the query ends would otherwise land on the next client's query.
+   */
+  cancel(): void {
+    if (this.owed <= 0 || !this.keyData) return;
+    const all = Promise.all([this.cancelling, sendCancel(this.address, this.keyData)]).then(() => {
+      if (this.cancelling === all) this.cancelling = undefined;
+    });
+    this.cancelling = all;
+  }
+
   private onData(chunk: Buffer): void {
     let out: Buffer[];
     try {
@@ -502,13 +518,23 @@ class Pool {
     this.pooler.prune(this);
   }
 
-  /** A server session back from a client: to the next waiting client, else idle. */
+  /**
+   * A server session back from a client: to the next waiting client, else idle; once the server
+   * has taken the cancels sent for the client before (Server.cancel).
+   */
   release(server: Server): void {
     const client = server.client;
     server.client = undefined;
     server.unblock();
     server.turns++;
     client?.returned(server);
+    if (server.cancelling) void server.cancelling.then(() => this.lendOrKeep(server));
+    else this.lendOrKeep(server);
+  }
+
+  private lendOrKeep(server: Server): void {
+    // Closed while a cancel was on its way.
+    if (!this.servers.has(server)) return;
     for (let next = this.waiting.shift(); next; next = this.waiting.shift()) {
       if (next.alive) {
         next.lend(server);
@@ -948,15 +974,17 @@ class PooledClient {
     if (this.framer.partial) {
       // Half a message went to the server: the session cannot be used again. What it runs for the
       // client is cancelled first (a closed socket is noticed only at its next read or write).
-      if (server.owed > 0 && server.keyData) sendCancel(server.address, server.keyData);
+      server.cancel();
       server.socket.destroy();
       return;
     }
     const timer = setTimeout(() => server.socket.destroy(), ABANDON_MS);
     timer.unref();
-    if (server.owed > 0 && server.keyData) sendCancel(server.address, server.keyData);
+    server.cancel();
     server
       .drain()
+      // Not while the cancel may still land: on the ROLLBACK, it would cost the session.
+      .then(() => server.cancelling)
       .then(() => (server.status === IDLE ? undefined : server.quietly("ROLLBACK")))
       .then(
         () => {
@@ -1065,10 +1093,7 @@ export class Pooler {
     const cancelKey = cancelKeyOf(keyData);
     cancelTargets.set(cancelKey, {
       endpointId,
-      cancel: () => {
-        const server = pooled.server;
-        if (server?.keyData && server.owed > 0) sendCancel(server.address, server.keyData);
-      },
+      cancel: () => pooled.server?.cancel(),
     });
     const toClient: Buffer[] = [];
     if (login.serverFinal) toClient.push(authenticationSaslFinal(login.serverFinal));

@@ -198,13 +198,29 @@ function forward(from: Duplex, to: Duplex, sent?: EgressCounter): void {
   });
 }
 
-/** Sends a CancelRequest for the session with this BackendKeyData (process id and secret) to its server. */
-export function sendCancel(address: ComputeAddress, keyData: Buffer): void {
+/** How long a cancel's connection may take to be closed by the server before it is given up. */
+const CANCEL_SETTLE_MS = 2000;
+
+/**
+ * Sends a CancelRequest for the session with this BackendKeyData (process id and secret) to its
+ * server. Resolves once the server has closed that connection, which it does after signalling the
+ * session (or at once, for a key it does not know), or after CANCEL_SETTLE_MS: a session lent to
+ * another client before that could have the other client's query cancelled.
+ */
+export function sendCancel(address: ComputeAddress, keyData: Buffer): Promise<void> {
   const packet = Buffer.alloc(16);
   packet.writeInt32BE(16, 0);
   packet.writeInt32BE(CANCEL_REQUEST, 4);
   keyData.copy(packet, 8, 0, 8);
-  const socket = net.connect(address);
-  socket.on("error", () => {});
-  socket.end(packet);
+  return new Promise((resolve) => {
+    const socket = net.connect(address);
+    const timer = setTimeout(() => socket.destroy(), CANCEL_SETTLE_MS);
+    timer.unref();
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    socket.end(packet);
+  });
 }

@@ -263,7 +263,7 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
         live
           ? ctx.cancelTargets.set(key, {
               endpointId,
-              cancel: () => sendCancel(address, Buffer.from(key, "hex")),
+              cancel: () => void sendCancel(address, Buffer.from(key, "hex")),
             })
           : ctx.cancelTargets.delete(key),
       connected: (delta) => {

@@ -438,10 +438,15 @@ export class SqlOverHttp {
       client.release(true);
       return;
     }
-    client.query(RESET).then(
-      () => client.release(),
-      (err: Error) => client.release(err),
-    );
+    // Not while a cancel sent for the request may still land: on the next request's query.
+    const cancelled = cancels.get(client);
+    cancels.delete(client);
+    (cancelled ?? Promise.resolve())
+      .then(() => client.query(RESET))
+      .then(
+        () => client.release(),
+        (err: Error) => client.release(err),
+      );
   }
 }
 
@@ -860,13 +865,19 @@ function guardedSocket(): net.Socket {
   return socket;
 }
 
+/** Cancels sent for a session, by session: it goes back to its pool once the server has taken them. */
+const cancels = new WeakMap<PoolClient, Promise<void>>();
+
 /** Asks the server to stop the query the session runs (a CancelRequest with its key). */
 function cancel(client: PoolClient, address: ComputeAddress): void {
   const { processID, secretKey } = client as unknown as { processID: number; secretKey: number };
   const keyData = Buffer.alloc(8);
   keyData.writeInt32BE(processID, 0);
   keyData.writeInt32BE(secretKey, 4);
-  sendCancel(address, keyData);
+  cancels.set(
+    client,
+    Promise.all([cancels.get(client), sendCancel(address, keyData)]).then(() => {}),
+  );
 }
 
 // Built-in array types and their element types (pg_type.typarray), for typed JSON output.
