@@ -194,6 +194,9 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   };
 }
 
+/** How long the shutdown's end of the computes' client sessions may take on one server. */
+const END_SESSIONS_MS = 2000;
+
 /** Wakes one client waits through when suspends keep coming after the start (then it is refused). */
 const WAKE_TRIES = 3;
 
@@ -260,6 +263,7 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
     },
     statementsRan: (endpointId) => postgres.catalogMayHaveChanged(endpointId),
     serving: (endpointId) => postgres.serving(endpointId),
+    endClientSessions: () => postgres.endClientSessions(END_SESSIONS_MS),
     egress: new EgressMeter(),
   };
 }

@@ -85,6 +85,13 @@ const TRACKED = [
   "IntervalStyle",
 ];
 
+/** What a server's own end of a session says (pg_terminate_backend, a fast shutdown): a client ended with it hears the same. */
+const TERMINATED = errorResponse({
+  severity: "FATAL",
+  code: "57P01",
+  message: "terminating connection due to administrator command",
+});
+
 /** How long a session its client abandoned mid-transaction may take to come back clean. */
 const ABANDON_MS = 5000;
 
@@ -293,6 +300,11 @@ class Server {
     this.waitingOn.off("drain", this.drained);
     this.waitingOn = undefined;
     this.socket.resume();
+  }
+
+  /** Whether its client has been passed part of a message whose rest has not come. */
+  get midMessage(): boolean {
+    return this.framer.midMessage;
   }
 
   /** ReadyForQuery messages still owed. */
@@ -644,9 +656,9 @@ class Pool {
     return this.clients.size === 0 && this.servers.size === 0 && this.opening === 0;
   }
 
-  closeAll(): void {
+  closeAll(last: Buffer): void {
     clearTimeout(this.growTimer);
-    for (const client of this.clients) client.close();
+    for (const client of this.clients) client.close(last);
     for (const server of this.servers) server.socket.destroy();
   }
 }
@@ -952,12 +964,15 @@ class PooledClient {
     this.pending.unshift(...held);
   }
 
-  /** Ends the client's connection (with a last message); a session it held goes back clean, or is closed. */
+  /**
+   * Ends the client's connection (with a last message, unless the session it holds has passed it
+   * part of one); a session it held goes back clean, or is closed.
+   */
   close(last?: Buffer): void {
     if (!this.alive) return;
     this.alive = false;
     clearTimeout(this.waitTimer);
-    if (last) this.socket.end(last);
+    if (last && !this.server?.midMessage) this.socket.end(last);
     else this.socket.end();
     setTimeout(() => this.socket.destroy(), 2000).unref();
     const server = this.server ?? this.lending;
@@ -1156,14 +1171,9 @@ export class Pooler {
 
   /** Ends the clients logged in as `roles` on the endpoint (their sessions are being ended: 57P01). */
   endRoleClients(endpointId: string, roles: string[]): void {
-    const last = errorResponse({
-      severity: "FATAL",
-      code: "57P01",
-      message: "terminating connection due to administrator command",
-    });
     for (const pool of this.allPools())
       if (pool.endpointId === endpointId && roles.includes(pool.user)) {
-        pool.endClients(last);
+        pool.endClients(TERMINATED);
         this.prune(pool);
       }
   }
@@ -1172,10 +1182,10 @@ export class Pooler {
     return [...this.pools.values(), ...this.retired];
   }
 
-  /** Ends every pooled client and server session (shutdown). */
+  /** Ends every pooled client (with a 57P01, as the compute's shutdown would) and server session (shutdown). */
   close(): void {
     clearInterval(this.sweeper);
-    for (const pool of this.allPools()) pool.closeAll();
+    for (const pool of this.allPools()) pool.closeAll(TERMINATED);
   }
 }
 

@@ -12,6 +12,8 @@ import { WebSocketGate } from "./websocket.js";
 
 /** The longest a shutdown waits for sessions in the middle of a wake. */
 const CLOSE_WAIT_MS = 30_000;
+/** The longest a shutdown waits for relays to pass on their servers' last words. */
+const CLOSE_RELAYS_MS = 1000;
 
 export interface FrontDoorOptions {
   host: string;
@@ -104,15 +106,29 @@ export class FrontDoor {
   /**
    * Stops listening, ends every client connection and waits (at most CLOSE_WAIT_MS) for sessions
    * still waking their endpoint, so no compute starts after the driver has stopped the others.
+   * Clients logged in hear what a compute's stop says (FATAL 57P01), not a bare end: their server
+   * sessions are ended first, and the door waits (at most CLOSE_RELAYS_MS) for the relays to pass
+   * that on.
    */
   async close(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    if (this.sockets.size) await this.context.services.endClientSessions();
+    this.context.pooler?.close();
+    if (this.sockets.size) await within(allClosed(this.sockets), CLOSE_RELAYS_MS, undefined);
     const tunnels = this.websockets.close();
     for (const socket of this.sockets) socket.destroy();
-    this.context.pooler?.close();
     await within(Promise.allSettled([...this.sessions]), CLOSE_WAIT_MS, undefined);
     await Promise.all([closed, tunnels]);
   }
+}
+
+/** Resolves once every socket of the set (as it is now) has closed. */
+function allClosed(sockets: Set<Duplex>): Promise<void> {
+  return Promise.all(
+    [...sockets].map((socket) =>
+      socket.closed ? undefined : new Promise<void>((resolve) => socket.once("close", () => resolve())),
+    ),
+  ).then(() => {});
 }
 
 function listen(server: net.Server, host: string, port: number): Promise<number> {

@@ -57,6 +57,8 @@ export interface DoorServices {
   connected(endpointId: string, delta: 1 | -1): void;
   /** Whether the endpoint's server runs and no stop of it has begun. */
   serving(endpointId: string): boolean;
+  /** Ends the client sessions of every running server, which tell their clients so (57P01); at shutdown. */
+  endClientSessions(): Promise<void>;
   /** A client's statements ran outside a connection the door counts (SQL over HTTP): they may have changed roles. */
   statementsRan(endpointId: string): void;
   /** Bytes sent to logged-in clients, per endpoint. */

@@ -1955,7 +1955,7 @@ describe("computes are real Postgres servers", () => {
     );
     // Taken by the stop, for the test after this one.
     await changeState(p, "restart");
-  });
+  }, 60_000);
 
   it("deleting the project stops its servers and keeps its data until the recovery window closes; recovery brings it back", async () => {
     const projectDir = path.join(dir, "db-data", "projects", p.projectId);

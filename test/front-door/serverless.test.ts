@@ -1492,12 +1492,22 @@ describe("shutdown", () => {
     );
     await tunnel.connect();
     expect((await tunnel.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+    // Each hears what a compute's stop says (57P01), not a bare end of its connection.
+    const endOf = (client: pg.Client) =>
+      new Promise<unknown>((resolve) =>
+        client.on("error", (e: Error & { code?: string }) => resolve(e.code)),
+      );
     const direct = new pg.Client({ connectionString: p.uri });
-    direct.on("error", () => {});
+    const directEnded = endOf(direct);
     await direct.connect();
     const pooled = new pg.Client({ connectionString: p.pooledUri });
-    pooled.on("error", () => {});
+    const pooledEnded = endOf(pooled);
     await pooled.connect();
+    // One holding a server session in a transaction, one not holding any.
+    const pooledInTx = new pg.Client({ connectionString: p.pooledUri });
+    const pooledInTxEnded = endOf(pooledInTx);
+    await pooledInTx.connect();
+    await pooledInTx.query("BEGIN");
     // A tunnel whose peer never answers the close (it reads nothing more) is cut off after a second.
     const silent = net.connect(Number(new URL(server.url).port), "127.0.0.1");
     silent.on("error", () => {});
@@ -1518,6 +1528,11 @@ describe("shutdown", () => {
     ]);
     silent.destroy();
     expect(code).toBe(0);
-    expect(await tunnelEnded).toMatch(/terminat/i);
+    expect(await tunnelEnded).toBe("terminating connection due to administrator command");
+    expect(await Promise.all([directEnded, pooledEnded, pooledInTxEnded])).toEqual([
+      "57P01",
+      "57P01",
+      "57P01",
+    ]);
   }, 30_000);
 });

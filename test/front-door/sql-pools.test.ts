@@ -34,6 +34,7 @@ describe("SQL over HTTP's pools of server sessions", () => {
       connected: () => {},
       statementsRan: () => {},
       serving: () => true,
+      endClientSessions: async () => {},
       egress: new EgressMeter(),
     };
     const sql = new SqlOverHttp(services);

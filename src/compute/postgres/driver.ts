@@ -377,6 +377,30 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       : { host: "127.0.0.1", port };
   }
 
+  /**
+   * Ends the client sessions of every running server, as their fast shutdown would (each client
+   * hears FATAL 57P01 from its server, and what it held is released), leaving the servers and the
+   * emulator's own sessions be: the emulator's shutdown does this before its front door lets go.
+   */
+  async endClientSessions(timeoutMs: number): Promise<void> {
+    await Promise.all(
+      [...this.servers.values()]
+        .filter((running) => running.server.running)
+        .map((running) =>
+          this.withAdmin(
+            running.server.port,
+            (client) =>
+              client.query(
+                `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                  WHERE backend_type = 'client backend' AND usename IS DISTINCT FROM current_user`,
+              ),
+            "postgres",
+            timeoutMs,
+          ).catch(() => undefined),
+        ),
+    );
+  }
+
   /** Whether the endpoint's server runs and no stop of it has begun. */
   serving(endpointId: string): boolean {
     const running = this.servers.get(endpointId);
