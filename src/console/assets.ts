@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 
 /**
- * The console's one stylesheet and one script, served from memory with an ETag. The pages work
+ * The console's one stylesheet, one script and its icon, served from memory with an ETag. The pages work
  * without the script (forms post, a destructive one asks on a page of its own); with it, a
  * destructive form asks in a dialog, copy buttons copy, and live sections refresh themselves.
  */
@@ -110,6 +110,11 @@ const JS = `
 })();
 `;
 
+/** The tab's icon (the brand's colour), so browsers do not ask for a /favicon.ico that is not there. */
+const ICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#00805a"/>' +
+  '<path d="M9 23V9h3.2l7.6 9.3V9H23v14h-3.2l-7.6-9.3V23z" fill="#fff"/></svg>';
+
 export interface Asset {
   body: string;
   type: string;
@@ -126,4 +131,5 @@ const asset = (body: string, type: string): Asset => ({
 export const ASSETS: ReadonlyMap<string, Asset> = new Map([
   ["console.css", asset(CSS, "text/css; charset=utf-8")],
   ["console.js", asset(JS, "text/javascript; charset=utf-8")],
+  ["icon.svg", asset(ICON, "image/svg+xml")],
 ]);

@@ -99,6 +99,18 @@ describe("sessions", () => {
     }
   });
 
+  it("every page names its icon, and it is there without a session", async () => {
+    const b = await signIn();
+    for (const res of [await t.request("GET", "/app/sign-in"), await b.get("/app/projects")]) {
+      const href = /<link rel="icon" href="([^"]+)" type="image\/svg\+xml"\/>/.exec(res.text)?.[1];
+      expect(href).toBe("/app/assets/icon.svg");
+    }
+    const icon = await t.request("GET", "/app/assets/icon.svg");
+    expectStatus(icon, 200);
+    expect(icon.headers.get("content-type")).toBe("image/svg+xml");
+    expect(icon.text).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^]*<\/svg>$/);
+  });
+
   it("a sign-in link works once and not after a day", async () => {
     const token = createSignInToken(t.ctx.db, t.accountId, Date.now());
     expect((await t.request("GET", `/app/sign-in?token=${token}`)).status).toBe(303);

@@ -17,6 +17,7 @@ export function Layout(props: { title: string; page?: PageContext; children: Chi
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${props.title} · Neon emulator`}</title>
+        <link rel="icon" href="/app/assets/icon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="/app/assets/console.css" />
         <script src="/app/assets/console.js" defer />
       </head>
