@@ -95,7 +95,8 @@ const SCHEMA = [
   "CREATE POLICY own_orders ON public.orders FOR SELECT TO app_owner USING (user_id > 0)",
   "COMMENT ON TABLE app.users IS 'People who order'",
   "COMMENT ON COLUMN app.users.email IS 'Where receipts go'",
-  "CREATE TABLE public.events (id bigint NOT NULL, at date NOT NULL, payload jsonb) PARTITION BY RANGE (at)",
+  `CREATE TABLE public.events (id bigint NOT NULL, at date NOT NULL, payload jsonb DEFAULT '{}',
+     CONSTRAINT events_id_positive CHECK (id > 0)) PARTITION BY RANGE (at)`,
   "CREATE TABLE public.events_2024 PARTITION OF public.events FOR VALUES FROM ('2024-01-01') TO ('2025-01-01')",
   "CREATE TABLE public.events_other PARTITION OF public.events DEFAULT",
   "ALTER TABLE public.events ADD PRIMARY KEY (id, at)",
@@ -182,11 +183,26 @@ describe("dumpSchema", () => {
       "CREATE POLICY own_orders ON public.orders FOR SELECT TO app_owner USING ((user_id > 0));",
       "-- Name: TABLE users; Type: COMMENT; Schema: app; Owner: app_owner\n--\n\nCOMMENT ON TABLE app.users IS 'People who order';",
       "COMMENT ON COLUMN app.users.email IS 'Where receipts go';",
-      "CREATE TABLE public.events (\n    id bigint NOT NULL,\n    at date NOT NULL,\n    payload jsonb\n)\nPARTITION BY RANGE (at);",
-      "CREATE TABLE public.events_2024 PARTITION OF public.events\nFOR VALUES FROM ('2024-01-01') TO ('2025-01-01');",
-      "CREATE TABLE public.events_other PARTITION OF public.events\nDEFAULT;",
-      "ALTER TABLE public.events\n    ADD CONSTRAINT events_pkey PRIMARY KEY (id, at);",
-      "CREATE INDEX events_payload ON public.events USING gin (payload);",
+      // A partition is a table of its own (every column, its parent's checks), attached after
+      // every table; its keys and indexes are its own, attached to its parent's.
+      "CREATE TABLE public.events (\n    id bigint NOT NULL,\n    at date NOT NULL,\n    payload jsonb DEFAULT '{}'::jsonb,\n" +
+        "    CONSTRAINT events_id_positive CHECK ((id > 0))\n)\nPARTITION BY RANGE (at);",
+      "-- Name: events_2024; Type: TABLE; Schema: public; Owner: postgres\n--\n\n" +
+        "CREATE TABLE public.events_2024 (\n    id bigint NOT NULL,\n    at date NOT NULL,\n    payload jsonb DEFAULT '{}'::jsonb,\n" +
+        "    CONSTRAINT events_id_positive CHECK ((id > 0))\n);\n\n\nALTER TABLE public.events_2024 OWNER TO postgres;\n",
+      "-- Name: events_2024; Type: TABLE ATTACH; Schema: public; Owner: postgres\n--\n\n" +
+        "ALTER TABLE ONLY public.events ATTACH PARTITION public.events_2024 FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');\n",
+      "-- Name: events_other; Type: TABLE ATTACH; Schema: public; Owner: postgres\n--\n\n" +
+        "ALTER TABLE ONLY public.events ATTACH PARTITION public.events_other DEFAULT;\n",
+      "-- Name: events events_pkey; Type: CONSTRAINT; Schema: public; Owner: postgres\n--\n\n" +
+        "ALTER TABLE ONLY public.events\n    ADD CONSTRAINT events_pkey PRIMARY KEY (id, at);",
+      "ALTER TABLE ONLY public.events_2024\n    ADD CONSTRAINT events_2024_pkey PRIMARY KEY (id, at);",
+      "CREATE INDEX events_payload ON ONLY public.events USING gin (payload);",
+      "CREATE INDEX events_2024_payload_idx ON public.events_2024 USING gin (payload);",
+      "-- Name: events_2024_payload_idx; Type: INDEX ATTACH; Schema: public; Owner: postgres\n--\n\n" +
+        "ALTER INDEX public.events_payload ATTACH PARTITION public.events_2024_payload_idx;\n",
+      "-- Name: events_2024_pkey; Type: INDEX ATTACH; Schema: public; Owner: postgres\n--\n\n" +
+        "ALTER INDEX public.events_pkey ATTACH PARTITION public.events_2024_pkey;\n",
       "CREATE TABLE public.child_log (\n    message text\n)\nINHERITS (public.base_log);",
       "ALTER TABLE public.orders\n    ADD CONSTRAINT orders_quantity_positive CHECK ((quantity > 0)) NOT VALID;",
       "ALTER TABLE app.users DISABLE TRIGGER users_touch;",
@@ -223,9 +239,7 @@ describe("dumpSchema", () => {
     expect(dump).not.toContain("FUNCTION public.citext");
     expect(dump).not.toContain("CREATE SCHEMA public");
     expect(dump).not.toContain("EXTENSION IF NOT EXISTS plpgsql");
-    // A partition's own constraints and indexes come from its parent's.
-    expect(dump).not.toContain("events_2024_pkey");
-    expect(dump).not.toContain("events_2024_payload_idx");
+    expect(dump).not.toContain("PARTITION OF");
   });
 
   it("puts what an object needs before it, whatever the names", () => {
@@ -239,6 +253,13 @@ describe("dumpSchema", () => {
     expect(at("CREATE FUNCTION public.next_invoice")).toBeLessThan(at("CREATE TABLE public.orders"));
     expect(at("CREATE EXTENSION")).toBeLessThan(at("CREATE DOMAIN app.email"));
     expect(at("ADD CONSTRAINT users_pkey")).toBeLessThan(at("ADD CONSTRAINT orders_user_id_fkey"));
+    // pg_dump's order of kinds: tables, their attachments, defaults; keys, indexes, their attachments, triggers.
+    expect(at("CREATE UNLOGGED TABLE public.scratch")).toBeLessThan(
+      at("ATTACH PARTITION public.events_2024"),
+    );
+    expect(at("ATTACH PARTITION public.events_other")).toBeLessThan(at("ALTER COLUMN id SET DEFAULT"));
+    expect(at("CREATE INDEX orders_user_idx")).toBeLessThan(at("ATTACH PARTITION public.events_2024_pkey"));
+    expect(at("ATTACH PARTITION public.events_2024_pkey")).toBeLessThan(at("CREATE TRIGGER users_touch"));
   });
 
   it("is the same text when dumped again, and when the dump is loaded into an empty database", async () => {

@@ -46,13 +46,15 @@ export const RANK = {
   function: 4,
   aggregate: 5,
   relation: 6,
-  default: 7,
-  constraint: 8,
-  index: 9,
-  rule: 10,
-  trigger: 11,
-  foreignKey: 12,
-  policy: 13,
+  tableAttach: 7,
+  default: 8,
+  constraint: 9,
+  index: 10,
+  indexAttach: 11,
+  rule: 12,
+  trigger: 13,
+  foreignKey: 14,
+  policy: 15,
 } as const;
 
 /** Schemas that hold no user objects: the system's, and each session's temporary ones. */

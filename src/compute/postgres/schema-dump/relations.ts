@@ -106,13 +106,18 @@ export async function relations(client: PgClient): Promise<Entry[]> {
   const constraints = await rows(
     client,
     `SELECT k.oid, k.conrelid AS rel, k.contype AS kind, k.conname AS name, quote_ident(k.conname) AS ident,
-            pg_get_constraintdef(k.oid) AS def, k.convalidated AS valid, 'pg_class:' || k.conindid AS index_key,
-            ix.indisclustered AS clustered, ix.indisreplident AS replica_identity
+            pg_get_constraintdef(k.oid) AS def, k.convalidated AS valid, k.conislocal AS local,
+            'pg_class:' || k.conindid AS index_key, ix.indisclustered AS clustered,
+            ix.indisreplident AS replica_identity
        FROM pg_constraint k
+       JOIN pg_class r ON r.oid = k.conrelid
        -- A foreign key's conindid is the referenced table's index.
        LEFT JOIN pg_index ix ON ix.indexrelid = k.conindid AND k.contype IN ('p', 'u', 'x')
       WHERE k.conrelid = ANY($1::oid[]) AND k.contype IN ('p', 'u', 'x', 'c', 'f')
-        AND k.conparentid = 0 AND k.conislocal
+        -- A partition is made on its own, then attached: with its keys (attached to its parent's
+        -- indexes) and its parent's checks; not its parent's foreign keys, which the parent's make.
+        AND (k.conparentid = 0 OR k.contype IN ('p', 'u', 'x'))
+        AND (k.conislocal OR r.relispartition)
       ORDER BY k.conrelid, k.conname`,
     [oids],
   );

@@ -2,11 +2,12 @@ import type { PgClient } from "../../../platform/pg.js";
 import { type Entry, indexSettings, RANK, type Relation, rows, str } from "./entries.js";
 
 /**
- * What the schema dump hangs off tables after them: indexes (those no constraint made), triggers,
- * rules, row level security and policies.
+ * What the schema dump hangs off tables after them: indexes (those no constraint made), the
+ * attachment of a partition's indexes to its parent's, triggers, rules, row level security and
+ * policies.
  */
 
-/** Indexes (those no constraint made), triggers, rules, row security and policies of the tables. */
+/** Indexes (those no constraint made) and their attachments, triggers, rules, row security and policies of the tables. */
 export async function tableChildren(
   client: PgClient,
   rels: Map<string, Relation>,
@@ -14,7 +15,7 @@ export async function tableChildren(
 ): Promise<Entry[]> {
   const entries: Entry[] = [];
   const on = (oid: unknown) => rels.get(String(oid)) as Relation;
-  // An index a partition's index is attached to is made by the parent's CREATE INDEX.
+  // A partitioned table's index is made on it ONLY; each partition's, on its own, is attached to it.
   for (const r of await rows(
     client,
     `SELECT i.indexrelid AS oid, i.indrelid AS rel, c.relname AS name, quote_ident(c.relname) AS ident,
@@ -23,8 +24,7 @@ export async function tableChildren(
        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE i.indrelid = ANY($1::oid[])
         AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.conrelid = i.indrelid
-                          AND k.contype IN ('p', 'u', 'x'))
-        AND NOT EXISTS (SELECT 1 FROM pg_inherits h WHERE h.inhrelid = i.indexrelid)`,
+                          AND k.contype IN ('p', 'u', 'x'))`,
     [oids],
   )) {
     const rel = on(r.rel);
@@ -35,11 +35,35 @@ export async function tableChildren(
       schema: rel.schema,
       name: str(r.name),
       owner: rel.owner,
-      sql: `${str(r.def).replace(" ON ONLY ", " ON ")};${indexSettings(rel, r)}`,
+      sql: `${str(r.def)};${indexSettings(rel, r)}`,
       after: [`pg_class:${rel.oid}`],
       comments: [{ key: `pg_class:${r.oid}:0`, sql: `INDEX ${str(r.qname)}`, tag: `INDEX ${str(r.name)}` }],
     });
   }
+  // Owned, as pg_dump has it, by the parent index's table's owner.
+  for (const r of await rows(
+    client,
+    `SELECT h.inhrelid AS oid, h.inhparent AS parent, c.relname AS name, n.nspname AS schema,
+            format('%I.%I', n.nspname, c.relname) AS qname, format('%I.%I', pn.nspname, pc.relname) AS parent_qname,
+            pg_get_userbyid(pt.relowner) AS owner
+       FROM pg_inherits h
+       JOIN pg_class c ON c.oid = h.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_index i ON i.indexrelid = h.inhrelid
+       JOIN pg_class pc ON pc.oid = h.inhparent JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+       JOIN pg_index pi ON pi.indexrelid = h.inhparent JOIN pg_class pt ON pt.oid = pi.indrelid
+      WHERE i.indrelid = ANY($1::oid[])`,
+    [oids],
+  ))
+    entries.push({
+      keys: [],
+      rank: RANK.indexAttach,
+      type: "INDEX ATTACH",
+      schema: str(r.schema),
+      name: str(r.name),
+      owner: str(r.owner),
+      sql: `ALTER INDEX ${str(r.parent_qname)} ATTACH PARTITION ${str(r.qname)};`,
+      after: [`pg_class:${r.oid}`, `pg_class:${r.parent}`],
+    });
   const ENABLE: Record<string, string> = { D: "DISABLE", R: "ENABLE REPLICA", A: "ENABLE ALWAYS" };
   for (const r of await rows(
     client,

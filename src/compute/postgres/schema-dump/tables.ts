@@ -13,10 +13,12 @@ import {
 
 /**
  * The schema dump's tables: CREATE TABLE (plain, inheriting, partitioned, partitions) with columns
- * and valid checks inline, then the defaults and constraints pg_dump adds with ALTER TABLE.
+ * and valid checks inline, then the defaults and constraints pg_dump adds with ALTER TABLE. A
+ * partition is made as a table of its own (every column, its parent's checks too) and attached to
+ * its parent after every table, as pg_dump does (a TABLE ATTACH entry).
  */
 
-/** A table's entries: its CREATE TABLE, serial columns' defaults, and its other constraints. */
+/** A table's entries: its CREATE TABLE, its attachment, serial columns' defaults, and its other constraints. */
 export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row[]): Entry[] {
   const { row: r, rel, keys, base, comments, ownerSql } = parts;
   const entries: Entry[] = [];
@@ -25,7 +27,7 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
   const inlineChecks = own.filter((k) => k.kind === "c" && k.valid);
   const lines: string[] = [];
   for (const c of cols) {
-    if (partition || !c.local) continue;
+    if (!partition && !c.local) continue;
     let line = `    ${str(c.ident)} ${str(c.type)}`;
     if (c.collation) line += ` COLLATE ${str(c.collation)}`;
     if (c.generated === "s") line += ` GENERATED ALWAYS AS (${str(c.default)}) STORED`;
@@ -36,15 +38,8 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
   }
   for (const k of inlineChecks) lines.push(`    CONSTRAINT ${str(k.ident)} ${str(k.def)}`);
   const unlogged = r.unlogged ? "UNLOGGED " : "";
-  let sql = `CREATE ${unlogged}TABLE ${rel.qname}`;
-  if (partition) {
-    sql += ` PARTITION OF ${strs(r.parents)[0]}`;
-    if (lines.length > 0) sql += ` (\n${lines.join(",\n")}\n)`;
-    sql += `\n${str(r.bound)}`;
-  } else {
-    sql += ` (\n${lines.join(",\n")}${lines.length > 0 ? "\n" : ""})`;
-    if (strs(r.parents).length > 0) sql += `\nINHERITS (${strs(r.parents).join(", ")})`;
-  }
+  let sql = `CREATE ${unlogged}TABLE ${rel.qname} (\n${lines.join(",\n")}${lines.length > 0 ? "\n" : ""})`;
+  if (!partition && strs(r.parents).length > 0) sql += `\nINHERITS (${strs(r.parents).join(", ")})`;
   if (r.partition_key) sql += `\nPARTITION BY ${str(r.partition_key)}`;
   sql += `${withOptions(strs(r.options)).replace(/^ /, "\n")};`;
   for (const line of columnSettings(rel, cols)) sql += `\n${line}`;
@@ -69,6 +64,16 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
       ...inlineChecks.map((k) => constraintComment(k, rel)),
     ],
   });
+  if (partition)
+    entries.push({
+      ...base,
+      keys: [],
+      rank: RANK.tableAttach,
+      type: "TABLE ATTACH",
+      name: rel.name,
+      sql: `ALTER TABLE ONLY ${strs(r.parents)[0]} ATTACH PARTITION ${rel.qname} ${str(r.bound)};`,
+      after: [`pg_class:${rel.oid}`, ...strs(r.parent_keys)],
+    });
   for (const c of cols)
     if (c.owned_sequence_default && c.default !== null)
       entries.push({
@@ -81,9 +86,11 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
         after: [`pg_class:${rel.oid}`],
       });
   for (const k of own) {
-    if (k.kind === "c" && k.valid) continue;
-    const only = rel.kind === "p" || k.kind === "c" ? "" : "ONLY ";
+    // A partition's parent's check, NOT VALID there too: its parent's ALTER TABLE adds it.
+    if (k.kind === "c" && (k.valid || !k.local)) continue;
     const foreign = k.kind === "f";
+    // A partitioned table's foreign key applies to its partitions; a key is the table's own.
+    const only = k.kind === "c" || (foreign && rel.kind === "p") ? "" : "ONLY ";
     entries.push({
       ...base,
       keys: [`pg_constraint:${k.oid}`, ...(foreign ? [] : [str(k.index_key)])],
