@@ -129,6 +129,11 @@ async function branchSchema(target: { projectId: string; branchId: string }): Pr
 
 describe("computes are real Postgres servers", () => {
   let p: Created;
+  /** Sets p's role's password back with SQL (logged in with `current`); a restart's stop takes it, for the tests after. */
+  const passwordBack = async (current: string) => {
+    await query(p.endpointId, p.role, current, "neondb", `ALTER ROLE CURRENT_USER PASSWORD '${p.password}'`);
+    await changeState(p, "restart");
+  };
   let dev: { branchId: string; endpointId: string };
 
   it("a new project's endpoint runs Postgres: its owner role logs in to neondb and keeps rows", async () => {
@@ -1812,15 +1817,7 @@ describe("computes are real Postgres servers", () => {
     await expect(query(p.endpointId, p.role, p.password, "neondb", "SELECT 1")).rejects.toMatchObject({
       code: "28P01",
     });
-    await query(
-      p.endpointId,
-      p.role,
-      "Ctrl-c-1",
-      "neondb",
-      `ALTER ROLE CURRENT_USER PASSWORD '${p.password}'`,
-    );
-    // Taken by the stop, for the tests after this one.
-    await changeState(p, "restart");
+    await passwordBack("Ctrl-c-1");
     // A second Ctrl-C does not wait for the first's shutdown, here held up by a role's deletion
     // that a prepared transaction's lock keeps waiting: the servers end at once (immediate
     // shutdown: their next start recovers), and the emulator with them.
@@ -1946,15 +1943,7 @@ describe("computes are real Postgres servers", () => {
     await committer.query("ROLLBACK PREPARED 'holds-the-role'");
     await committer.end();
     expect(await client).toEqual([{ u: p.role }]);
-    await query(
-      p.endpointId,
-      p.role,
-      "set-while-stopped",
-      "neondb",
-      `ALTER ROLE CURRENT_USER PASSWORD '${p.password}'`,
-    );
-    // Taken by the stop, for the test after this one.
-    await changeState(p, "restart");
+    await passwordBack("set-while-stopped");
   }, 60_000);
 
   it("deleting the project stops its servers and keeps its data until the recovery window closes; recovery brings it back", async () => {
