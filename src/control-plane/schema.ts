@@ -33,6 +33,12 @@ export function settingsWithinSize(value: unknown, ctx: z.RefinementCtx): void {
 }
 
 /**
+ * For `.refine(...noNul)`: text Neon keeps in its own Postgres, which stores no NUL character, is
+ * refused with one (400) rather than kept.
+ */
+export const noNul = [(s: string) => !s.includes("\u0000"), "must not contain NUL characters"] as const;
+
+/**
  * A Postgres identifier (role and database names): Postgres keeps 63 bytes of one (NAMEDATALEN),
  * and cuts a longer name, even inside a character.
  */
@@ -41,7 +47,7 @@ export const PgName = z
   .min(1, "must not be empty")
   .refine((s) => Buffer.byteLength(s) <= 63, "must be at most 63 bytes in UTF-8 (a Postgres identifier)")
   .openapi({ maxLength: 63 })
-  .refine((s) => !s.includes("\u0000"), "must not contain NUL characters")
+  .refine(...noNul)
   // A URL's path takes `.` and `..` (escaped or not) as steps, so no API path could name it.
   .refine((s) => s !== "." && s !== "..", "must not be . or .. (no URL path can name it)");
 

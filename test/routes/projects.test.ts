@@ -90,6 +90,38 @@ describe("POST /projects", () => {
     expectStatus(res, 400);
     expect(res.body.message).toContain("project");
   });
+
+  it("refuses a NUL character in a project's, branch's, endpoint's, key's or snapshot's name (400), writing nothing", async () => {
+    const nul = "a\u0000b";
+    const refused = async (method: string, path: string, body: unknown, field: string) => {
+      const res = await t.api(method, path, body);
+      expectStatus(res, 400);
+      expect(res.body.message).toContain(field);
+      expect(res.body.message).toContain("must not contain NUL characters");
+    };
+    const projects = () => t.api("GET", "/api/v2/projects");
+    const before = (await projects()).body.projects.length;
+    await refused("POST", "/api/v2/projects", { project: { name: nul } }, "name");
+    await refused("POST", "/api/v2/projects", { project: { branch: { name: nul } } }, "name");
+    expect((await projects()).body.projects.length).toBe(before);
+    const made = await createProject({ name: "plain" });
+    const id = made.project.id as string;
+    const branch = `/api/v2/projects/${id}/branches/${made.branch.id}`;
+    await refused("PATCH", `/api/v2/projects/${id}`, { project: { name: nul } }, "name");
+    await refused("POST", `/api/v2/projects/${id}/branches`, { branch: { name: nul } }, "name");
+    await refused("PATCH", branch, { branch: { name: nul } }, "name");
+    await refused(
+      "PATCH",
+      `/api/v2/projects/${id}/endpoints/${made.endpoints[0].id}`,
+      { endpoint: { name: nul } },
+      "name",
+    );
+    await refused("POST", "/api/v2/api_keys", { key_name: nul }, "key_name");
+    await refused("POST", `${branch}/snapshot?name=${encodeURIComponent(nul)}`, {}, "name");
+    expect((await t.api("GET", `/api/v2/projects/${id}`)).body.project.name).toBe("plain");
+    expect((await t.api("GET", branch)).body.branch.name).toBe(made.branch.name);
+    expect((await t.api("GET", `/api/v2/projects/${id}/branches`)).body.branches).toHaveLength(1);
+  });
 });
 
 describe("GET /projects", () => {

@@ -1,8 +1,14 @@
 import { z } from "@hono/zod-openapi";
-import { OrgParams, ResourceId, Timestamp } from "../schema.js";
+import { noNul, OrgParams, ResourceId, Timestamp } from "../schema.js";
 
 export const ApiKeyCreateRequest = z
-  .object({ key_name: z.string().min(1, "must not be empty").max(64, "must be at most 64 characters") })
+  .object({
+    key_name: z
+      .string()
+      .min(1, "must not be empty")
+      .max(64, "must be at most 64 characters")
+      .refine(...noNul),
+  })
   .openapi("ApiKeyCreateRequest");
 export const ApiKeyCreateResponse = z
   .object({

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { Branch } from "../branches/schema.js";
 import { Operation } from "../operations/schema.js";
-import { ResourceId, Timestamp } from "../schema.js";
+import { noNul, ResourceId, Timestamp } from "../schema.js";
 
 export const BranchRestoreRequest = z
   .object({
@@ -9,7 +9,11 @@ export const BranchRestoreRequest = z
     source_lsn: z.string().optional(),
     source_timestamp: Timestamp.optional(),
     // Empty: no branch keeps the previous state ("if not empty", Neon's OpenAPI says).
-    preserve_under_name: z.string().max(256, "must be at most 256 characters").optional(),
+    preserve_under_name: z
+      .string()
+      .max(256, "must be at most 256 characters")
+      .refine(...noNul)
+      .optional(),
   })
   .openapi("BranchRestoreRequest");
 

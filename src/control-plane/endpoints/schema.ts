@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { Operation } from "../operations/schema.js";
-import { BoundedStringMap, ResourceId, settingsWithinSize, Timestamp } from "../schema.js";
+import { BoundedStringMap, noNul, ResourceId, settingsWithinSize, Timestamp } from "../schema.js";
 import { COMPUTE_SIZES_TEXT, isComputeSize, pgSettingProblem, SUSPEND_TIMEOUT_MAX } from "./rules.js";
 
 export const ComputeUnit = z
@@ -80,7 +80,11 @@ const endpointAttributes = {
   pooler_mode: z.literal("transaction").optional(),
   disabled: z.boolean().optional(),
   passwordless_access: z.boolean().optional(),
-  name: z.string().max(64, "must be at most 64 characters").optional(),
+  name: z
+    .string()
+    .max(64, "must be at most 64 characters")
+    .refine(...noNul)
+    .optional(),
 };
 
 export const EndpointCreateRequest = z

@@ -5,6 +5,7 @@ import {
   BoundedStringMap,
   DatabaseName,
   intQuery,
+  noNul,
   ResourceId,
   RoleName,
   settingsWithinSize,
@@ -150,7 +151,11 @@ export const Project = z
 export const ProjectCreateRequest = z
   .object({
     project: z.object({
-      name: z.string().max(256, "must be at most 256 characters").optional(),
+      name: z
+        .string()
+        .max(256, "must be at most 256 characters")
+        .refine(...noNul)
+        .optional(),
       region_id: z.string().optional(),
       pg_version: PgVersion.optional(),
       provisioner: z.string().optional(),
@@ -163,7 +168,12 @@ export const ProjectCreateRequest = z
       org_id: ResourceId.optional(),
       branch: z
         .object({
-          name: z.string().min(1).max(256).optional(),
+          name: z
+            .string()
+            .min(1)
+            .max(256)
+            .refine(...noNul)
+            .optional(),
           role_name: RoleName.optional(),
           database_name: DatabaseName.optional(),
           annotations: BoundedStringMap.optional(),
@@ -176,7 +186,12 @@ export const ProjectCreateRequest = z
 export const ProjectUpdateRequest = z
   .object({
     project: z.object({
-      name: z.string().min(1).max(256, "must be at most 256 characters").optional(),
+      name: z
+        .string()
+        .min(1)
+        .max(256, "must be at most 256 characters")
+        .refine(...noNul)
+        .optional(),
       settings: ProjectSettings.optional(),
       default_endpoint_settings: DefaultEndpointSettings.optional(),
       history_retention_seconds: HistoryRetention.optional(),

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { Branch } from "../branches/schema.js";
 import { Operation } from "../operations/schema.js";
-import { ResourceId, Timestamp } from "../schema.js";
+import { noNul, ResourceId, Timestamp } from "../schema.js";
 
 export const Snapshot = z
   .object({
@@ -17,7 +17,11 @@ export const Snapshot = z
   })
   .openapi("Snapshot");
 
-const Name = z.string().min(1, "must not be empty").max(256, "must be at most 256 characters");
+const Name = z
+  .string()
+  .min(1, "must not be empty")
+  .max(256, "must be at most 256 characters")
+  .refine(...noNul);
 
 export const SnapshotCreateQuery = z.object({
   name: Name.optional(),
