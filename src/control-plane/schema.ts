@@ -38,6 +38,13 @@ export function settingsWithinSize(value: unknown, ctx: z.RefinementCtx): void {
  */
 export const noNul = [(s: string) => !s.includes("\u0000"), "must not contain NUL characters"] as const;
 
+/** A branch's name, as a branch's create or update and a new project's branch give it. */
+export const BranchName = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine(...noNul);
+
 /**
  * A Postgres identifier (role and database names): Postgres keeps 63 bytes of one (NAMEDATALEN),
  * and cuts a longer name, even inside a character.

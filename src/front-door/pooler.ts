@@ -29,6 +29,7 @@ import {
   parameterStatus,
   query,
   readyForQuery,
+  TERMINATED_TEXT,
   terminate,
 } from "./wire.js";
 
@@ -86,11 +87,7 @@ const TRACKED = [
 ];
 
 /** What a server's own end of a session says (pg_terminate_backend, a fast shutdown): a client ended with it hears the same. */
-const TERMINATED = errorResponse({
-  severity: "FATAL",
-  code: "57P01",
-  message: "terminating connection due to administrator command",
-});
+const TERMINATED = errorResponse({ severity: "FATAL", code: "57P01", message: TERMINATED_TEXT });
 
 /** How long a session its client abandoned mid-transaction may take to come back clean. */
 const ABANDON_MS = 5000;

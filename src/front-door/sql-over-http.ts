@@ -12,7 +12,7 @@ import type { Compute } from "./egress.js";
 import { sendCancel } from "./relay.js";
 import { fromHostName, fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
 import { type DoorServices, networkRefusal, passwordHolds, TEXTS } from "./session.js";
-import { DoorError } from "./wire.js";
+import { DoorError, TERMINATED_TEXT } from "./wire.js";
 
 /**
  * Neon's SQL over HTTP (`POST /sql`, what `neon()` of @neondatabase/serverless and Drizzle's
@@ -337,7 +337,7 @@ export class SqlOverHttp {
         // The session's connection ended under the request (its compute stopped): what the
         // others on it got from the server.
         if (!(err instanceof SqlError) && this.lost.has(client))
-          throw new SqlError(400, "terminating connection due to administrator command", {
+          throw new SqlError(400, TERMINATED_TEXT, {
             code: "57P01",
             severity: "FATAL",
           });

@@ -14,6 +14,9 @@ export const PROTOCOL_3 = 196608;
 /** Postgres' own limit on a start-up packet; the front door applies it to every pre-authentication message. */
 export const MAX_STARTUP_MESSAGE = 10_000;
 
+/** Postgres' text (FATAL 57P01) for a session a fast shutdown or pg_terminate_backend ends. */
+export const TERMINATED_TEXT = "terminating connection due to administrator command";
+
 /**
  * Accumulates bytes and cuts them into messages: untyped (int32 length first, as the start-up
  * packet is) or typed (a type byte, then the length). Throws on a length out of bounds.

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { BranchCreateRequestEndpointOptions } from "../endpoints/schema.js";
-import { BoundedStringMap, intQuery, noNul, ResourceId, StringMap, Timestamp } from "../schema.js";
+import { BoundedStringMap, BranchName, intQuery, ResourceId, StringMap, Timestamp } from "../schema.js";
 
 export const Branch = z
   .object({
@@ -46,12 +46,7 @@ export const BranchCreateRequest = z
     branch: z
       .object({
         parent_id: ResourceId.optional(),
-        name: z
-          .string()
-          .min(1)
-          .max(256)
-          .refine(...noNul)
-          .optional(),
+        name: BranchName.optional(),
         parent_lsn: z.string().optional(),
         parent_timestamp: z.iso.datetime({ offset: true }).optional(),
         protected: z.boolean().optional(),
@@ -67,12 +62,7 @@ export const BranchCreateRequest = z
 export const BranchUpdateRequest = z
   .object({
     branch: z.object({
-      name: z
-        .string()
-        .min(1)
-        .max(256)
-        .refine(...noNul)
-        .optional(),
+      name: BranchName.optional(),
       protected: z.boolean().optional(),
       expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
     }),

@@ -3,6 +3,7 @@ import { ComputeUnit, PgSettings, SuspendTimeoutSeconds } from "../endpoints/sch
 import {
   BoolQuery,
   BoundedStringMap,
+  BranchName,
   DatabaseName,
   intQuery,
   noNul,
@@ -168,12 +169,7 @@ export const ProjectCreateRequest = z
       org_id: ResourceId.optional(),
       branch: z
         .object({
-          name: z
-            .string()
-            .min(1)
-            .max(256)
-            .refine(...noNul)
-            .optional(),
+          name: BranchName.optional(),
           role_name: RoleName.optional(),
           database_name: DatabaseName.optional(),
           annotations: BoundedStringMap.optional(),
