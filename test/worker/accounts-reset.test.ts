@@ -36,6 +36,44 @@ describe("isolated accounts", () => {
     expect((await t.api("GET", "/api/v2/projects")).body.projects).toHaveLength(1);
   });
 
+  it("shows the account's user as the creator of its branches, in every answer that holds one", async () => {
+    const created = await t.api("POST", "/_emulator/accounts", { name: "Suite B" });
+    const as_ = (method: string, path: string, body?: unknown) =>
+      t.request(method, path, body, { authorization: `Bearer ${created.body.key.key}` });
+    const as = (method: string, path: string, body?: unknown) => as_(method, `/api/v2${path}`, body);
+    const byB = { name: "Suite B", image: "" };
+    const project = await as("POST", "/projects", { project: {} });
+    expect(project.body.branch.created_by).toEqual(byB);
+    const pid = project.body.project.id;
+    const main = project.body.branch.id;
+    const child = await as("POST", `/projects/${pid}/branches`, { branch: { name: "child" } });
+    expect(child.body.branch.created_by).toEqual(byB);
+    const cid = child.body.branch.id;
+    const advance = async () =>
+      expectStatus(await as_("POST", "/_emulator/clock/advance", { seconds: 60 }), 200);
+    await advance();
+    const list = await as("GET", `/projects/${pid}/branches`);
+    expect(list.body.branches.map((b: { created_by: unknown }) => b.created_by)).toEqual([byB, byB]);
+    expect((await as("GET", `/projects/${pid}/branches/${cid}`)).body.branch.created_by).toEqual(byB);
+    expect(
+      (await as("PATCH", `/projects/${pid}/branches/${cid}`, { branch: { name: "c2" } })).body.branch
+        .created_by,
+    ).toEqual(byB);
+    const reset = await as("POST", `/projects/${pid}/branches/${cid}/restore`, { source_branch_id: main });
+    expect(reset.body.branch.created_by).toEqual(byB);
+    await advance();
+    expect(
+      (await as("POST", `/projects/${pid}/branches/${cid}/set_as_default`)).body.branch.created_by,
+    ).toEqual(byB);
+    expect(
+      (await as("POST", `/projects/${pid}/branches/${main}/set_as_default`)).body.branch.created_by,
+    ).toEqual(byB);
+    expect((await as("DELETE", `/projects/${pid}/branches/${cid}`)).body.branch.created_by).toEqual(byB);
+    // The default account's user is still its own.
+    const mine = await t.api("POST", "/api/v2/projects", { project: {} });
+    expect(mine.body.branch.created_by).toEqual({ name: "Emulator User", image: "" });
+  });
+
   it("validates the request", async () => {
     expectStatus(await t.api("POST", "/_emulator/accounts", { plan: "gold" }), 400);
     expectStatus(await t.api("POST", "/_emulator/accounts", { email: "not-an-email" }), 400);

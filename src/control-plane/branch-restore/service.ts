@@ -2,6 +2,7 @@ import type { Ctx } from "../../context.js";
 import { badRequest, conflict } from "../../errors.js";
 import { operationsStarted } from "../../platform/events.js";
 import { type BranchRow, requireSettledBranch, requireWritableProject } from "../access.js";
+import { getAccount } from "../accounts/store.js";
 import { historyPoint } from "../branches/history.js";
 import { toBranchJson } from "../branches/render.js";
 import { addBranch } from "../branches/service.js";
@@ -97,7 +98,13 @@ export function restoreBranch(
     };
     updateBranchRow(tx, next);
     ops.push(startOperation(ctx, tx, { accountId, projectId, branchId, action: "create_branch" }));
-    return { body: { branch: toBranchJson(next), operations: ops.map(toOperationJson) }, ops };
+    return {
+      body: {
+        branch: toBranchJson(next, getAccount(tx, accountId).name),
+        operations: ops.map(toOperationJson),
+      },
+      ops,
+    };
   });
   return { body, events: operationsStarted(ops) };
 }

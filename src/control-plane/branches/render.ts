@@ -4,10 +4,16 @@ import { NO_TRAFFIC, type Traffic } from "../consumption/meter.js";
 import { NO_USAGE, type Usage } from "../endpoints/store.js";
 
 /**
- * A branch; `usage` is what its computes have used (endpoints/store.ts usageOf), `traffic` what
- * they sent to clients and wrote (consumption/meter.ts).
+ * A branch; `creator` is the name of the account's user, who made it; `usage` is what its
+ * computes have used (endpoints/store.ts usageOf), `traffic` what they sent to clients and wrote
+ * (consumption/meter.ts).
  */
-export function toBranchJson(row: BranchRow, usage: Usage = NO_USAGE, traffic: Traffic = NO_TRAFFIC) {
+export function toBranchJson(
+  row: BranchRow,
+  creator: string,
+  usage: Usage = NO_USAGE,
+  traffic: Traffic = NO_TRAFFIC,
+) {
   return {
     id: row.id,
     project_id: row.projectId,
@@ -37,7 +43,7 @@ export function toBranchJson(row: BranchRow, usage: Usage = NO_USAGE, traffic: T
     ...(row.restoreStatus ? { restore_status: row.restoreStatus } : {}),
     ...(row.restoredFrom ? { restored_from: row.restoredFrom } : {}),
     ...(row.restoreStatus === "finalized" && row.restoreTarget ? { restored_as: row.restoreTarget } : {}),
-    created_by: { name: "Emulator User", image: "" },
+    created_by: { name: creator, image: "" },
   };
 }
 

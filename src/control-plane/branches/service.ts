@@ -98,8 +98,9 @@ export function listBranches(ctx: Ctx, accountId: string, projectId: string, q: 
   const now = ctx.clock.now(accountId);
   const usage = usageByBranch(ctx.db, projectId, now);
   const traffic = trafficByBranch(ctx.db, projectId, now);
+  const creator = getAccount(ctx.db, accountId).name;
   return {
-    branches: page.map((b) => toBranchJson(b, usage.get(b.id), traffic.get(b.id))),
+    branches: page.map((b) => toBranchJson(b, creator, usage.get(b.id), traffic.get(b.id))),
     annotations,
     pagination: { ...(next ? { next } : {}), sort_by: sortBy, sort_order: order },
   };
@@ -108,7 +109,7 @@ export function listBranches(ctx: Ctx, accountId: string, projectId: string, q: 
 export function createBranch(ctx: Ctx, accountId: string, projectId: string, input: BranchCreateInput) {
   const { body, ops } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
-    const plan = getAccount(tx, accountId).plan;
+    const account = getAccount(tx, accountId);
     const parent = input.branch?.parent_id
       ? requireBranch(tx, accountId, projectId, input.branch.parent_id)
       : findDefaultBranch(tx, projectId);
@@ -144,7 +145,9 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
     const ops: OperationRow[] = [
       startOperation(ctx, tx, { accountId, projectId, branchId: branch.id, action: "create_branch" }),
     ];
-    const created = (input.endpoints ?? []).map((e) => addEndpoint(ctx, tx, plan, project, branch.id, e));
+    const created = (input.endpoints ?? []).map((e) =>
+      addEndpoint(ctx, tx, account.plan, project, branch.id, e),
+    );
     for (const c of created) ops.push(...c.operations);
     const rw = created.find((c) => c.endpoint.type === "read_write")?.endpoint ?? created[0]?.endpoint;
     // The branch's first database with its owner (as a project's main branch is answered).
@@ -153,7 +156,7 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
     const connection_uris =
       rw && owner && firstDb ? [connectionDetails(owner, rw, firstDb.name, ctx.config.frontDoor)] : undefined;
     const body = {
-      branch: toBranchJson(branch),
+      branch: toBranchJson(branch, account.name),
       endpoints: created.map((c) => toEndpointJson(c.endpoint, { withPending: true })),
       operations: ops.map(toOperationJson),
       roles: roles.map((r) => toRoleJson(r)),
@@ -194,7 +197,8 @@ export function getBranch(ctx: Ctx, accountId: string, projectId: string, branch
   const now = ctx.clock.now(accountId);
   const usage = usageOf(ctx.db, { branchId: branch.id }, now);
   const traffic = trafficOf(ctx.db, { branchId: branch.id }, now);
-  return { branch: toBranchJson(branch, usage, traffic), annotation: toAnnotationJson(branch) };
+  const creator = getAccount(ctx.db, accountId).name;
+  return { branch: toBranchJson(branch, creator, usage, traffic), annotation: toAnnotationJson(branch) };
 }
 
 export function updateBranch(
@@ -220,7 +224,10 @@ export function updateBranch(
     updateBranchRow(tx, next);
     return next;
   });
-  return { body: { branch: toBranchJson(next), operations: [] }, events: [] };
+  return {
+    body: { branch: toBranchJson(next, getAccount(ctx.db, accountId).name), operations: [] },
+    events: [],
+  };
 }
 
 export function deleteBranch(ctx: Ctx, accountId: string, projectId: string, branchId: string) {
@@ -234,7 +241,7 @@ export function deleteBranch(ctx: Ctx, accountId: string, projectId: string, bra
     return branch;
   });
   return {
-    body: { branch: toBranchJson(branch), operations: [] },
+    body: { branch: toBranchJson(branch, getAccount(ctx.db, accountId).name), operations: [] },
     events: [{ type: "branch_deleted", projectId, branchId } as const],
   };
 }
@@ -271,5 +278,8 @@ export function setDefaultBranch(ctx: Ctx, accountId: string, projectId: string,
     setDefault(tx, projectId, branchId, now);
     return { ...branch, isDefault: true, updatedAt: now };
   });
-  return { body: { branch: toBranchJson(next), operations: [] }, events: [] };
+  return {
+    body: { branch: toBranchJson(next, getAccount(ctx.db, accountId).name), operations: [] },
+    events: [],
+  };
 }

@@ -104,7 +104,7 @@ export function createProject(ctx: Ctx, accountId: string, input: ProjectCreateI
       roles: [toRoleJson(role, { withPassword: true })],
       databases: [toDatabaseJson(database)],
       operations: ops.map(toOperationJson),
-      branch: toBranchJson(branch),
+      branch: toBranchJson(branch, account.name),
       endpoints: [toEndpointJson(started.endpoint, { withPending: true })],
     },
     events: operationsStarted(ops),
@@ -297,20 +297,16 @@ export function recoverProject(ctx: Ctx, accountId: string, projectId: string) {
       throw conflict(`project ${projectId} is not deleted; only a deleted project can be recovered`);
     const stashed = findDeletedProject(tx, accountId, projectId, now);
     if (!stashed) throw projectNotFound(projectId);
-    requireProjectRoom(ctx, tx, accountId, getAccount(tx, accountId).plan);
+    const account = getAccount(tx, accountId);
+    requireProjectRoom(ctx, tx, accountId, account.plan);
     if (!dropPendingDeletion(tx, projectId))
       throw locked(
         "project already has running conflicting operations, scheduling of new ones is prohibited",
       );
     const project = unstashProject(tx, stashed, now);
     return {
-      project: toProjectJson(
-        project,
-        withPlan(ctx, getAccount(tx, accountId)),
-        now,
-        projectUsage(tx, projectId, now),
-      ),
-      branches: listProjectBranches(tx, projectId).map((b) => toBranchJson(b)),
+      project: toProjectJson(project, withPlan(ctx, account), now, projectUsage(tx, projectId, now)),
+      branches: listProjectBranches(tx, projectId).map((b) => toBranchJson(b, account.name)),
     };
   });
 }

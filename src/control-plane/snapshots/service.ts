@@ -13,6 +13,7 @@ import {
   requireSettledBranch,
   requireWritableProject,
 } from "../access.js";
+import { getAccount } from "../accounts/store.js";
 import { historyPoint, requireInHistory } from "../branches/history.js";
 import { toBranchJson } from "../branches/render.js";
 import { addBranch } from "../branches/service.js";
@@ -255,7 +256,13 @@ export function restoreSnapshot(
       branch = finalized.branch;
       ops.push(...finalized.ops);
     }
-    return { body: { branch: toBranchJson(branch), operations: ops.map(toOperationJson) }, ops };
+    return {
+      body: {
+        branch: toBranchJson(branch, getAccount(tx, accountId).name),
+        operations: ops.map(toOperationJson),
+      },
+      ops,
+    };
   });
   return { body, events: operationsStarted(ops) };
 }
