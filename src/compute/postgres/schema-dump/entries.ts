@@ -18,15 +18,21 @@ export interface Entry {
   schema: string;
   /** The header's Name. */
   name: string;
+  /** What pg_dump sorts it by when not its header's Name (a policy's own name, not "table policy"). */
+  sortName?: string;
   /** The header's Owner. */
   owner: string;
   /** The statement(s), without the final newline. */
   sql: string;
+  /** pg_dump writes the statement with no final newline (ROW SECURITY's): one blank line less follows. */
+  unterminated?: boolean;
   /** ALTER … OWNER TO, when the object has an owner of its own. */
   ownerSql?: string;
   /** Keys this entry follows beyond what pg_depend records (a partition its parent, say). */
   after?: string[];
   comments?: CommentTarget[];
+  /** Only its privileges are dumped, not the object itself (the public schema, when its owner is the default). */
+  aclOnly?: boolean;
 }
 
 /** What a COMMENT ON names: `key` is `catalog:oid:subid`, as pg_description holds it. */
@@ -84,19 +90,20 @@ export async function rows(client: PgClient, sql: string, params: unknown[] = []
   return (await client.query(sql, params)).rows as Row[];
 }
 
-/** COMMENT ON COLUMN targets from `attnum:ident:name` triples. */
+/** COMMENT ON COLUMN targets from `attnum:ident` pairs; `ident` is the relation's (quoted) name. */
 export function columnComments(
   relid: unknown,
   qname: string,
-  name: string,
+  ident: string,
   columns: string[],
 ): CommentTarget[] {
   return columns.map((c) => {
-    const [num, ident, ...rest] = c.split(":");
+    const colon = c.indexOf(":");
+    const column = c.slice(colon + 1);
     return {
-      key: `pg_class:${relid}:${num}`,
-      sql: `COLUMN ${qname}.${ident}`,
-      tag: `COLUMN ${name}.${rest.join(":")}`,
+      key: `pg_class:${relid}:${c.slice(0, colon)}`,
+      sql: `COLUMN ${qname}.${column}`,
+      tag: `COLUMN ${ident}.${column}`,
     };
   });
 }
@@ -107,6 +114,8 @@ export interface Relation {
   kind: string;
   schema: string;
   name: string;
+  /** The name quoted as an identifier (what comment headers show). */
+  ident: string;
   qname: string;
   owner: string;
   ownerIdent: string;

@@ -1,5 +1,15 @@
 import type { PgClient } from "../../../platform/pg.js";
-import { type Entry, literal, notInExtension, RANK, type Row, rows, str, userSchema } from "./entries.js";
+import {
+  type Entry,
+  literal,
+  notInExtension,
+  RANK,
+  type Row,
+  rows,
+  str,
+  strs,
+  userSchema,
+} from "./entries.js";
 
 /** The schema dump's functions and procedures (pg_get_functiondef's text) and aggregates, with owner and comment. */
 
@@ -7,18 +17,26 @@ import { type Entry, literal, notInExtension, RANK, type Row, rows, str, userSch
 export async function functions(client: PgClient): Promise<Entry[]> {
   const found = await rows(
     client,
-    `SELECT p.oid, n.nspname AS schema, p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')' AS name,
+    `SELECT p.oid, n.nspname AS schema, quote_ident(p.proname) || '(' || pg_get_function_identity_arguments(p.oid) || ')' AS tag,
+            p.proname || '(' || coalesce((SELECT string_agg(format_type(t, NULL), ', ' ORDER BY i)
+                                            FROM unnest(p.proargtypes) WITH ORDINALITY AS a(t, i)), '') || ')' AS name,
             format('%I.%I(%s)', n.nspname, p.proname, pg_get_function_identity_arguments(p.oid)) AS signature,
-            p.prokind = 'p' AS procedure, pg_get_functiondef(p.oid) AS def,
+            format('%I.%I(%s)', n.nspname, p.proname, pg_get_function_arguments(p.oid)) AS full_signature,
+            p.prokind AS kind, pg_get_function_result(p.oid) AS result, quote_ident(l.lanname) AS language,
+            l.lanname IN ('internal', 'c') AS builtin_language, p.provolatile AS volatile, p.proisstrict AS strict,
+            p.prosecdef AS security_definer, p.proleakproof AS leakproof, p.procost::text AS cost,
+            p.proretset AS returns_set, p.prorows::text AS rows,
+            CASE WHEN p.prosupport <> 0 THEN p.prosupport::regproc::text END AS support, p.proparallel AS parallel,
+            p.proconfig AS config, pg_get_function_sqlbody(p.oid) AS body, p.prosrc AS source, p.probin AS binary,
             pg_get_userbyid(p.proowner) AS owner, quote_ident(pg_get_userbyid(p.proowner)) AS owner_ident
-       FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+       FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
       WHERE ${userSchema("n")} AND p.prokind IN ('f', 'p', 'w') AND ${notInExtension("pg_proc", "p.oid")}
         -- A range type's constructors come with its CREATE TYPE.
         AND NOT EXISTS (SELECT 1 FROM pg_depend i WHERE i.classid = 'pg_proc'::regclass AND i.objid = p.oid
                           AND i.deptype = 'i')`,
   );
   return found.map((r) => {
-    const keyword = r.procedure ? "PROCEDURE" : "FUNCTION";
+    const keyword = r.kind === "p" ? "PROCEDURE" : "FUNCTION";
     return {
       keys: [`pg_proc:${r.oid}`],
       rank: RANK.function,
@@ -26,15 +44,13 @@ export async function functions(client: PgClient): Promise<Entry[]> {
       schema: str(r.schema),
       name: str(r.name),
       owner: str(r.owner),
-      sql: `${str(r.def)
-        .replace(/^CREATE OR REPLACE /, "CREATE ")
-        .trimEnd()};`,
+      sql: createFunction(keyword, r),
       ownerSql: `ALTER ${keyword} ${str(r.signature)} OWNER TO ${str(r.owner_ident)};`,
       comments: [
         {
           key: `pg_proc:${r.oid}:0`,
           sql: `${keyword} ${str(r.signature)}`,
-          tag: `${keyword} ${str(r.name)}`,
+          tag: `${keyword} ${str(r.tag)}`,
         },
       ],
     };
@@ -45,7 +61,7 @@ export async function functions(client: PgClient): Promise<Entry[]> {
 export async function aggregates(client: PgClient): Promise<Entry[]> {
   const found = await rows(
     client,
-    `SELECT p.oid, n.nspname AS schema, format('%I.%I', n.nspname, p.proname) AS qname, p.proname AS name,
+    `SELECT p.oid, n.nspname AS schema, format('%I.%I', n.nspname, p.proname) AS qname, p.proname AS name, quote_ident(p.proname) AS ident,
             pg_get_function_arguments(p.oid) AS args, pg_get_function_identity_arguments(p.oid) AS identity_args,
             (SELECT string_agg(format_type(t, NULL), ', ' ORDER BY i)
                FROM unnest(p.proargtypes) WITH ORDINALITY AS a(t, i)) AS types,
@@ -70,20 +86,109 @@ export async function aggregates(client: PgClient): Promise<Entry[]> {
   return found.map((r) => {
     const star = (args: unknown) => (str(args) === "" ? "*" : str(args));
     const signature = `${str(r.qname)}(${star(r.identity_args)})`;
-    const tag = `${str(r.name)}(${r.types === null ? "*" : str(r.types)})`;
+    const types = `(${r.types === null ? "*" : str(r.types)})`;
     return {
       keys: [`pg_proc:${r.oid}`],
       rank: RANK.aggregate,
       type: "AGGREGATE",
       schema: str(r.schema),
-      name: tag,
+      name: `${str(r.name)}${types}`,
       owner: str(r.owner),
       sql: `CREATE AGGREGATE ${str(r.qname)}(${star(r.args)}) (\n${aggregateClauses(r).join(",\n")}\n);`,
       ownerSql: `ALTER AGGREGATE ${signature} OWNER TO ${str(r.owner_ident)};`,
-      comments: [{ key: `pg_proc:${r.oid}:0`, sql: `AGGREGATE ${signature}`, tag: `AGGREGATE ${tag}` }],
+      comments: [
+        {
+          key: `pg_proc:${r.oid}:0`,
+          sql: `AGGREGATE ${signature}`,
+          tag: `AGGREGATE ${str(r.ident)}${types}`,
+        },
+      ],
     };
   });
 }
+
+const VOLATILITY: Record<string, string> = { i: " IMMUTABLE", s: " STABLE" };
+const FUNCTION_PARALLEL: Record<string, string> = { s: " PARALLEL SAFE", r: " PARALLEL RESTRICTED" };
+/** Settings whose value is a list (GUC_LIST_QUOTE): SET … TO gives each item as a literal of its own. */
+const LIST_SETTINGS = new Set([
+  "local_preload_libraries",
+  "search_path",
+  "session_preload_libraries",
+  "shared_preload_libraries",
+  "temp_tablespaces",
+  "unix_socket_directories",
+]);
+
+/** CREATE FUNCTION or PROCEDURE as pg_dump's dumpFunc writes it: each attribute only when not the default. */
+function createFunction(keyword: string, r: Row): string {
+  let sql = `CREATE ${keyword} ${str(r.full_signature)}`;
+  if (r.kind !== "p") sql += ` RETURNS ${str(r.result)}`;
+  sql += `\n    LANGUAGE ${str(r.language)}`;
+  if (r.kind === "w") sql += " WINDOW";
+  sql += VOLATILITY[str(r.volatile)] ?? "";
+  if (r.strict) sql += " STRICT";
+  if (r.security_definer) sql += " SECURITY DEFINER";
+  if (r.leakproof) sql += " LEAKPROOF";
+  const cost = str(r.cost);
+  if (cost !== "0" && cost !== (r.builtin_language ? "1" : "100")) sql += ` COST ${cost}`;
+  if (r.returns_set && r.rows !== "0" && r.rows !== "1000") sql += ` ROWS ${str(r.rows)}`;
+  if (r.support !== null) sql += ` SUPPORT ${str(r.support)}`;
+  sql += FUNCTION_PARALLEL[str(r.parallel)] ?? "";
+  for (const item of strs(r.config)) {
+    const eq = item.indexOf("=");
+    if (eq < 0) continue;
+    const name = item.slice(0, eq);
+    const value = item.slice(eq + 1);
+    const values = LIST_SETTINGS.has(name) ? splitSettingList(value) : [value];
+    sql += `\n    SET ${quoteIdent(name)} TO ${values.map(literal).join(", ")}`;
+  }
+  let body: string;
+  if (r.body !== null) body = str(r.body);
+  else if (r.binary !== null && r.binary !== "" && r.binary !== "-") {
+    const source = str(r.source);
+    body = `AS ${literal(str(r.binary))}`;
+    if (source !== "") body += `, ${/['\\]/.test(source) ? dollarQuoted(source) : literal(source)}`;
+  } else body = `AS ${dollarQuoted(str(r.source))}`;
+  return `${sql}\n    ${body};`;
+}
+
+/** pg_dump's appendStringLiteralDQ: `$$…$$`, its tag grown from "_XXXXXXX" until the text does not hold it. */
+function dollarQuoted(text: string): string {
+  const suffixes = "_XXXXXXX";
+  let tag = "$";
+  for (let next = 0; text.includes(tag); next = (next + 1) % suffixes.length) tag += suffixes[next];
+  return `${tag}$${text}${tag}$`;
+}
+
+/** A list setting's value as proconfig holds it (`"$user", public`), split into its items (SplitGUCList). */
+function splitSettingList(value: string): string[] {
+  const items: string[] = [];
+  let i = 0;
+  const space = () => {
+    while (i < value.length && /\s/.test(value[i] as string)) i++;
+  };
+  space();
+  while (i < value.length) {
+    let item = "";
+    if (value[i] === '"') {
+      i++;
+      while (i < value.length && !(value[i] === '"' && value[i + 1] !== '"')) {
+        if (value[i] === '"') i++;
+        item += value[i++];
+      }
+      i++;
+    } else while (i < value.length && value[i] !== "," && !/\s/.test(value[i] as string)) item += value[i++];
+    items.push(item);
+    space();
+    if (value[i] === ",") i++;
+    space();
+  }
+  return items;
+}
+
+/** A setting name as pg_dump quotes it (fmtId): as is when lower-case letters, digits and `_`. */
+const quoteIdent = (name: string) =>
+  /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
 
 const MODIFY: Record<string, string> = { r: "READ_ONLY", s: "SHAREABLE", w: "READ_WRITE" };
 const PARALLEL: Record<string, string> = { s: "safe", r: "restricted" };

@@ -1,5 +1,6 @@
 import { createTwoFilesPatch } from "diff";
 import type { PgClient } from "../../../platform/pg.js";
+import { defaultPrivileges, privileges } from "./acls.js";
 import { type Entry, literal, type Row, rows, str } from "./entries.js";
 import { aggregates, functions } from "./functions.js";
 import { relations } from "./relations.js";
@@ -62,7 +63,7 @@ async function collect(client: PgClient): Promise<string> {
     client,
     `SELECT classid::regclass::text || ':' || objid AS dependent,
             refclassid::regclass::text || ':' || refobjid AS referenced, deptype
-       FROM pg_depend WHERE deptype IN ('n', 'a', 'e') AND objid >= 16384 AND refobjid >= 16384`,
+       FROM pg_depend WHERE deptype <> 'p' AND objid >= 16384 AND refobjid >= 16384`,
   );
 
   const v = version as Row;
@@ -75,12 +76,15 @@ async function collect(client: PgClient): Promise<string> {
   out += "SELECT pg_catalog.set_config('search_path', '', false);\nSET check_function_bodies = false;\n";
   out += "SET xmloption = content;\nSET client_min_messages = warning;\nSET row_security = off;\n\n";
   let tablesBegun = false;
-  for (const e of ordered(entries, depends)) {
+  const order = ordered(entries, depends);
+  for (const e of order) {
+    if (e.aclOnly) continue;
     if (!tablesBegun && (e.type === "TABLE" || e.type === "MATERIALIZED VIEW")) {
       out += "SET default_tablespace = '';\n\nSET default_table_access_method = heap;\n\n";
       tablesBegun = true;
     }
-    out += `--\n-- Name: ${e.name}; Type: ${e.type}; Schema: ${e.schema}; Owner: ${e.owner}\n--\n\n${e.sql}\n\n\n`;
+    out += `--\n-- Name: ${e.name}; Type: ${e.type}; Schema: ${e.schema}; Owner: ${e.owner}\n--\n\n${e.sql}\n\n`;
+    if (!e.unterminated) out += "\n";
     if (e.ownerSql) out += `${e.ownerSql}\n\n`;
     for (const c of e.comments ?? []) {
       const text = descriptions.get(c.key);
@@ -90,17 +94,32 @@ async function collect(client: PgClient): Promise<string> {
       out += `COMMENT ON ${c.sql} IS ${literal(text)};\n\n\n`;
     }
   }
+  // Privileges come after every other entry, in their objects' order.
+  const acls = await privileges(client, v.num as number);
+  for (const e of order) {
+    const key = e.keys[0];
+    if (key === undefined) continue;
+    out += acls.get(key) ?? "";
+    acls.delete(key);
+  }
+  out += await defaultPrivileges(client, v.num as number);
   return `${out}--\n-- PostgreSQL database dump complete\n--\n\n`;
 }
 
 /**
- * Entries in dump order: sorted by rank, schema and name, then each emitted as early as its
- * dependencies allow (Kahn's algorithm taking the first ready entry of that order), which keeps the
- * sorted order wherever dependencies do not forbid it. A cycle is broken at its first entry.
+ * Entries in dump order, as pg_dump's TopoSort makes it: sorted by rank, schema and name, then
+ * placed from the last backwards, each time the latest entry that nothing still to be placed
+ * needs; so what an entry needs moves up to just before it, and the sorted order stays wherever
+ * dependencies do not forbid it. A cycle is broken at its latest entry.
  */
 function ordered(entries: Entry[], depends: Row[]): Entry[] {
   const sorted = [...entries].sort(
-    (a, b) => a.rank - b.rank || cmp(a.schema, b.schema) || cmp(a.name, b.name) || cmp(a.type, b.type),
+    (a, b) =>
+      a.rank - b.rank ||
+      cmp(a.schema, b.schema) ||
+      cmp(a.sortName ?? a.name, b.sortName ?? b.name) ||
+      cmp(a.name, b.name) ||
+      cmp(a.type, b.type),
   );
   const byKey = new Map<string, number>();
   sorted.forEach((e, i) => {
@@ -122,30 +141,31 @@ function ordered(entries: Entry[], depends: Row[]): Entry[] {
   sorted.forEach((e, i) => {
     for (const k of e.after ?? []) link(i, byKey.get(k));
   });
-  const waiting = needs.map((s) => s.size);
-  const neededBy = sorted.map(() => [] as number[]);
-  needs.forEach((s, i) => {
-    for (const j of s) neededBy[j]?.push(i);
-  });
-  const done = new Array<boolean>(sorted.length).fill(false);
+  // How many entries still to be placed need each one.
+  const neededBy = sorted.map(() => 0);
+  for (const s of needs) for (const j of s) neededBy[j] = (neededBy[j] ?? 0) + 1;
+  const placed = new Array<boolean>(sorted.length).fill(false);
   const ready: number[] = [];
-  waiting.forEach((n, i) => {
+  neededBy.forEach((n, i) => {
     if (n === 0) ready.push(i);
   });
-  const out: Entry[] = [];
-  let firstLeft = 0;
-  while (out.length < sorted.length) {
-    let next = ready.shift();
+  const out = new Array<Entry>(sorted.length);
+  let lastLeft = sorted.length - 1;
+  for (let at = sorted.length - 1; at >= 0; at--) {
+    let next = ready.pop();
     if (next === undefined) {
-      while (done[firstLeft]) firstLeft++;
-      next = firstLeft;
+      while (placed[lastLeft]) lastLeft--;
+      next = lastLeft;
     }
-    if (done[next]) continue;
-    done[next] = true;
-    out.push(sorted[next] as Entry);
-    for (const j of neededBy[next] ?? []) {
-      waiting[j] = (waiting[j] ?? 0) - 1;
-      if (waiting[j] === 0 && !done[j]) insertSorted(ready, j);
+    if (placed[next]) {
+      at++;
+      continue;
+    }
+    placed[next] = true;
+    out[at] = sorted[next] as Entry;
+    for (const j of needs[next] ?? []) {
+      neededBy[j] = (neededBy[j] ?? 0) - 1;
+      if (neededBy[j] === 0 && !placed[j]) insertSorted(ready, j);
     }
   }
   return out;

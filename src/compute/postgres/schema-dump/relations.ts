@@ -27,9 +27,13 @@ import { tableEntries } from "./tables.js";
 export async function relations(client: PgClient): Promise<Entry[]> {
   const found = await rows(
     client,
-    `SELECT c.oid, c.relkind AS kind, n.nspname AS schema, c.relname AS name,
+    `SELECT c.oid, c.relkind AS kind, n.nspname AS schema, c.relname AS name, quote_ident(c.relname) AS ident,
             format('%I.%I', n.nspname, c.relname) AS qname, c.reltype, t.typarray,
             pg_get_userbyid(c.relowner) AS owner, quote_ident(pg_get_userbyid(c.relowner)) AS owner_ident,
+            -- pg_dump 17 names the kind in ALTER … OWNER TO; before, ALTER TABLE served for all.
+            CASE WHEN current_setting('server_version_num')::int < 170000 THEN 'TABLE'
+                 ELSE CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'S' THEN 'SEQUENCE'
+                                     ELSE 'TABLE' END END AS owner_kind,
             c.relpersistence = 'u' AS unlogged, coalesce(c.reloptions, '{}')::text[] AS options,
             c.relrowsecurity AS rls, c.relforcerowsecurity AS force_rls, c.relreplident AS replica_identity,
             CASE WHEN c.relkind = 'p' THEN pg_get_partkeydef(c.oid) END AS partition_key,
@@ -67,6 +71,7 @@ export async function relations(client: PgClient): Promise<Entry[]> {
       qname: str(r.qname),
       owner: str(r.owner),
       ownerIdent: str(r.owner_ident),
+      ident: str(r.ident),
     });
   const oids = [...rels.keys()];
   const columns = await rows(
@@ -75,6 +80,8 @@ export async function relations(client: PgClient): Promise<Entry[]> {
             format_type(a.atttypid, a.atttypmod) AS type,
             CASE WHEN a.attcollation <> t.typcollation THEN format('%I.%I', cn.nspname, co.collname) END AS collation,
             a.attnotnull AS notnull, a.attgenerated AS generated, a.attislocal AS local,
+            -- Postgres 18 keeps NOT NULL as a named constraint.
+            nn.conname AS notnull_name, quote_ident(nn.conname) AS notnull_ident, nn.connoinherit AS notnull_noinherit,
             -- What pg_dump sets with ALTER COLUMN: a statistics target (-1 or, on 17+, null: the
             -- default), a storage other than the type's, a compression, attribute options.
             CASE WHEN a.attstattarget >= 0 THEN a.attstattarget END AS stattarget,
@@ -93,6 +100,7 @@ export async function relations(client: PgClient): Promise<Entry[]> {
        LEFT JOIN pg_collation co ON co.oid = a.attcollation
        LEFT JOIN pg_namespace cn ON cn.oid = co.collnamespace
        LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+       LEFT JOIN pg_constraint nn ON nn.conrelid = a.attrelid AND nn.contype = 'n' AND nn.conkey[1] = a.attnum
       WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped
       ORDER BY a.attrelid, a.attnum`,
     [oids],
@@ -131,10 +139,10 @@ export async function relations(client: PgClient): Promise<Entry[]> {
     const comments = columnComments(
       rel.oid,
       rel.qname,
-      rel.name,
-      cols.map((c) => `${c.num}:${str(c.ident)}:${str(c.name)}`),
+      rel.ident,
+      cols.map((c) => `${c.num}:${str(c.ident)}`),
     );
-    const ownerSql = `ALTER TABLE ${rel.qname} OWNER TO ${rel.ownerIdent};`;
+    const ownerSql = `ALTER ${str(r.owner_kind)} ${rel.qname} OWNER TO ${rel.ownerIdent};`;
     const parts: RelationParts = { row: r, rel, keys, base, comments, ownerSql };
     if (rel.kind === "S") entries.push(...sequenceEntries(parts));
     else if (rel.kind === "v" || rel.kind === "m") entries.push(viewEntry(parts));
@@ -163,7 +171,7 @@ function viewEntry(parts: RelationParts): Entry {
     sql: `${sql};`,
     ownerSql,
     comments: [
-      { key: `pg_class:${rel.oid}:0`, sql: `${type} ${rel.qname}`, tag: `${type} ${rel.name}` },
+      { key: `pg_class:${rel.oid}:0`, sql: `${type} ${rel.qname}`, tag: `${type} ${rel.ident}` },
       ...comments,
     ],
   };

@@ -45,7 +45,9 @@ export function sequenceEntries(parts: RelationParts): Entry[] {
       name: rel.name,
       sql: `ALTER TABLE ${str(r.owned_table_qname)} ALTER COLUMN ${str(r.owned_column)} ADD GENERATED ${always} AS IDENTITY (\n    SEQUENCE NAME ${rel.qname}\n${options.map((o) => `    ${o}`).join("\n")}\n);`,
       after: [str(r.owned_table)],
-      comments: [{ key: `pg_class:${rel.oid}:0`, sql: `SEQUENCE ${rel.qname}`, tag: `SEQUENCE ${rel.name}` }],
+      comments: [
+        { key: `pg_class:${rel.oid}:0`, sql: `SEQUENCE ${rel.qname}`, tag: `SEQUENCE ${rel.ident}` },
+      ],
     });
     return entries;
   }
@@ -57,7 +59,7 @@ export function sequenceEntries(parts: RelationParts): Entry[] {
     name: rel.name,
     sql: `CREATE ${unlogged}SEQUENCE ${rel.qname}\n${options.map((o) => `    ${o}`).join("\n")};`,
     ownerSql,
-    comments: [{ key: `pg_class:${rel.oid}:0`, sql: `SEQUENCE ${rel.qname}`, tag: `SEQUENCE ${rel.name}` }],
+    comments: [{ key: `pg_class:${rel.oid}:0`, sql: `SEQUENCE ${rel.qname}`, tag: `SEQUENCE ${rel.ident}` }],
   });
   if (r.owned_kind === "a")
     entries.push({

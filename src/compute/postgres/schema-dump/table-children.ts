@@ -37,7 +37,7 @@ export async function tableChildren(
       owner: rel.owner,
       sql: `${str(r.def)};${indexSettings(rel, r)}`,
       after: [`pg_class:${rel.oid}`],
-      comments: [{ key: `pg_class:${r.oid}:0`, sql: `INDEX ${str(r.qname)}`, tag: `INDEX ${str(r.name)}` }],
+      comments: [{ key: `pg_class:${r.oid}:0`, sql: `INDEX ${str(r.qname)}`, tag: `INDEX ${str(r.ident)}` }],
     });
   }
   // Owned, as pg_dump has it, by the parent index's table's owner.
@@ -80,6 +80,7 @@ export async function tableChildren(
       type: "TRIGGER",
       schema: rel.schema,
       name: `${rel.name} ${str(r.name)}`,
+      sortName: str(r.name),
       owner: rel.owner,
       sql: `${str(r.def)};${enable ? `\n\nALTER TABLE ${rel.qname} ${enable} TRIGGER ${str(r.ident)};` : ""}`,
       after: [`pg_class:${rel.oid}`],
@@ -87,7 +88,7 @@ export async function tableChildren(
         {
           key: `pg_trigger:${r.oid}:0`,
           sql: `TRIGGER ${str(r.ident)} ON ${rel.qname}`,
-          tag: `TRIGGER ${str(r.name)} ON ${rel.name}`,
+          tag: `TRIGGER ${str(r.ident)} ON ${rel.ident}`,
         },
       ],
     });
@@ -105,6 +106,7 @@ export async function tableChildren(
       type: "RULE",
       schema: rel.schema,
       name: `${rel.name} ${str(r.name)}`,
+      sortName: str(r.name),
       owner: rel.owner,
       sql: str(r.def).trimEnd(),
       after: [`pg_class:${rel.oid}`],
@@ -112,7 +114,7 @@ export async function tableChildren(
         {
           key: `pg_rewrite:${r.oid}:0`,
           sql: `RULE ${str(r.ident)} ON ${rel.qname}`,
-          tag: `RULE ${str(r.name)} ON ${rel.name}`,
+          tag: `RULE ${str(r.ident)} ON ${rel.ident}`,
         },
       ],
     });
@@ -129,6 +131,7 @@ export async function tableChildren(
       keys: [],
       rank: RANK.policy,
       type: "ROW SECURITY",
+      unterminated: true,
       schema: rel.schema,
       name: rel.name,
       owner: rel.owner,
@@ -162,6 +165,7 @@ export async function tableChildren(
       type: "POLICY",
       schema: rel.schema,
       name: `${rel.name} ${str(r.name)}`,
+      sortName: str(r.name),
       owner: rel.owner,
       sql: `${sql};`,
       after: [`pg_class:${rel.oid}`],
@@ -169,7 +173,7 @@ export async function tableChildren(
         {
           key: `pg_policy:${r.oid}:0`,
           sql: `POLICY ${str(r.ident)} ON ${rel.qname}`,
-          tag: `POLICY ${str(r.name)} ON ${rel.name}`,
+          tag: `POLICY ${str(r.ident)} ON ${rel.ident}`,
         },
       ],
     });

@@ -26,14 +26,23 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
   const own = constraints.filter((k) => String(k.rel) === String(r.oid));
   const inlineChecks = own.filter((k) => k.kind === "c" && k.valid);
   const lines: string[] = [];
+  // A serial's default names a sequence made after the table; an inherited column is not written
+  // in CREATE TABLE: each default is set with an ALTER TABLE of its own.
+  const separateDefault = (c: Row) => c.owned_sequence_default || (!partition && !c.local);
   for (const c of cols) {
     if (!partition && !c.local) continue;
     let line = `    ${str(c.ident)} ${str(c.type)}`;
-    if (c.collation) line += ` COLLATE ${str(c.collation)}`;
     if (c.generated === "s") line += ` GENERATED ALWAYS AS (${str(c.default)}) STORED`;
     else if (c.generated === "v") line += ` GENERATED ALWAYS AS (${str(c.default)})`;
-    else if (c.default !== null && !c.owned_sequence_default) line += ` DEFAULT ${str(c.default)}`;
-    if (c.notnull) line += " NOT NULL";
+    else if (c.default !== null && !separateDefault(c)) line += ` DEFAULT ${str(c.default)}`;
+    if (c.notnull) {
+      // A name other than the one Postgres would choose is written out (pg_dump 18).
+      if (c.notnull_name !== null && c.notnull_name !== `${rel.name}_${str(c.name)}_not_null`)
+        line += ` CONSTRAINT ${str(c.notnull_ident)}`;
+      line += " NOT NULL";
+      if (c.notnull_noinherit) line += " NO INHERIT";
+    }
+    if (c.collation) line += ` COLLATE ${str(c.collation)}`;
     lines.push(line);
   }
   for (const k of inlineChecks) lines.push(`    CONSTRAINT ${str(k.ident)} ${str(k.def)}`);
@@ -50,7 +59,7 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
     ...base,
     keys: [
       ...keys,
-      ...cols.filter((c) => !c.owned_sequence_default).map((c) => `pg_attrdef:${c.default_oid}`),
+      ...cols.filter((c) => !separateDefault(c)).map((c) => `pg_attrdef:${c.default_oid}`),
       ...inlineChecks.map((k) => `pg_constraint:${k.oid}`),
     ],
     type: "TABLE",
@@ -59,7 +68,7 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
     ownerSql,
     after: strs(r.parent_keys),
     comments: [
-      { key: `pg_class:${rel.oid}:0`, sql: `TABLE ${rel.qname}`, tag: `TABLE ${rel.name}` },
+      { key: `pg_class:${rel.oid}:0`, sql: `TABLE ${rel.qname}`, tag: `TABLE ${rel.ident}` },
       ...comments,
       ...inlineChecks.map((k) => constraintComment(k, rel)),
     ],
@@ -75,13 +84,14 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
       after: [`pg_class:${rel.oid}`, ...strs(r.parent_keys)],
     });
   for (const c of cols)
-    if (c.owned_sequence_default && c.default !== null)
+    if (separateDefault(c) && c.default !== null && !c.generated)
       entries.push({
         ...base,
         keys: [`pg_attrdef:${c.default_oid}`],
         rank: RANK.default,
         type: "DEFAULT",
         name: `${rel.name} ${str(c.name)}`,
+        sortName: rel.name,
         sql: `ALTER TABLE ONLY ${rel.qname} ALTER COLUMN ${str(c.ident)} SET DEFAULT ${str(c.default)};`,
         after: [`pg_class:${rel.oid}`],
       });
@@ -97,6 +107,7 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
       rank: foreign ? RANK.foreignKey : RANK.constraint,
       type: foreign ? "FK CONSTRAINT" : k.kind === "c" ? "CHECK CONSTRAINT" : "CONSTRAINT",
       name: `${rel.name} ${str(k.name)}`,
+      sortName: str(k.name),
       sql: `ALTER TABLE ${only}${rel.qname}\n    ADD CONSTRAINT ${str(k.ident)} ${str(k.def)};${indexSettings(rel, k)}`,
       after: [`pg_class:${rel.oid}`],
       comments: [constraintComment(k, rel)],
@@ -126,6 +137,6 @@ function constraintComment(k: Row, rel: Relation): CommentTarget {
   return {
     key: `pg_constraint:${k.oid}:0`,
     sql: `CONSTRAINT ${str(k.ident)} ON ${rel.qname}`,
-    tag: `CONSTRAINT ${str(k.name)} ON ${rel.name}`,
+    tag: `CONSTRAINT ${str(k.ident)} ON ${rel.ident}`,
   };
 }

@@ -17,13 +17,20 @@ import {
  * composite types, domains, ranges), from the catalogs.
  */
 
+/**
+ * Schemas. `public`, which every database has, is not created: pg_dump writes only its owner, when
+ * it is not the default (pg_database_owner; before Postgres 15 the bootstrap superuser), and its
+ * privileges.
+ */
 export async function schemas(client: PgClient): Promise<Entry[]> {
   const found = await rows(
     client,
     `SELECT n.oid, n.nspname AS name, quote_ident(n.nspname) AS ident, pg_get_userbyid(n.nspowner) AS owner,
-            quote_ident(pg_get_userbyid(n.nspowner)) AS owner_ident
+            quote_ident(pg_get_userbyid(n.nspowner)) AS owner_ident, n.nspname = 'public' AS public,
+            n.nspowner = CASE WHEN current_setting('server_version_num')::int >= 150000
+                              THEN 'pg_database_owner'::regrole ELSE 10 END AS default_owner
        FROM pg_namespace n
-      WHERE ${userSchema("n")} AND n.nspname <> 'public' AND ${notInExtension("pg_namespace", "n.oid")}`,
+      WHERE ${userSchema("n")} AND ${notInExtension("pg_namespace", "n.oid")}`,
   );
   return found.map((r) => ({
     keys: [`pg_namespace:${r.oid}`],
@@ -32,10 +39,11 @@ export async function schemas(client: PgClient): Promise<Entry[]> {
     schema: "-",
     name: str(r.name),
     owner: str(r.owner),
-    sql: `CREATE SCHEMA ${str(r.ident)};`,
+    sql: r.public ? "-- *not* creating schema, since initdb creates it" : `CREATE SCHEMA ${str(r.ident)};`,
+    ...(r.public && r.default_owner ? { aclOnly: true } : {}),
     ownerSql: `ALTER SCHEMA ${str(r.ident)} OWNER TO ${str(r.owner_ident)};`,
     comments: [
-      { key: `pg_namespace:${r.oid}:0`, sql: `SCHEMA ${str(r.ident)}`, tag: `SCHEMA ${str(r.name)}` },
+      { key: `pg_namespace:${r.oid}:0`, sql: `SCHEMA ${str(r.ident)}`, tag: `SCHEMA ${str(r.ident)}` },
     ],
   }));
 }
@@ -57,7 +65,7 @@ export async function extensions(client: PgClient): Promise<Entry[]> {
     owner: "-",
     sql: `CREATE EXTENSION IF NOT EXISTS ${str(r.ident)} WITH SCHEMA ${str(r.schema_ident)};`,
     comments: [
-      { key: `pg_extension:${r.oid}:0`, sql: `EXTENSION ${str(r.ident)}`, tag: `EXTENSION ${str(r.name)}` },
+      { key: `pg_extension:${r.oid}:0`, sql: `EXTENSION ${str(r.ident)}`, tag: `EXTENSION ${str(r.ident)}` },
     ],
   }));
 }
@@ -66,7 +74,7 @@ export async function extensions(client: PgClient): Promise<Entry[]> {
 export async function types(client: PgClient): Promise<Entry[]> {
   const found = await rows(
     client,
-    `SELECT t.oid, t.typtype AS kind, n.nspname AS schema, t.typname AS name,
+    `SELECT t.oid, t.typtype AS kind, n.nspname AS schema, t.typname AS name, quote_ident(t.typname) AS ident,
             format('%I.%I', n.nspname, t.typname) AS qname, t.typarray, t.typrelid,
             pg_get_userbyid(t.typowner) AS owner, quote_ident(pg_get_userbyid(t.typowner)) AS owner_ident,
             (SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid) AS labels,
@@ -78,7 +86,7 @@ export async function types(client: PgClient): Promise<Entry[]> {
                LEFT JOIN pg_collation co ON co.oid = a.attcollation
                LEFT JOIN pg_namespace cn ON cn.oid = co.collnamespace
               WHERE a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped) AS attributes,
-            (SELECT array_agg(a.attnum || ':' || quote_ident(a.attname) || ':' || a.attname ORDER BY a.attnum)
+            (SELECT array_agg(a.attnum || ':' || quote_ident(a.attname) ORDER BY a.attnum)
                FROM pg_attribute a WHERE a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped) AS columns,
             format_type(t.typbasetype, t.typtypmod) AS base,
             CASE WHEN t.typtype = 'd' AND t.typcollation <> bt.typcollation
@@ -87,7 +95,7 @@ export async function types(client: PgClient): Promise<Entry[]> {
             (SELECT array_agg(format('CONSTRAINT %I ', k.conname) || pg_get_constraintdef(k.oid) ORDER BY k.conname)
                FROM pg_constraint k WHERE k.contypid = t.oid AND k.contype = 'c') AS checks,
             (SELECT array_agg('pg_constraint:' || k.oid) FROM pg_constraint k WHERE k.contypid = t.oid) AS check_keys,
-            format_type(r.rngsubtype, NULL) AS subtype,
+            format_type(r.rngsubtype, NULL) AS subtype, format_type(r.rngmultitypid, NULL) AS multirange,
             CASE WHEN r.rngsubdiff <> 0 THEN r.rngsubdiff::regproc::text END AS subdiff
        FROM pg_type t
        JOIN pg_namespace n ON n.oid = t.typnamespace
@@ -113,21 +121,22 @@ export async function types(client: PgClient): Promise<Entry[]> {
         .join(",\n")}\n);`;
     else if (r.kind === "r") {
       const options = [`    subtype = ${str(r.subtype)}`];
+      if (r.multirange) options.push(`    multirange_type_name = ${str(r.multirange)}`);
       if (r.subdiff) options.push(`    subtype_diff = ${str(r.subdiff)}`);
       sql = `CREATE TYPE ${qname} AS RANGE (\n${options.join(",\n")}\n);`;
     } else {
       sql = `CREATE DOMAIN ${qname} AS ${str(r.base)}`;
       if (r.collation) sql += ` COLLATE ${str(r.collation)}`;
-      if (r.default !== null) sql += ` DEFAULT ${str(r.default)}`;
       if (r.notnull) sql += " NOT NULL";
+      if (r.default !== null) sql += ` DEFAULT ${str(r.default)}`;
       for (const check of strs(r.checks)) sql += `\n\t${check}`;
       sql += ";";
     }
     const keyword = domain ? "DOMAIN" : "TYPE";
     const comments: CommentTarget[] = [
-      { key: `pg_type:${r.oid}:0`, sql: `${keyword} ${qname}`, tag: `${keyword} ${str(r.name)}` },
+      { key: `pg_type:${r.oid}:0`, sql: `${keyword} ${qname}`, tag: `${keyword} ${str(r.ident)}` },
     ];
-    if (r.kind === "c") comments.push(...columnComments(r.typrelid, qname, str(r.name), strs(r.columns)));
+    if (r.kind === "c") comments.push(...columnComments(r.typrelid, qname, str(r.ident), strs(r.columns)));
     return {
       keys: [`pg_type:${r.oid}`, `pg_type:${r.typarray}`, `pg_class:${r.typrelid}`, ...strs(r.check_keys)],
       rank: RANK.type,
