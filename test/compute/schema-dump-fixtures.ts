@@ -209,3 +209,26 @@ export const NAMES = [
   `COMMENT ON MATERIALIZED VIEW public.mv2 IS 'mv'`,
   `COMMENT ON CONSTRAINT "Customer Accounts_email_key" ON "Sales"."Customer Accounts" IS 'uniq'`,
 ];
+
+/**
+ * An app's schema as an ORM's migrations make it (Prisma's names and types), with publications:
+ * of some tables, one with a column list and a row filter, of a schema's tables, of all tables.
+ */
+export const APP = [
+  `CREATE TYPE "Role" AS ENUM ('USER', 'ADMIN')`,
+  `CREATE TABLE "_prisma_migrations" ("id" VARCHAR(36) NOT NULL, "checksum" VARCHAR(64) NOT NULL, "finished_at" TIMESTAMPTZ, "migration_name" VARCHAR(255) NOT NULL, "logs" TEXT, "rolled_back_at" TIMESTAMPTZ, "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(), "applied_steps_count" INTEGER NOT NULL DEFAULT 0, CONSTRAINT "_prisma_migrations_pkey" PRIMARY KEY ("id"))`,
+  `CREATE TABLE "User" ("id" SERIAL NOT NULL, "email" TEXT NOT NULL, "name" TEXT, "role" "Role" NOT NULL DEFAULT 'USER', "tags" TEXT[] DEFAULT ARRAY[]::TEXT[], "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP, "uuid" UUID NOT NULL DEFAULT gen_random_uuid(), "meta" JSONB, CONSTRAINT "User_pkey" PRIMARY KEY ("id"))`,
+  `CREATE TABLE "Post" ("id" SERIAL NOT NULL, "title" VARCHAR(200) NOT NULL, "content" TEXT, "published" BOOLEAN NOT NULL DEFAULT false, "authorId" INTEGER NOT NULL, "price" DECIMAL(65,30), "views" BIGINT NOT NULL DEFAULT 0, CONSTRAINT "Post_pkey" PRIMARY KEY ("id"))`,
+  `CREATE UNIQUE INDEX "User_email_key" ON "User"("email")`,
+  `CREATE INDEX "Post_authorId_published_idx" ON "Post"("authorId", "published" DESC)`,
+  `ALTER TABLE "Post" ADD CONSTRAINT "Post_authorId_fkey" FOREIGN KEY ("authorId") REFERENCES "User"("id") ON DELETE RESTRICT ON UPDATE CASCADE`,
+  `CREATE TABLE "_PostToTag" ("A" INTEGER NOT NULL, "B" INTEGER NOT NULL, CONSTRAINT "_PostToTag_AB_pkey" PRIMARY KEY ("A","B"))`,
+  `CREATE INDEX "_PostToTag_B_index" ON "_PostToTag"("B")`,
+  `CREATE TABLE "accounts" ("id" uuid PRIMARY KEY DEFAULT gen_random_uuid(), "balance" numeric(12,2) NOT NULL DEFAULT '0.00', "user_id" integer REFERENCES "User"("id") ON DELETE SET NULL, "created_at" timestamp with time zone DEFAULT now() NOT NULL, "data" bytea, "interval_col" interval, "t" time without time zone, "d" double precision DEFAULT 1.5, "r" real, "smol" smallint, "chr" char(3), "bits" bit varying(8), "inet_col" inet, "pt" point)`,
+  `CREATE INDEX accounts_lower_idx ON accounts USING hash (id)`,
+  `CREATE INDEX accounts_brin ON accounts USING brin (created_at)`,
+  `CREATE VIEW user_posts AS SELECT u.email, count(p.id) AS n FROM "User" u LEFT JOIN "Post" p ON p."authorId" = u.id GROUP BY u.email`,
+  `CREATE SEQUENCE order_seq AS integer`,
+  `CREATE PUBLICATION app_pub FOR TABLE "User", "Post"`,
+  `CREATE PUBLICATION all_pub FOR ALL TABLES WITH (publish = 'insert')`,
+];

@@ -61,6 +61,9 @@ export const RANK = {
   trigger: 13,
   foreignKey: 14,
   policy: 15,
+  publication: 16,
+  publicationTable: 17,
+  publicationSchema: 18,
 } as const;
 
 /** Schemas that hold no user objects: the system's, and each session's temporary ones. */

@@ -13,6 +13,7 @@ import {
   userSchema,
   withOptions,
 } from "./entries.js";
+import { publications } from "./publications.js";
 import { sequenceEntries } from "./sequences.js";
 import { tableChildren } from "./table-children.js";
 import { tableEntries } from "./tables.js";
@@ -149,6 +150,7 @@ export async function relations(client: PgClient): Promise<Entry[]> {
     else entries.push(...tableEntries(parts, cols, constraints));
   }
   entries.push(...(await tableChildren(client, rels, oids)));
+  entries.push(...(await publications(client, rels)));
   return entries;
 }
 
