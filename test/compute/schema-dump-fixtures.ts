@@ -232,3 +232,24 @@ export const APP = [
   `CREATE PUBLICATION app_pub FOR TABLE "User", "Post"`,
   `CREATE PUBLICATION all_pub FOR ALL TABLES WITH (publish = 'insert')`,
 ];
+
+/**
+ * Collations of the libc and builtin providers (PGlite has no ICU), used by columns and an index;
+ * extended statistics.
+ */
+export const COLLATIONS = [
+  `CREATE COLLATION public.c_copy FROM "C"`,
+  `CREATE COLLATION public.posix_split (lc_collate = 'C', lc_ctype = 'POSIX')`,
+  `CREATE SCHEMA texts`,
+  `CREATE COLLATION texts."Plain" (provider = libc, locale = 'C')`,
+  `COMMENT ON COLLATION texts."Plain" IS 'plain'`,
+  `CREATE TABLE texts.words (w text COLLATE texts."Plain", v text COLLATE public.c_copy)`,
+  `CREATE INDEX words_w ON texts.words (w COLLATE public.posix_split)`,
+  `CREATE COLLATION public.b (provider = builtin, locale = 'C.UTF-8')`,
+  `CREATE TABLE public.t (x text COLLATE public.b)`,
+  `CREATE TABLE public.addr (city text, zip text, state text)`,
+  `CREATE STATISTICS public.addr_dep (dependencies, ndistinct) ON city, zip FROM public.addr`,
+  `CREATE STATISTICS public.addr_mcv ON city, state, lower(zip) FROM public.addr`,
+  `ALTER STATISTICS public.addr_mcv SET STATISTICS 500`,
+  `COMMENT ON STATISTICS public.addr_dep IS 'dep stats'`,
+];

@@ -4,7 +4,7 @@ import { pgDump } from "@electric-sql/pglite-tools/pg_dump";
 import { describe, expect, it } from "vitest";
 import { dumpSchema } from "../../src/compute/postgres/schema-dump/index.js";
 import type { PgClient } from "../../src/platform/pg.js";
-import { APP, FUNCTIONS, NAMES, PRIVILEGES, ROLES, SCHEMA } from "./schema-dump-fixtures.js";
+import { APP, COLLATIONS, FUNCTIONS, NAMES, PRIVILEGES, ROLES, SCHEMA } from "./schema-dump-fixtures.js";
 
 /**
  * The schema dump against pg_dump itself. The Postgres packages the emulator runs ship no pg_dump,
@@ -38,6 +38,7 @@ describe("the schema dump is pg_dump's text", () => {
     ["functions and procedures with their attributes", FUNCTIONS],
     ["names that need quoting, comments on each kind, keys, triggers, nested partitions", NAMES],
     ["an ORM's tables, and publications", APP],
+    ["collations and extended statistics", COLLATIONS],
   ])(
     "%s",
     async (_, statements) => {

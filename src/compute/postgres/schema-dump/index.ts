@@ -4,7 +4,7 @@ import { defaultPrivileges, privileges } from "./acls.js";
 import { type Entry, literal, type Row, rows, str } from "./entries.js";
 import { aggregates, functions } from "./functions.js";
 import { relations } from "./relations.js";
-import { extensions, schemas, types } from "./types.js";
+import { collations, extensions, schemas, types } from "./types.js";
 
 /**
  * `pg_dump --schema-only` for a branch's database, built from catalog queries (the Postgres
@@ -46,6 +46,7 @@ async function collect(client: PgClient): Promise<string> {
   );
   const entries: Entry[] = [
     ...(await schemas(client)),
+    ...(await collations(client)),
     ...(await extensions(client)),
     ...(await types(client)),
     ...(await functions(client)),

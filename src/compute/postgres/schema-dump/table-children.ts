@@ -64,6 +64,38 @@ export async function tableChildren(
       sql: `ALTER INDEX ${str(r.parent_qname)} ATTACH PARTITION ${str(r.qname)};`,
       after: [`pg_class:${r.oid}`, `pg_class:${r.parent}`],
     });
+  // Extended statistics (CREATE STATISTICS), with a statistics target other than the default.
+  for (const r of await rows(
+    client,
+    `SELECT s.oid, s.stxname AS name, quote_ident(s.stxname) AS ident, n.nspname AS schema,
+            format('%I.%I', n.nspname, s.stxname) AS qname, pg_get_statisticsobjdef(s.oid) AS def,
+            (to_jsonb(s) ->> 'stxstattarget')::int AS target,
+            pg_get_userbyid(s.stxowner) AS owner, quote_ident(pg_get_userbyid(s.stxowner)) AS owner_ident
+       FROM pg_statistic_ext s JOIN pg_namespace n ON n.oid = s.stxnamespace
+      WHERE s.stxrelid = ANY($1::oid[])`,
+    [oids],
+  )) {
+    let sql = `${str(r.def)};`;
+    if (r.target !== null && (r.target as number) >= 0)
+      sql += `\nALTER STATISTICS ${str(r.qname)} SET STATISTICS ${String(r.target)};`;
+    entries.push({
+      keys: [`pg_statistic_ext:${r.oid}`],
+      rank: RANK.statistics,
+      type: "STATISTICS",
+      schema: str(r.schema),
+      name: str(r.name),
+      owner: str(r.owner),
+      sql,
+      ownerSql: `ALTER STATISTICS ${str(r.qname)} OWNER TO ${str(r.owner_ident)};`,
+      comments: [
+        {
+          key: `pg_statistic_ext:${r.oid}:0`,
+          sql: `STATISTICS ${str(r.qname)}`,
+          tag: `STATISTICS ${str(r.ident)}`,
+        },
+      ],
+    });
+  }
   const ENABLE: Record<string, string> = { D: "DISABLE", R: "ENABLE REPLICA", A: "ENABLE ALWAYS" };
   for (const r of await rows(
     client,

@@ -48,6 +48,61 @@ export async function schemas(client: PgClient): Promise<Entry[]> {
   }));
 }
 
+/**
+ * Collations, as pg_dump's dumpCollation writes them: the provider, determinism, and the locale
+ * (or, for libc, lc_collate and lc_ctype when they differ); never the version, which the server
+ * computes when it makes the collation again.
+ */
+export async function collations(client: PgClient): Promise<Entry[]> {
+  const found = await rows(
+    client,
+    `SELECT c.oid, n.nspname AS schema, c.collname AS name, quote_ident(c.collname) AS ident,
+            format('%I.%I', n.nspname, c.collname) AS qname, c.collprovider AS provider,
+            c.collisdeterministic AS deterministic, c.collcollate AS collate, c.collctype AS ctype,
+            -- The ICU (or builtin) locale's column was colliculocale in 15 and 16, colllocale from 17.
+            coalesce(to_jsonb(c) ->> 'colllocale', to_jsonb(c) ->> 'colliculocale') AS locale,
+            to_jsonb(c) ->> 'collicurules' AS rules,
+            pg_get_userbyid(c.collowner) AS owner, quote_ident(pg_get_userbyid(c.collowner)) AS owner_ident
+       FROM pg_collation c JOIN pg_namespace n ON n.oid = c.collnamespace
+      WHERE ${userSchema("n")} AND ${notInExtension("pg_collation", "c.oid")}`,
+  );
+  return found.map((r) => {
+    const provider = COLLATION_PROVIDERS[str(r.provider)] ?? "default";
+    let sql = `CREATE COLLATION ${str(r.qname)} (provider = ${provider}`;
+    if (!r.deterministic) sql += ", deterministic = false";
+    if (provider === "libc")
+      sql +=
+        r.collate === r.ctype
+          ? `, locale = ${literal(str(r.collate))}`
+          : `, lc_collate = ${literal(str(r.collate))}, lc_ctype = ${literal(str(r.ctype))}`;
+    else {
+      // Before 15 an ICU collation's locale was its collcollate.
+      const locale = r.locale ?? r.collate;
+      if (locale !== null && locale !== "") sql += `, locale = ${literal(str(locale))}`;
+      if (r.rules !== null && r.rules !== "") sql += `, rules = ${literal(str(r.rules))}`;
+    }
+    return {
+      keys: [`pg_collation:${r.oid}`],
+      rank: RANK.collation,
+      type: "COLLATION",
+      schema: str(r.schema),
+      name: str(r.name),
+      owner: str(r.owner),
+      sql: `${sql});`,
+      ownerSql: `ALTER COLLATION ${str(r.qname)} OWNER TO ${str(r.owner_ident)};`,
+      comments: [
+        {
+          key: `pg_collation:${r.oid}:0`,
+          sql: `COLLATION ${str(r.qname)}`,
+          tag: `COLLATION ${str(r.ident)}`,
+        },
+      ],
+    };
+  });
+}
+
+const COLLATION_PROVIDERS: Record<string, string> = { b: "builtin", c: "libc", i: "icu" };
+
 export async function extensions(client: PgClient): Promise<Entry[]> {
   // Extensions initdb made (plpgsql) are every database's; pg_dump leaves them out too.
   const found = await rows(
