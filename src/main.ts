@@ -195,7 +195,11 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
-  stopWithNpmStart(() => shutdown("SIGTERM"));
+  // The shell gone after a signal npm got: stop as that signal asked, unless already stopping (a
+  // signal to the whole process group reached the emulator too; that is no second signal).
+  stopWithNpmStart(() => {
+    if (!stopping) shutdown("SIGTERM");
+  });
 }
 
 /**

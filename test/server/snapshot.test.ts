@@ -84,54 +84,62 @@ describe("start-up snapshot", () => {
     expect((await fetch(`${s.url}/_emulator/health`)).status).toBe(200);
   });
 
-  it("npm start given a SIGTERM (which npm passes only to the shell running the script) stops the emulator and its computes", async () => {
-    const dir = tempDir();
-    fs.chmodSync(dir, 0o755);
-    const key = "k".repeat(64);
-    const s = await startServer(
-      {
-        NEON_EMULATOR_DB: path.join(dir, "db.sqlite"),
-        NEON_EMULATOR_API_KEY: key,
-        NEON_EMULATOR_COMPUTE: "postgres",
-        NEON_EMULATOR_PG_PORT: "0",
-      },
-      { command: { file: "npm", args: ["start"], cwd: ROOT } },
-    );
-    servers.push(s);
-    const emulator = Number(
-      JSON.parse(
-        s
-          .stdout()
-          .split("\n")
-          .find((l) => l.includes("listening")) ?? "{}",
-      ).pid,
-    );
-    expect(emulator).not.toBe(s.proc.pid);
-    const created = await http(s.url, key, "POST", "/api/v2/projects", { project: {} });
-    expect(created.status).toBe(201);
-    const c = new pg.Client({ connectionString: created.body.connection_uris[0].connection_uri });
-    c.on("error", () => {});
-    await c.connect();
-    await c.query("SELECT 1");
-    const computes = () =>
-      run("pgrep", ["-f", dir]).then(
-        ({ stdout }) => stdout.trim().split("\n"),
-        () => [],
+  it.each([
+    ["npm", "npm passes it only to the shell running the script"],
+    ["its process group", "the emulator gets it too, and then sees the shell end: one signal, not a second"],
+  ])(
+    "npm start given a SIGTERM to %s stops the emulator and its computes, not cut short (%s)",
+    async (to) => {
+      const dir = tempDir();
+      fs.chmodSync(dir, 0o755);
+      const key = "k".repeat(64);
+      const s = await startServer(
+        {
+          NEON_EMULATOR_DB: path.join(dir, "db.sqlite"),
+          NEON_EMULATOR_API_KEY: key,
+          NEON_EMULATOR_COMPUTE: "postgres",
+          NEON_EMULATOR_PG_PORT: "0",
+        },
+        { command: { file: "npm", args: ["start"], cwd: ROOT }, detached: true },
       );
-    expect((await computes()).length).toBeGreaterThan(0);
-    s.proc.kill("SIGTERM");
-    const alive = () => processAlive(emulator);
-    const gone = async () => {
-      for (let i = 0; i < 200 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
-      return !alive();
-    };
-    const stopped = await gone();
-    // Left behind (the failure this guards against): stopped here, not left to the machine.
-    if (!stopped) process.kill(emulator, "SIGTERM");
-    expect(stopped || !(await gone())).toBe(true);
-    expect(await computes()).toEqual([]);
-    expect(s.stdout()).toContain('"msg":"shutting down"');
-  });
+      servers.push(s);
+      const emulator = Number(
+        JSON.parse(
+          s
+            .stdout()
+            .split("\n")
+            .find((l) => l.includes("listening")) ?? "{}",
+        ).pid,
+      );
+      expect(emulator).not.toBe(s.proc.pid);
+      const created = await http(s.url, key, "POST", "/api/v2/projects", { project: {} });
+      expect(created.status).toBe(201);
+      const c = new pg.Client({ connectionString: created.body.connection_uris[0].connection_uri });
+      c.on("error", () => {});
+      await c.connect();
+      await c.query("SELECT 1");
+      const computes = () =>
+        run("pgrep", ["-f", dir]).then(
+          ({ stdout }) => stdout.trim().split("\n"),
+          () => [],
+        );
+      expect((await computes()).length).toBeGreaterThan(0);
+      if (to === "npm") s.proc.kill("SIGTERM");
+      else process.kill(-(s.proc.pid as number), "SIGTERM");
+      const alive = () => processAlive(emulator);
+      const gone = async () => {
+        for (let i = 0; i < 200 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+        return !alive();
+      };
+      const stopped = await gone();
+      // Left behind (the failure this guards against): stopped here, not left to the machine.
+      if (!stopped) process.kill(emulator, "SIGTERM");
+      expect(stopped || !(await gone())).toBe(true);
+      expect(await computes()).toEqual([]);
+      expect(s.stdout()).toContain('"msg":"shutting down"');
+      expect(s.stdout()).not.toContain("shutting down at once");
+    },
+  );
 
   // `npm run build` silences the snapshot builder's generic warnings (see src/main.ts): those it
   // prints name the built-in modules evaluated at import that it has not verified. Only these two
