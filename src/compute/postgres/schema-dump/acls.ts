@@ -1,5 +1,5 @@
 import type { PgClient } from "../../../platform/pg.js";
-import { type Row, rows, str, strs, userSchema } from "./entries.js";
+import { type Quote, rows, str, strs, userSchema } from "./entries.js";
 
 /**
  * The schema dump's privileges, as pg_dump writes them (dumputils.c buildACLCommands): for each
@@ -12,8 +12,11 @@ import { type Row, rows, str, strs, userSchema } from "./entries.js";
  * The ACL entries of every object that has any, keyed by the catalog object (`pg_class:16384`)
  * whose entry they follow: a table's own, then its columns' by column number.
  */
-export async function privileges(client: PgClient, serverVersion: number): Promise<Map<string, string>> {
-  const quote = await identQuoter(client);
+export async function privileges(
+  client: PgClient,
+  serverVersion: number,
+  quote: Quote,
+): Promise<Map<string, string>> {
   const found = await rows(
     client,
     `SELECT 'pg_class:' || c.oid AS key, CASE WHEN c.relkind = 'S' THEN 'SEQUENCE' ELSE 'TABLE' END AS type,
@@ -91,8 +94,11 @@ export async function privileges(client: PgClient, serverVersion: number): Promi
  * first, by schema; then the global ones; each by object kind's letter). A global row is relative
  * to the kind's built-in default; a schema's can only add, so it is relative to nothing.
  */
-export async function defaultPrivileges(client: PgClient, serverVersion: number): Promise<string> {
-  const quote = await identQuoter(client);
+export async function defaultPrivileges(
+  client: PgClient,
+  serverVersion: number,
+  quote: Quote,
+): Promise<string> {
   const found = await rows(
     client,
     `SELECT d.defaclobjtype AS kind, pg_get_userbyid(d.defaclrole) AS owner, n.nspname AS schema,
@@ -136,17 +142,6 @@ const items = (acl: string) => `array(SELECT unnest(${acl})::text)`;
 const header = (tag: string, type: string, schema: unknown, owner: string, sql: string) =>
   `--\n-- Name: ${tag}; Type: ${type}; Schema: ${schema === null ? "-" : str(schema)}; Owner: ${owner}\n--\n\n${sql}\n\n`;
 
-/** pg_dump's fmtId for role names read out of ACL items: quoted unless plain and not a reserved word. */
-async function identQuoter(client: PgClient): Promise<(name: string) => string> {
-  const reserved = new Set(
-    (await rows(client, "SELECT word FROM pg_get_keywords() WHERE catcode <> 'U'")).map((r: Row) =>
-      str(r.word),
-    ),
-  );
-  return (name) =>
-    /^[a-z_][a-z0-9_]*$/.test(name) && !reserved.has(name) ? name : `"${name.replaceAll('"', '""')}"`;
-}
-
 interface AclObject {
   /** GRANT's object kind: TABLE, SEQUENCE, FUNCTION, PROCEDURE, TYPE, SCHEMA (TABLES … for defaults). */
   type: string;
@@ -167,7 +162,7 @@ interface AclObject {
  * lacks (the owner's own first), each grant by a grantor other than the owner wrapped in SET
  * SESSION AUTHORIZATION: buildACLCommands, item for item.
  */
-function aclCommands(o: AclObject, quote: (name: string) => string, serverVersion: number): string {
+function aclCommands(o: AclObject, quote: Quote, serverVersion: number): string {
   const prefix = o.prefix ?? "";
   // Before Postgres 17, pg_dump wrote the (empty) name of ALTER DEFAULT PRIVILEGES' object too.
   const name = o.name || serverVersion < 170000 ? `${o.name} ` : "";

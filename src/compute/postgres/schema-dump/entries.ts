@@ -88,6 +88,20 @@ export function withOptions(options: string[]): string {
 }
 
 export type Row = Record<string, unknown>;
+
+/** An identifier as pg_dump's fmtId quotes it (names the catalog queries do not quote themselves). */
+export type Quote = (name: string) => string;
+
+/** fmtId: quoted unless lower-case letters, digits and `_` (not first a digit) and no reserved word. */
+export async function identQuoter(client: PgClient): Promise<Quote> {
+  const reserved = new Set(
+    (await rows(client, "SELECT word FROM pg_get_keywords() WHERE catcode <> 'U'")).map((r: Row) =>
+      str(r.word),
+    ),
+  );
+  return (name) =>
+    /^[a-z_][a-z0-9_]*$/.test(name) && !reserved.has(name) ? name : `"${name.replaceAll('"', '""')}"`;
+}
 export const str = (v: unknown) => v as string;
 export const strs = (v: unknown) => (v ?? []) as string[];
 

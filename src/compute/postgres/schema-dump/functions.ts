@@ -3,6 +3,7 @@ import {
   type Entry,
   literal,
   notInExtension,
+  type Quote,
   RANK,
   type Row,
   rows,
@@ -11,10 +12,10 @@ import {
   userSchema,
 } from "./entries.js";
 
-/** The schema dump's functions and procedures (pg_get_functiondef's text) and aggregates, with owner and comment. */
+/** The schema dump's functions and procedures (as pg_dump's dumpFunc writes them) and aggregates, with owner and comment. */
 
 /** Functions, procedures and window functions (not an extension's, not a range type's constructors). */
-export async function functions(client: PgClient): Promise<Entry[]> {
+export async function functions(client: PgClient, quote: Quote): Promise<Entry[]> {
   const found = await rows(
     client,
     `SELECT p.oid, n.nspname AS schema, quote_ident(p.proname) || '(' || pg_get_function_identity_arguments(p.oid) || ')' AS tag,
@@ -44,7 +45,7 @@ export async function functions(client: PgClient): Promise<Entry[]> {
       schema: str(r.schema),
       name: str(r.name),
       owner: str(r.owner),
-      sql: createFunction(keyword, r),
+      sql: createFunction(keyword, r, quote),
       ownerSql: `ALTER ${keyword} ${str(r.signature)} OWNER TO ${str(r.owner_ident)};`,
       comments: [
         {
@@ -120,7 +121,7 @@ const LIST_SETTINGS = new Set([
 ]);
 
 /** CREATE FUNCTION or PROCEDURE as pg_dump's dumpFunc writes it: each attribute only when not the default. */
-function createFunction(keyword: string, r: Row): string {
+function createFunction(keyword: string, r: Row, quote: Quote): string {
   let sql = `CREATE ${keyword} ${str(r.full_signature)}`;
   if (r.kind !== "p") sql += ` RETURNS ${str(r.result)}`;
   sql += `\n    LANGUAGE ${str(r.language)}`;
@@ -140,7 +141,7 @@ function createFunction(keyword: string, r: Row): string {
     const name = item.slice(0, eq);
     const value = item.slice(eq + 1);
     const values = LIST_SETTINGS.has(name) ? splitSettingList(value) : [value];
-    sql += `\n    SET ${quoteIdent(name)} TO ${values.map(literal).join(", ")}`;
+    sql += `\n    SET ${quote(name)} TO ${values.map(literal).join(", ")}`;
   }
   let body: string;
   if (r.body !== null) body = str(r.body);
@@ -185,10 +186,6 @@ function splitSettingList(value: string): string[] {
   }
   return items;
 }
-
-/** A setting name as pg_dump quotes it (fmtId): as is when lower-case letters, digits and `_`. */
-const quoteIdent = (name: string) =>
-  /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
 
 const MODIFY: Record<string, string> = { r: "READ_ONLY", s: "SHAREABLE", w: "READ_WRITE" };
 const PARALLEL: Record<string, string> = { s: "safe", r: "restricted" };

@@ -1,7 +1,7 @@
 import { createTwoFilesPatch } from "diff";
 import type { PgClient } from "../../../platform/pg.js";
 import { defaultPrivileges, privileges } from "./acls.js";
-import { type Entry, literal, type Row, rows, str } from "./entries.js";
+import { type Entry, identQuoter, literal, type Row, rows, str } from "./entries.js";
 import { aggregates, functions } from "./functions.js";
 import { relations } from "./relations.js";
 import { collations, extensions, schemas, types } from "./types.js";
@@ -13,12 +13,15 @@ import { collations, extensions, schemas, types } from "./types.js";
  *
  * The text follows pg_dump's plain format (its header, one commented block per object, the same
  * statements for the object kinds covered) and is deterministic: objects are sorted by kind, schema
- * and name, then moved only as far as their dependencies (pg_depend) require, so two databases with
- * the same schema dump the same text whatever order their objects were made in.
+ * and name, then moved only as far as their dependencies (pg_depend) require, as pg_dump's TopoSort
+ * moves them, so two databases with the same schema dump the same text whatever order their
+ * objects were made in. Privileges follow every other entry, as pg_dump prints them.
+ * test/compute/schema-dump-pg-dump.test.ts holds the text to pg_dump's own.
  *
  * This file holds the public API (dumpSchema, diffSchemas) and the orchestration: collecting every
  * family's entries, the header, comments, and the order dependencies impose. The catalog queries
- * live beside it, one file per object family (types, functions, relations and their parts).
+ * live beside it, one file per object family (types, functions, relations and their parts,
+ * publications, privileges).
  */
 
 /**
@@ -44,12 +47,13 @@ async function collect(client: PgClient): Promise<string> {
     `SELECT current_setting('server_version') AS version, current_setting('server_version_num')::int AS num,
             current_setting('server_encoding') AS encoding`,
   );
+  const quote = await identQuoter(client);
   const entries: Entry[] = [
     ...(await schemas(client)),
     ...(await collations(client)),
     ...(await extensions(client)),
     ...(await types(client)),
-    ...(await functions(client)),
+    ...(await functions(client, quote)),
     ...(await aggregates(client)),
     ...(await relations(client)),
   ];
@@ -96,14 +100,14 @@ async function collect(client: PgClient): Promise<string> {
     }
   }
   // Privileges come after every other entry, in their objects' order.
-  const acls = await privileges(client, v.num as number);
+  const acls = await privileges(client, v.num as number, quote);
   for (const e of order) {
     const key = e.keys[0];
     if (key === undefined) continue;
     out += acls.get(key) ?? "";
     acls.delete(key);
   }
-  out += await defaultPrivileges(client, v.num as number);
+  out += await defaultPrivileges(client, v.num as number, quote);
   return `${out}--\n-- PostgreSQL database dump complete\n--\n\n`;
 }
 
