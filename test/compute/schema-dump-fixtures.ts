@@ -253,3 +253,22 @@ export const COLLATIONS = [
   `ALTER STATISTICS public.addr_mcv SET STATISTICS 500`,
   `COMMENT ON STATISTICS public.addr_dep IS 'dep stats'`,
 ];
+
+/**
+ * Foreign servers (with a type and version), user mappings, a foreign table with options, a
+ * column's options and a check; then a partitioned table (no access method) before a plain one.
+ */
+export const FOREIGN = [
+  `CREATE EXTENSION file_fdw`,
+  `CREATE SERVER files FOREIGN DATA WRAPPER file_fdw`,
+  `CREATE SERVER "Other Files" TYPE 'csv' VERSION '1.0' FOREIGN DATA WRAPPER file_fdw`,
+  `COMMENT ON SERVER files IS 'the files'`,
+  `CREATE USER MAPPING FOR reader SERVER files`,
+  `CREATE USER MAPPING FOR PUBLIC SERVER "Other Files"`,
+  `CREATE FOREIGN TABLE public.passwd (name text NOT NULL, pw text OPTIONS (force_not_null 'true'), uid int CHECK (uid >= 0)) SERVER files OPTIONS (filename '/etc/passwd', format 'csv', delimiter ':')`,
+  `COMMENT ON FOREIGN TABLE public.passwd IS 'users'`,
+  `GRANT SELECT ON public.passwd TO reader`,
+  `GRANT USAGE ON FOREIGN SERVER files TO reader`,
+  `CREATE TABLE public.a_parted (k int) PARTITION BY RANGE (k)`,
+  `CREATE TABLE public.b_plain (k int)`,
+];

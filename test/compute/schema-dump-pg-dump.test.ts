@@ -1,10 +1,20 @@
 import { PGlite } from "@electric-sql/pglite";
 import { citext } from "@electric-sql/pglite/contrib/citext";
+import { file_fdw } from "@electric-sql/pglite/contrib/file_fdw";
 import { pgDump } from "@electric-sql/pglite-tools/pg_dump";
 import { describe, expect, it } from "vitest";
 import { dumpSchema } from "../../src/compute/postgres/schema-dump/index.js";
 import type { PgClient } from "../../src/platform/pg.js";
-import { APP, COLLATIONS, FUNCTIONS, NAMES, PRIVILEGES, ROLES, SCHEMA } from "./schema-dump-fixtures.js";
+import {
+  APP,
+  COLLATIONS,
+  FOREIGN,
+  FUNCTIONS,
+  NAMES,
+  PRIVILEGES,
+  ROLES,
+  SCHEMA,
+} from "./schema-dump-fixtures.js";
 
 /**
  * The schema dump against pg_dump itself. The Postgres packages the emulator runs ship no pg_dump,
@@ -13,7 +23,7 @@ import { APP, COLLATIONS, FUNCTIONS, NAMES, PRIVILEGES, ROLES, SCHEMA } from "./
  * what `pg_dump --schema-only` prints, byte for byte.
  */
 async function bothDumps(statements: string[]): Promise<{ ours: string; theirs: string }> {
-  const pg = await PGlite.create({ extensions: { citext } });
+  const pg = await PGlite.create({ extensions: { citext, file_fdw } });
   try {
     for (const role of ROLES) await pg.exec(`CREATE ROLE ${role} NOLOGIN`);
     // As on Neon, the database belongs to a role that is not a superuser.
@@ -39,6 +49,7 @@ describe("the schema dump is pg_dump's text", () => {
     ["names that need quoting, comments on each kind, keys, triggers, nested partitions", NAMES],
     ["an ORM's tables, and publications", APP],
     ["collations and extended statistics", COLLATIONS],
+    ["foreign servers, user mappings and foreign tables", FOREIGN],
   ])(
     "%s",
     async (_, statements) => {

@@ -52,6 +52,13 @@ export async function privileges(
        LEFT JOIN pg_init_privs ip ON ip.objoid = t.oid AND ip.classoid = 'pg_type'::regclass AND ip.objsubid = 0
       WHERE t.typacl IS NOT NULL AND ${userSchema("n")}
      UNION ALL
+     SELECT 'pg_foreign_server:' || s.oid, 'FOREIGN SERVER', quote_ident(s.srvname), NULL, NULL,
+            pg_get_userbyid(s.srvowner), ${items("s.srvacl")},
+            ${items("coalesce(ip.initprivs, acldefault('S', s.srvowner))")}, 0
+       FROM pg_foreign_server s
+       LEFT JOIN pg_init_privs ip ON ip.objoid = s.oid AND ip.classoid = 'pg_foreign_server'::regclass AND ip.objsubid = 0
+      WHERE s.srvacl IS NOT NULL
+     UNION ALL
      SELECT 'pg_namespace:' || n.oid, 'SCHEMA', quote_ident(n.nspname), NULL, NULL, pg_get_userbyid(n.nspowner),
             ${items("n.nspacl")}, ${items("coalesce(ip.initprivs, acldefault('n', n.nspowner))")}, 0
        FROM pg_namespace n

@@ -31,6 +31,14 @@ export interface Entry {
   /** Keys this entry follows beyond what pg_depend records (a partition its parent, say). */
   after?: string[];
   comments?: CommentTarget[];
+  /**
+   * A table's or materialized view's storage, which pg_dump sets before its CREATE: `tablespace`
+   * (the default one: Neon has no other) and the table access method (none for a partitioned
+   * table before Postgres 17 set one).
+   */
+  storage?: { accessMethod: string | null };
+  /** Entries pg_dump writes right after this one and its comments (a server's user mappings). */
+  then?: Entry[];
   /** Only its privileges are dumped, not the object itself (the public schema, when its owner is the default). */
   aclOnly?: boolean;
 }
@@ -52,20 +60,21 @@ export const RANK = {
   type: 4,
   function: 5,
   aggregate: 6,
-  relation: 7,
-  tableAttach: 8,
-  default: 9,
-  constraint: 10,
-  index: 11,
-  indexAttach: 12,
-  statistics: 13,
-  rule: 14,
-  trigger: 15,
-  foreignKey: 16,
-  policy: 17,
-  publication: 18,
-  publicationTable: 19,
-  publicationSchema: 20,
+  foreignServer: 7,
+  relation: 8,
+  tableAttach: 9,
+  default: 10,
+  constraint: 11,
+  index: 12,
+  indexAttach: 13,
+  statistics: 14,
+  rule: 15,
+  trigger: 16,
+  foreignKey: 17,
+  policy: 18,
+  publication: 19,
+  publicationTable: 20,
+  publicationSchema: 21,
 } as const;
 
 /** Schemas that hold no user objects: the system's, and each session's temporary ones. */

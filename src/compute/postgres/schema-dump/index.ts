@@ -2,6 +2,7 @@ import { createTwoFilesPatch } from "diff";
 import type { PgClient } from "../../../platform/pg.js";
 import { defaultPrivileges, privileges } from "./acls.js";
 import { type Entry, identQuoter, literal, type Row, rows, str } from "./entries.js";
+import { foreignServers } from "./foreign.js";
 import { aggregates, functions } from "./functions.js";
 import { relations } from "./relations.js";
 import { collations, extensions, schemas, types } from "./types.js";
@@ -55,6 +56,7 @@ async function collect(client: PgClient): Promise<string> {
     ...(await types(client)),
     ...(await functions(client, quote)),
     ...(await aggregates(client)),
+    ...(await foreignServers(client, quote)),
     ...(await relations(client)),
   ];
   const descriptions = new Map<string, string>();
@@ -80,13 +82,16 @@ async function collect(client: PgClient): Promise<string> {
   out += `SET client_encoding = ${literal(str(v.encoding))};\nSET standard_conforming_strings = on;\n`;
   out += "SELECT pg_catalog.set_config('search_path', '', false);\nSET check_function_bodies = false;\n";
   out += "SET xmloption = content;\nSET client_min_messages = warning;\nSET row_security = off;\n\n";
-  let tablesBegun = false;
-  const order = ordered(entries, depends);
-  for (const e of order) {
-    if (e.aclOnly) continue;
-    if (!tablesBegun && (e.type === "TABLE" || e.type === "MATERIALIZED VIEW")) {
-      out += "SET default_tablespace = '';\n\nSET default_table_access_method = heap;\n\n";
-      tablesBegun = true;
+  let tablespaceSet = false;
+  let accessMethod: string | null = null;
+  const print = (e: Entry) => {
+    if (e.storage && !tablespaceSet) {
+      out += "SET default_tablespace = '';\n\n";
+      tablespaceSet = true;
+    }
+    if (e.storage?.accessMethod && e.storage.accessMethod !== accessMethod) {
+      accessMethod = e.storage.accessMethod;
+      out += `SET default_table_access_method = ${accessMethod};\n\n`;
     }
     out += `--\n-- Name: ${e.name}; Type: ${e.type}; Schema: ${e.schema}; Owner: ${e.owner}\n--\n\n${e.sql}\n\n`;
     if (!e.unterminated) out += "\n";
@@ -98,7 +103,10 @@ async function collect(client: PgClient): Promise<string> {
       out += `--\n-- Name: ${c.tag}; Type: COMMENT; Schema: ${e.schema}; Owner: ${owner}\n--\n\n`;
       out += `COMMENT ON ${c.sql} IS ${literal(text)};\n\n\n`;
     }
-  }
+    for (const next of e.then ?? []) print(next);
+  };
+  const order = ordered(entries, depends);
+  for (const e of order) if (!e.aclOnly) print(e);
   // Privileges come after every other entry, in their objects' order.
   const acls = await privileges(client, v.num as number, quote);
   for (const e of order) {

@@ -13,6 +13,7 @@ import {
   userSchema,
   withOptions,
 } from "./entries.js";
+import { options } from "./foreign.js";
 import { publications } from "./publications.js";
 import { sequenceEntries } from "./sequences.js";
 import { tableChildren } from "./table-children.js";
@@ -32,9 +33,15 @@ export async function relations(client: PgClient): Promise<Entry[]> {
             format('%I.%I', n.nspname, c.relname) AS qname, c.reltype, t.typarray,
             pg_get_userbyid(c.relowner) AS owner, quote_ident(pg_get_userbyid(c.relowner)) AS owner_ident,
             -- pg_dump 17 names the kind in ALTER … OWNER TO; before, ALTER TABLE served for all.
-            CASE WHEN current_setting('server_version_num')::int < 170000 THEN 'TABLE'
+            CASE WHEN c.relkind = 'f' THEN 'FOREIGN TABLE'
+                 WHEN current_setting('server_version_num')::int < 170000 THEN 'TABLE'
                  ELSE CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'S' THEN 'SEQUENCE'
                                      ELSE 'TABLE' END END AS owner_kind,
+            (SELECT quote_ident(fs.srvname) FROM pg_foreign_table ft JOIN pg_foreign_server fs ON fs.oid = ft.ftserver
+              WHERE ft.ftrelid = c.oid) AS foreign_server,
+            (SELECT ${options("ft.ftoptions")} FROM pg_foreign_table ft WHERE ft.ftrelid = c.oid) AS foreign_options,
+            (SELECT a.amname FROM pg_am a WHERE a.oid = c.relam) AS access_method,
+            current_setting('server_version_num')::int AS server_version,
             c.relpersistence = 'u' AS unlogged, coalesce(c.reloptions, '{}')::text[] AS options,
             c.relrowsecurity AS rls, c.relforcerowsecurity AS force_rls, c.relreplident AS replica_identity,
             CASE WHEN c.relkind = 'p' THEN pg_get_partkeydef(c.oid) END AS partition_key,
@@ -60,7 +67,7 @@ export async function relations(client: PgClient): Promise<Entry[]> {
        LEFT JOIN pg_class ot ON ot.oid = o.refobjid
        LEFT JOIN pg_namespace otn ON otn.oid = ot.relnamespace
        LEFT JOIN pg_attribute oa ON oa.attrelid = o.refobjid AND oa.attnum = o.refobjsubid
-      WHERE ${userSchema("n")} AND c.relkind IN ('r', 'p', 'v', 'm', 'S') AND ${notInExtension("pg_class", "c.oid")}`,
+      WHERE ${userSchema("n")} AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f') AND ${notInExtension("pg_class", "c.oid")}`,
   );
   const rels = new Map<string, Relation>();
   for (const r of found)
@@ -90,7 +97,7 @@ export async function relations(client: PgClient): Promise<Entry[]> {
               CASE a.attstorage WHEN 'p' THEN 'PLAIN' WHEN 'e' THEN 'EXTERNAL' WHEN 'x' THEN 'EXTENDED'
                                 WHEN 'm' THEN 'MAIN' END END AS storage,
             CASE a.attcompression WHEN 'p' THEN 'pglz' WHEN 'l' THEN 'lz4' END AS compression,
-            array_to_string(a.attoptions, ', ') AS attoptions,
+            array_to_string(a.attoptions, ', ') AS attoptions, ${options("a.attfdwoptions")} AS fdw_options,
             d.oid AS default_oid, pg_get_expr(d.adbin, d.adrelid) AS default,
             EXISTS (SELECT 1 FROM pg_depend u JOIN pg_depend o ON o.classid = 'pg_class'::regclass
                        AND o.objid = u.refobjid AND o.refclassid = 'pg_class'::regclass
@@ -172,6 +179,7 @@ function viewEntry(parts: RelationParts): Entry {
     name: rel.name,
     sql: `${sql};`,
     ownerSql,
+    ...(materialized ? { storage: { accessMethod: r.access_method as string | null } } : {}),
     comments: [
       { key: `pg_class:${rel.oid}:0`, sql: `${type} ${rel.qname}`, tag: `${type} ${rel.ident}` },
       ...comments,

@@ -21,6 +21,7 @@ import {
 /** A table's entries: its CREATE TABLE, its attachment, serial columns' defaults, and its other constraints. */
 export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row[]): Entry[] {
   const { row: r, rel, keys, base, comments, ownerSql } = parts;
+  const kind = rel.kind === "f" ? "FOREIGN TABLE" : "TABLE";
   const entries: Entry[] = [];
   const partition = r.bound !== null;
   const own = constraints.filter((k) => String(k.rel) === String(r.oid));
@@ -47,12 +48,16 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
   }
   for (const k of inlineChecks) lines.push(`    CONSTRAINT ${str(k.ident)} ${str(k.def)}`);
   const unlogged = r.unlogged ? "UNLOGGED " : "";
-  let sql = `CREATE ${unlogged}TABLE ${rel.qname} (\n${lines.join(",\n")}${lines.length > 0 ? "\n" : ""})`;
+  let sql = `CREATE ${unlogged}${kind} ${rel.qname} (\n${lines.join(",\n")}${lines.length > 0 ? "\n" : ""})`;
   if (!partition && strs(r.parents).length > 0) sql += `\nINHERITS (${strs(r.parents).join(", ")})`;
   if (r.partition_key) sql += `\nPARTITION BY ${str(r.partition_key)}`;
-  sql += `${withOptions(strs(r.options)).replace(/^ /, "\n")};`;
-  for (const line of columnSettings(rel, cols)) sql += `\n${line}`;
-  const identity = REPLICA_IDENTITY[str(r.replica_identity)];
+  if (r.foreign_server) sql += `\nSERVER ${str(r.foreign_server)}`;
+  sql += withOptions(strs(r.options)).replace(/^ /, "\n");
+  if (r.foreign_options) sql += `\nOPTIONS (\n    ${str(r.foreign_options)}\n)`;
+  sql += ";";
+  for (const line of columnSettings(rel, cols, r.server_version as number)) sql += `\n${line}`;
+  // A foreign table has none (its catalog row says NOTHING).
+  const identity = rel.kind === "f" ? undefined : REPLICA_IDENTITY[str(r.replica_identity)];
   if (identity) sql += `\n\nALTER TABLE ONLY ${rel.qname} REPLICA IDENTITY ${identity};`;
   if (r.force_rls) sql += `\n\nALTER TABLE ONLY ${rel.qname} FORCE ROW LEVEL SECURITY;`;
   entries.push({
@@ -62,13 +67,14 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
       ...cols.filter((c) => !separateDefault(c)).map((c) => `pg_attrdef:${c.default_oid}`),
       ...inlineChecks.map((k) => `pg_constraint:${k.oid}`),
     ],
-    type: "TABLE",
+    type: kind,
     name: rel.name,
     sql,
     ownerSql,
+    ...(rel.kind === "f" ? {} : { storage: { accessMethod: r.access_method as string | null } }),
     after: strs(r.parent_keys),
     comments: [
-      { key: `pg_class:${rel.oid}:0`, sql: `TABLE ${rel.qname}`, tag: `TABLE ${rel.ident}` },
+      { key: `pg_class:${rel.oid}:0`, sql: `${kind} ${rel.qname}`, tag: `${kind} ${rel.ident}` },
       ...comments,
       ...inlineChecks.map((k) => constraintComment(k, rel)),
     ],
@@ -108,7 +114,7 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
       type: foreign ? "FK CONSTRAINT" : k.kind === "c" ? "CHECK CONSTRAINT" : "CONSTRAINT",
       name: `${rel.name} ${str(k.name)}`,
       sortName: str(k.name),
-      sql: `ALTER TABLE ${only}${rel.qname}\n    ADD CONSTRAINT ${str(k.ident)} ${str(k.def)};${indexSettings(rel, k)}`,
+      sql: `ALTER ${kind} ${only}${rel.qname}\n    ADD CONSTRAINT ${str(k.ident)} ${str(k.def)};${indexSettings(rel, k)}`,
       after: [`pg_class:${rel.oid}`],
       comments: [constraintComment(k, rel)],
     });
@@ -120,15 +126,21 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
 const REPLICA_IDENTITY: Record<string, string> = { n: "NOTHING", f: "FULL" };
 
 /** The ALTER COLUMN statements pg_dump adds after CREATE TABLE, in its order for each column. */
-function columnSettings(rel: Relation, cols: Row[]): string[] {
+function columnSettings(rel: Relation, cols: Row[], serverVersion: number): string[] {
   const lines: string[] = [];
+  const kind = rel.kind === "f" ? "FOREIGN TABLE" : "TABLE";
   const alter = (c: Row, what: string) =>
-    lines.push(`ALTER TABLE ONLY ${rel.qname} ALTER COLUMN ${str(c.ident)} ${what};`);
+    lines.push(`ALTER ${kind} ONLY ${rel.qname} ALTER COLUMN ${str(c.ident)} ${what};`);
   for (const c of cols) {
     if (c.stattarget !== null) alter(c, `SET STATISTICS ${String(c.stattarget)}`);
     if (c.storage !== null) alter(c, `SET STORAGE ${str(c.storage)}`);
     if (c.compression !== null) alter(c, `SET COMPRESSION ${str(c.compression)}`);
     if (c.attoptions) alter(c, `SET (${str(c.attoptions)})`);
+    // pg_dump 17 writes ONLY here too.
+    if (c.fdw_options)
+      lines.push(
+        `ALTER FOREIGN TABLE ${serverVersion >= 170000 ? "ONLY " : ""}${rel.qname} ALTER COLUMN ${str(c.ident)} OPTIONS (\n    ${str(c.fdw_options)}\n);`,
+      );
   }
   return lines;
 }
