@@ -272,3 +272,19 @@ export const FOREIGN = [
   `CREATE TABLE public.a_parted (k int) PARTITION BY RANGE (k)`,
   `CREATE TABLE public.b_plain (k int)`,
 ];
+
+/**
+ * Text search dictionaries and configurations (one copied from a built-in, with unaccent's
+ * dictionary mapped in), used by a generated column.
+ */
+export const TEXT_SEARCH = [
+  `CREATE EXTENSION unaccent`,
+  `CREATE TEXT SEARCH CONFIGURATION public.fr_unaccent (COPY = french)`,
+  `ALTER TEXT SEARCH CONFIGURATION public.fr_unaccent ALTER MAPPING FOR hword, hword_part, word WITH unaccent, french_stem`,
+  `CREATE TEXT SEARCH DICTIONARY public.my_simple (TEMPLATE = pg_catalog.simple, STOPWORDS = english, accept = false)`,
+  `CREATE TEXT SEARCH CONFIGURATION public."My Config" (PARSER = default)`,
+  `ALTER TEXT SEARCH CONFIGURATION public."My Config" ADD MAPPING FOR asciiword WITH public.my_simple`,
+  `COMMENT ON TEXT SEARCH CONFIGURATION public.fr_unaccent IS 'french without accents'`,
+  `COMMENT ON TEXT SEARCH DICTIONARY public.my_simple IS 'simple dict'`,
+  `CREATE TABLE public.docs (body text, tsv tsvector GENERATED ALWAYS AS (to_tsvector('public.fr_unaccent', body)) STORED)`,
+];

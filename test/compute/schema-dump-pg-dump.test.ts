@@ -1,6 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { citext } from "@electric-sql/pglite/contrib/citext";
 import { file_fdw } from "@electric-sql/pglite/contrib/file_fdw";
+import { unaccent } from "@electric-sql/pglite/contrib/unaccent";
 import { pgDump } from "@electric-sql/pglite-tools/pg_dump";
 import { describe, expect, it } from "vitest";
 import { dumpSchema } from "../../src/compute/postgres/schema-dump/index.js";
@@ -14,6 +15,7 @@ import {
   PRIVILEGES,
   ROLES,
   SCHEMA,
+  TEXT_SEARCH,
 } from "./schema-dump-fixtures.js";
 
 /**
@@ -23,7 +25,7 @@ import {
  * what `pg_dump --schema-only` prints, byte for byte.
  */
 async function bothDumps(statements: string[]): Promise<{ ours: string; theirs: string }> {
-  const pg = await PGlite.create({ extensions: { citext, file_fdw } });
+  const pg = await PGlite.create({ extensions: { citext, file_fdw, unaccent } });
   try {
     for (const role of ROLES) await pg.exec(`CREATE ROLE ${role} NOLOGIN`);
     // As on Neon, the database belongs to a role that is not a superuser.
@@ -50,6 +52,7 @@ describe("the schema dump is pg_dump's text", () => {
     ["an ORM's tables, and publications", APP],
     ["collations and extended statistics", COLLATIONS],
     ["foreign servers, user mappings and foreign tables", FOREIGN],
+    ["text search dictionaries and configurations", TEXT_SEARCH],
   ])(
     "%s",
     async (_, statements) => {

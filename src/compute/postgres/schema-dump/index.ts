@@ -5,6 +5,7 @@ import { type Entry, identQuoter, literal, type Row, rows, str } from "./entries
 import { foreignServers } from "./foreign.js";
 import { aggregates, functions } from "./functions.js";
 import { relations } from "./relations.js";
+import { textSearch } from "./text-search.js";
 import { collations, extensions, schemas, types } from "./types.js";
 
 /**
@@ -56,6 +57,7 @@ async function collect(client: PgClient): Promise<string> {
     ...(await types(client)),
     ...(await functions(client, quote)),
     ...(await aggregates(client)),
+    ...(await textSearch(client)),
     ...(await foreignServers(client, quote)),
     ...(await relations(client)),
   ];
