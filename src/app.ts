@@ -5,7 +5,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import type { Logger } from "pino";
-import { createConsole } from "./console/routes/index.js";
+import { consoleMethodNotAllowed, createConsole } from "./console/routes/index.js";
 import type { Ctx } from "./context.js";
 import accounts from "./control-plane/accounts/routes/index.js";
 import apiKeys from "./control-plane/api-keys/routes/index.js";
@@ -96,12 +96,15 @@ export function createApp(ctx: Ctx, options: AppOptions): OpenAPIHono<AppEnv> {
     methodNotAllowed({
       app,
       onMethodNotAllowed: (c, methods) =>
-        errorResponse(
-          c,
-          "METHOD_NOT_ALLOWED",
-          `${c.req.method} is not allowed on ${c.req.path}; allowed: ${methods.join(", ")}`,
-          { Allow: methods.join(", ") },
-        ),
+        // The console answers with a page of its own, not the API's JSON.
+        c.req.path.startsWith("/app/")
+          ? consoleMethodNotAllowed(c, methods)
+          : errorResponse(
+              c,
+              "METHOD_NOT_ALLOWED",
+              `${c.req.method} is not allowed on ${c.req.path}; allowed: ${methods.join(", ")}`,
+              { Allow: methods.join(", ") },
+            ),
     }),
   );
   // The key is checked before any body is read: a client without one holds nothing of the server.

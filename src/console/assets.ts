@@ -51,6 +51,8 @@ details>summary{cursor:pointer;margin:.4rem 0;font-weight:600}
 .muted{color:var(--muted)}
 .chart{margin:.4rem 0 1rem}
 .chart svg{max-width:100%;height:auto;border:1px solid var(--line);border-radius:4px;background:#fff}
+a,h1,h2,td,th,code,option,.tag{unicode-bidi:isolate}
+h1,h2,td,th,p{overflow-wrap:anywhere}
 `;
 
 const JS = `

@@ -150,6 +150,57 @@ describe("sessions", () => {
     expect((await b.post("/app/sign-out", {})).status).toBe(303);
     expect((await b.get("/app/projects")).status).toBe(303);
   });
+
+  it("no cache keeps a signed-in page (a password shown, a key just made): Back after sign-out shows none; the assets are cached", async () => {
+    const b = await signIn();
+    const project = await t.api("POST", "/api/v2/projects", { project: {} });
+    const pid = project.body.project.id;
+    for (const res of [
+      await b.get("/app/projects"),
+      await b.get(`/app/projects/${pid}`),
+      await b.post("/app/settings/api-keys", { key_name: "shown-once" }),
+    ]) {
+      expect(res.status, res.text).toBeLessThan(400);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+    }
+    expect((await t.request("GET", "/app/assets/console.css")).headers.get("cache-control")).toBe(
+      "public, max-age=3600",
+    );
+  });
+});
+
+describe("addresses", () => {
+  it("a form's address opened as a page gets a console page (405, Allow), not the API's JSON; the branches crumb leads to the project", async () => {
+    const b = await signIn();
+    const project = await t.api("POST", "/api/v2/projects", { project: {} });
+    const pid = project.body.project.id;
+    const branches = await b.get(`/app/projects/${pid}/branches`);
+    expect(branches.status).toBe(303);
+    expect(branches.headers.get("location")).toBe(`/app/projects/${pid}`);
+    const signOut = await b.get("/app/sign-out");
+    expect(signOut.status).toBe(405);
+    expect(signOut.headers.get("allow")).toBe("POST");
+    expect(signOut.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(signOut.text).toContain("is where a form is sent, not a page to open");
+    // The API keeps its JSON.
+    const api = await t.api("PUT", `/api/v2/projects/${pid}/branches`);
+    expect(api.status).toBe(405);
+    expect(api.body.code).toBe("METHOD_NOT_ALLOWED");
+  });
+
+  it("a name of spaces only shows its id, so the project and the branch can still be opened", async () => {
+    const b = await signIn();
+    const { id: pid, branchId: bid } = await project("   ");
+    expectStatus(
+      await t.api("PATCH", `/api/v2/projects/${pid}/branches/${bid}`, { branch: { name: "  " } }),
+      200,
+    );
+    const list = await b.get("/app/projects");
+    expect(list.text).toContain(`<a href="/app/projects/${pid}">${pid}</a>`);
+    const page = await b.get(`/app/projects/${pid}`);
+    expect(page.text).toContain(`<h1>${pid}</h1>`);
+    expect(page.text).toContain(`<a href="/app/projects/${pid}/branches/${bid}">${bid}</a>`);
+  });
 });
 
 describe("forms", () => {

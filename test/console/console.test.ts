@@ -453,6 +453,47 @@ describe("the web console in Chromium", () => {
     expect(await reloadUntil(status, /^Active$/)).toBe("Active");
   });
 
+  it("names do not break the page: a 256-character name wraps, a right-to-left override stays inside its name", async () => {
+    const make = async (name: string) => {
+      const res = await fetch(`${server.url}/api/v2/projects`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${startKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ project: { name } }),
+      });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { project: { id: string } }).project.id;
+    };
+    const long = await make("x".repeat(256));
+    const rtl = await make("abc\u202Edef");
+    for (const url of ["/app/projects", `/app/projects/${long}`]) {
+      await page.goto(`${server.url}${url}`);
+      const [scroll, width] = (await page.evaluate(
+        "[document.documentElement.scrollWidth, window.innerWidth]",
+      )) as [number, number];
+      expect(scroll, url).toBeLessThanOrEqual(width);
+    }
+    await page.goto(`${server.url}/app/projects`);
+    // The id printed after the name reads left to right: its first letter left of its last.
+    const inOrder = await page.evaluate(`(() => {
+      const span = [...document.querySelectorAll("span.muted")].find((s) => s.textContent === ${JSON.stringify(rtl)});
+      const text = span.firstChild;
+      const x = (i) => {
+        const r = document.createRange();
+        r.setStart(text, i);
+        r.setEnd(text, i + 1);
+        return r.getBoundingClientRect().left;
+      };
+      return x(0) < x(text.length - 1);
+    })()`);
+    expect(inOrder).toBe(true);
+    await shot("odd-names");
+    for (const id of [long, rtl])
+      await fetch(`${server.url}/api/v2/projects/${id}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${startKey}` },
+      });
+  });
+
   it("a forged cross-site POST is refused and changes nothing", async () => {
     const keys = await api(server.url, createdKey, "GET", "/api/v2/api_keys");
     const id = keys.body.find((k: { name: string }) => k.name === "from the console").id;

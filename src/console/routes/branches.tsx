@@ -9,7 +9,7 @@ import {
   setDefaultBranch,
   updateBranch,
 } from "../../control-plane/branches/service.js";
-import { bytes } from "../views/labels.js";
+import { bytes, shownName } from "../views/labels.js";
 import { ActionButton, Csrf, Layout, type PageContext, TableHead, When } from "../views/layout.js";
 import { ComputesTab } from "./computes.js";
 import { RolesDatabasesTab } from "./roles-databases.js";
@@ -52,7 +52,7 @@ router.get(BRANCH, (c) => {
         branches
       </p>
       <h1>
-        {branch.name}
+        {shownName(branch.name, branch.id)}
         {branch.default && <span class="tag">DEFAULT</span>}
         {branch.protected && <span class="tag">PROTECTED</span>}
       </h1>
@@ -171,7 +171,7 @@ function ChildrenTab(props: BranchTabProps) {
           {children.map((b) => (
             <tr>
               <td>
-                <a href={branchPath(projectId, b.id)}>{b.name}</a>
+                <a href={branchPath(projectId, b.id)}>{shownName(b.name, b.id)}</a>
               </td>
               <td>{bytes(b.logical_size)}</td>
               <td>
@@ -185,6 +185,11 @@ function ChildrenTab(props: BranchTabProps) {
     </section>
   );
 }
+
+// The branches are listed on the project's page (the breadcrumb's "branches").
+router.get("/projects/:projectId/branches", (c) =>
+  c.redirect(`/app/projects/${c.req.param("projectId")}`, 303),
+);
 
 router.post("/projects/:projectId/branches", async (c) => {
   const projectId = c.req.param("projectId");

@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { secureHeaders } from "hono/secure-headers";
 import type { Logger } from "pino";
@@ -129,6 +129,21 @@ export function createConsole(options: ConsoleOptions) {
   return router;
 }
 
+/** A console address opened with a method it does not take (a form's address opened as a page): a page, 405. */
+export function consoleMethodNotAllowed(c: Context, methods: string[]) {
+  return c.html(
+    <Layout title="Not a page">
+      <h1>Not a page</h1>
+      <p>
+        <code>{c.req.path}</code> is where a form is sent, not a page to open.{" "}
+        <a href="/app/projects">Projects</a>
+      </p>
+    </Layout>,
+    405,
+    { Allow: methods.join(", "), "Cache-Control": "no-store" },
+  );
+}
+
 /**
  * Every page needs a session: without one a page sends the browser to sign in and a POST is
  * refused. A POST must also come from the console's origin and carry the session's CSRF token
@@ -155,6 +170,9 @@ function requireSession(wallClock: Clock): MiddlewareHandler<ConsoleEnv> {
     }
     c.set("session", session);
     await next();
+    // A signed-in page (a password shown, an API key just made) is kept by no cache: after
+    // signing out, Back shows the sign-in page, not the page as it was.
+    c.header("Cache-Control", "no-store");
   };
 }
 

@@ -4,7 +4,7 @@ import { endpointMonitoring, WINDOWS } from "../../control-plane/monitoring/serv
 import { getProject } from "../../control-plane/projects/service.js";
 import { parseJsonText } from "../../platform/json-text.js";
 import { StateChart, StepChart } from "../views/charts.js";
-import { bytes, kindLabel } from "../views/labels.js";
+import { bytes, kindLabel, shownName } from "../views/labels.js";
 import { Layout, SelectField } from "../views/layout.js";
 import { accountOf, createConsoleRouter, pageOf } from "./support.js";
 
@@ -29,8 +29,8 @@ router.get("/projects/:projectId/monitoring", (c) => {
   return c.html(
     <Layout title={`Monitoring · ${project.name}`} page={pageOf(c)}>
       <p class="muted">
-        <a href="/app/projects">Projects</a> / <a href={`/app/projects/${projectId}`}>{project.name}</a> /
-        Monitoring
+        <a href="/app/projects">Projects</a> /{" "}
+        <a href={`/app/projects/${projectId}`}>{shownName(project.name, projectId)}</a> / Monitoring
       </p>
       <h1>Monitoring</h1>
       <form method="get" action={`/app/projects/${projectId}/monitoring`}>

@@ -7,7 +7,7 @@ import { ProjectCreateRequest, ProjectListQuery } from "../../control-plane/proj
 import { createProject, getProject, listProjects } from "../../control-plane/projects/service.js";
 import { REGIONS } from "../../control-plane/regions/rules.js";
 import { parseJsonText } from "../../platform/json-text.js";
-import { bytes, cuRange, duration, kindLabel, stateLabel } from "../views/labels.js";
+import { bytes, cuRange, duration, kindLabel, shownName, stateLabel } from "../views/labels.js";
 import {
   ConnectionString,
   Csrf,
@@ -101,7 +101,8 @@ router.get("/projects", (c) => {
           {projects.map((p) => (
             <tr>
               <td>
-                <a href={`/app/projects/${p.id}`}>{p.name}</a> <span class="muted">{p.id}</span>
+                <a href={`/app/projects/${p.id}`}>{shownName(p.name, p.id)}</a>{" "}
+                <span class="muted">{p.id}</span>
               </td>
               <td>{p.region_id}</td>
               <td>{p.pg_version}</td>
@@ -170,7 +171,7 @@ router.get("/projects/:projectId", (c) => {
       <p class="muted">
         <a href="/app/projects">Projects</a> / {project.id}
       </p>
-      <h1>{project.name}</h1>
+      <h1>{shownName(project.name, project.id)}</h1>
       <p class="muted">
         {project.region_id} · Postgres {project.pg_version} · created <When at={project.created_at} />
         {" · "}
@@ -189,7 +190,7 @@ router.get("/projects/:projectId", (c) => {
             return (
               <tr>
                 <td>
-                  <a href={`/app/projects/${projectId}/branches/${b.id}`}>{b.name}</a>
+                  <a href={`/app/projects/${projectId}/branches/${b.id}`}>{shownName(b.name, b.id)}</a>
                   {b.default && <span class="tag">DEFAULT</span>}
                   {b.protected && <span class="tag">PROTECTED</span>}
                 </td>

@@ -55,3 +55,6 @@ export function duration(seconds: number): string {
   if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
   return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
 }
+
+/** A name as a heading or link shows it: its id when the name is blank (spaces only), so there is something to click. */
+export const shownName = (name: string, id: string) => (name.trim() === "" ? id : name);
