@@ -257,6 +257,45 @@ describe("forms", () => {
     expectStatus(await t.api("GET", "/api/v2/api_keys"), 200);
   });
 
+  it("a project is renamed and deleted from its page (asked first; a protected branch refuses it, nothing changed); the API recovers it", async () => {
+    const p = await project("before");
+    const b = await signIn();
+    const page = await b.get(`/app/projects/${p.id}`);
+    expect(page.text).toContain(`action="/app/projects/${p.id}/rename"`);
+    expect(page.text).toContain(`action="/app/projects/${p.id}/delete"`);
+    const renamed = await b.post(`/app/projects/${p.id}/rename`, { name: "after" });
+    expect(renamed.status).toBe(303);
+    expect((await t.api("GET", `/api/v2/projects/${p.id}`)).body.project.name).toBe("after");
+    expect((await b.post(`/app/projects/${p.id}/rename`, { name: "x".repeat(257) })).status).toBe(400);
+    expect((await t.api("GET", `/api/v2/projects/${p.id}`)).body.project.name).toBe("after");
+    const path = `/app/projects/${p.id}/delete`;
+    expect((await b.post(path, {})).text).toContain("Are you sure?");
+    expectStatus(await t.api("GET", `/api/v2/projects/${p.id}`), 200);
+    expectStatus(
+      await t.api("PATCH", `/api/v2/projects/${p.id}/branches/${p.branchId}`, {
+        branch: { protected: true },
+      }),
+      200,
+    );
+    const refused = await b.post(path, { confirm: "yes" });
+    expect(refused.status).toBe(409);
+    expect(refused.text).toContain("protected branch");
+    expectStatus(await t.api("GET", `/api/v2/projects/${p.id}`), 200);
+    expectStatus(
+      await t.api("PATCH", `/api/v2/projects/${p.id}/branches/${p.branchId}`, {
+        branch: { protected: false },
+      }),
+      200,
+    );
+    const done = await b.post(path, { confirm: "yes" });
+    expect(done.status).toBe(303);
+    expect(done.headers.get("location")).toMatch(/^\/app\/projects\?notice=/);
+    expect((await t.api("GET", `/api/v2/projects/${p.id}`)).status).toBe(404);
+    expect((await b.get(`/app/projects/${p.id}`)).status).toBe(404);
+    expectStatus(await t.api("POST", `/api/v2/projects/${p.id}/recover`), 200);
+    expect((await t.api("GET", `/api/v2/projects/${p.id}`)).body.project.name).toBe("after");
+  });
+
   it("a destructive action without the script asks on a page first; confirmed, it starts its operation", async () => {
     const p = await project();
     const child = await t.api("POST", `/api/v2/projects/${p.id}/branches`, {

@@ -3,12 +3,23 @@ import { ConnectionUriQuery } from "../../control-plane/connection/schema.js";
 import { getConnectionUri } from "../../control-plane/connection/service.js";
 import { listEndpointsJson } from "../../control-plane/endpoints/service.js";
 import { listOperations } from "../../control-plane/operations/service.js";
-import { ProjectCreateRequest, ProjectListQuery } from "../../control-plane/projects/schema.js";
-import { createProject, getProject, listProjects } from "../../control-plane/projects/service.js";
+import {
+  ProjectCreateRequest,
+  ProjectListQuery,
+  ProjectUpdateRequest,
+} from "../../control-plane/projects/schema.js";
+import {
+  createProject,
+  deleteProject,
+  getProject,
+  listProjects,
+  updateProject,
+} from "../../control-plane/projects/service.js";
 import { REGIONS } from "../../control-plane/regions/rules.js";
 import { parseJsonText } from "../../platform/json-text.js";
 import { bytes, cuRange, duration, kindLabel, shownName, stateLabel } from "../views/labels.js";
 import {
+  ActionButton,
   ConnectionString,
   Csrf,
   CuField,
@@ -31,6 +42,7 @@ import {
   redirectTo,
   run,
   startedOps,
+  unconfirmed,
 } from "./support.js";
 import { BranchField, DatabaseRoleFields, targetOf } from "./target.js";
 
@@ -220,8 +232,52 @@ router.get("/projects/:projectId", (c) => {
       </table>
       <h2>Operations</h2>
       <OperationsSection c={c} projectId={projectId} branchNames={names} />
+      <h2>Settings</h2>
+      <section aria-label="Project actions">
+        <form class="inline" method="post" action={`/app/projects/${projectId}/rename`}>
+          <Csrf token={page.csrf} />
+          <label>
+            Project name
+            <input name="name" value={project.name} required maxlength={256} />
+          </label>
+          <button type="submit">Rename</button>
+        </form>{" "}
+        <ActionButton
+          action={`/app/projects/${projectId}/delete`}
+          label="Delete project"
+          csrf={page.csrf}
+          danger
+          confirm={`Delete the project “${project.name}” with its branches, computes and data? Until its recovery window closes, the API can recover it (POST /projects/${projectId}/recover).`}
+        />
+      </section>
     </Layout>,
   );
+});
+
+router.post("/projects/:projectId/rename", async (c) => {
+  const projectId = c.req.param("projectId");
+  const form = await formOf(c);
+  const input = parse(ProjectUpdateRequest, { project: { name: form.name ?? "" } });
+  const body = run(c, updateProject(c.var.ctx, accountOf(c), projectId, input.project));
+  return redirectTo(
+    c,
+    `/app/projects/${projectId}`,
+    `Project renamed to “${body.project.name}”.`,
+    startedOps(body),
+  );
+});
+
+router.post("/projects/:projectId/delete", async (c) => {
+  const projectId = c.req.param("projectId");
+  const ask = unconfirmed(
+    c,
+    await formOf(c),
+    "Delete this project with its branches, computes and data?",
+    `/app/projects/${projectId}`,
+  );
+  if (ask) return ask;
+  const body = run(c, deleteProject(c.var.ctx, accountOf(c), projectId));
+  return redirectTo(c, "/app/projects", `Project “${body.project.name}” deleted.`);
 });
 
 /** The operations list alone: the dashboard's script fetches it every second while one runs. */
