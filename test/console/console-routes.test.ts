@@ -296,6 +296,40 @@ describe("forms", () => {
     expect((await t.api("GET", `/api/v2/projects/${p.id}`)).body.project.name).toBe("after");
   });
 
+  it("a form sent again (a reload of the page its POST answered) is refused, not done twice: no second key, no second password reset; a question asked does not use it up", async () => {
+    const p = await project();
+    const b = await signIn();
+    // Every form carries a token of its own.
+    const forms = (await b.get("/app/settings/api-keys")).text;
+    expect(forms).toMatch(/name="_once" value="[\w-]{16}"/);
+    const create = { key_name: "sent-once", _once: "form-1" };
+    expectStatus(await b.post("/app/settings/api-keys", create), 200);
+    const again = await b.post("/app/settings/api-keys", create);
+    expect(again.status).toBe(409);
+    expect(again.text).toContain("This form was sent already");
+    const keys = (await t.api("GET", "/api/v2/api_keys")).body as { name: string }[];
+    expect(keys.filter((k) => k.name === "sent-once")).toHaveLength(1);
+    // A reset asks first (no script): the question does not use up the token; the reset does.
+    const base = `/app/projects/${p.id}/branches/${p.branchId}`;
+    const role = (await t.api("GET", `/api/v2/projects/${p.id}/branches/${p.branchId}/roles`)).body.roles[0]
+      .name;
+    const reset = { name: role, _once: "form-2" };
+    expect((await b.post(`${base}/roles/reset`, reset)).text).toContain("Are you sure?");
+    const done = await b.post(`${base}/roles/reset`, { ...reset, confirm: "yes" });
+    expectStatus(done, 200);
+    const shown = /npg_[a-z0-9]+/.exec(done.text)?.[0];
+    expect(shown).toBeDefined();
+    expect((await b.post(`${base}/roles/reset`, { ...reset, confirm: "yes" })).status).toBe(409);
+    const revealed = await t.api(
+      "GET",
+      `/api/v2/projects/${p.id}/branches/${p.branchId}/roles/${role}/reveal_password`,
+    );
+    expect(revealed.body.password).toBe(shown);
+    // A form without the token (a script's) is done as before.
+    expectStatus(await b.post("/app/settings/api-keys", { key_name: "scripted" }), 200);
+    expectStatus(await b.post("/app/settings/api-keys", { key_name: "scripted" }), 200);
+  });
+
   it("a destructive action without the script asks on a page first; confirmed, it starts its operation", async () => {
     const p = await project();
     const child = await t.api("POST", `/api/v2/projects/${p.id}/branches`, {

@@ -123,6 +123,12 @@ describe("the web console in Chromium", () => {
     await shot("api-keys");
     const res = await api(server.url, createdKey, "GET", "/api/v2/projects");
     expect(res.status, JSON.stringify(res.body)).toBe(200);
+    // A reload sends the form again: refused, no second key made.
+    const reloaded = await page.reload();
+    expect(reloaded?.status()).toBe(409);
+    expect(await page.getByRole("alert").innerText()).toContain("This form was sent already");
+    const keys = await api(server.url, createdKey, "GET", "/api/v2/api_keys");
+    expect(keys.body.filter((k: { name: string }) => k.name === "from the console")).toHaveLength(1);
     // Listed with its name; the secret is not on the list page.
     await page.goto(`${server.url}/app/settings/api-keys`);
     expect(await page.locator("tbody").innerText()).toContain("from the console");

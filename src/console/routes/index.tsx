@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../../platform/clock.js";
 import { sameText } from "../../platform/ids.js";
 import { ASSETS } from "../assets.js";
+import { forgetOnce, giveOnceBack, takeOnce } from "../once.js";
 import { endSession, findSession, redeemSignInToken, SESSION_MS } from "../sessions.js";
 import { Layout } from "../views/layout.js";
 import branches from "./branches.js";
@@ -101,6 +102,7 @@ export function createConsole(options: ConsoleOptions) {
   router.post("/sign-out", (c) => {
     const cookie = getCookie(c, SESSION_COOKIE);
     if (cookie) endSession(c.var.ctx.db, cookie);
+    forgetOnce(c.var.session.csrfToken);
     deleteCookie(c, SESSION_COOKIE, { path: "/app" });
     return c.redirect("/app/sign-in", 303);
   });
@@ -158,6 +160,8 @@ function requireSession(wallClock: Clock): MiddlewareHandler<ConsoleEnv> {
       if (!post) return c.redirect("/app/sign-in", 303);
       return refused(c, 401, "You are not signed in (or your session has ended). Sign in again.");
     }
+    c.set("session", session);
+    let once: string | undefined;
     if (post) {
       const origin = c.req.header("origin");
       const crossSite = c.req.header("sec-fetch-site") === "cross-site";
@@ -167,16 +171,23 @@ function requireSession(wallClock: Clock): MiddlewareHandler<ConsoleEnv> {
       const token = typeof form._csrf === "string" ? form._csrf : "";
       if (!sameText(token, session.csrfToken))
         return refused(c, 403, "The form's CSRF token is missing or wrong: reload the page and try again.");
+      once = typeof form._once === "string" ? form._once : undefined;
+      if (once !== undefined && !takeOnce(session.csrfToken, once, wallClock.now(null)))
+        return refused(
+          c,
+          409,
+          "This form was sent already (a reload, or Back and send again): it was not done a second time. Its answer was the page shown then.",
+        );
     }
-    c.set("session", session);
     await next();
+    if (once !== undefined && c.get("asked")) giveOnceBack(session.csrfToken, once);
     // A signed-in page (a password shown, an API key just made) is kept by no cache: after
     // signing out, Back shows the sign-in page, not the page as it was.
     c.header("Cache-Control", "no-store");
   };
 }
 
-function refused(c: Parameters<MiddlewareHandler<ConsoleEnv>>[0], status: 401 | 403, message: string) {
+function refused(c: Parameters<MiddlewareHandler<ConsoleEnv>>[0], status: 401 | 403 | 409, message: string) {
   return c.html(
     <Layout title="Refused">
       <h1>Refused</h1>

@@ -15,7 +15,11 @@ import { ConfirmPage, Layout, type PageContext } from "../views/layout.js";
 
 /** The console's request variables: the API's, and the signed-in session. */
 export interface ConsoleEnv {
-  Variables: AppEnv["Variables"] & { session: Session };
+  Variables: AppEnv["Variables"] & {
+    session: Session;
+    /** The POST was answered with a question (a confirmation page), not done. */
+    asked?: boolean;
+  };
 }
 export type ConsoleContext = Context<ConsoleEnv>;
 
@@ -127,6 +131,7 @@ export function unconfirmed(
   back: string,
 ): Response | Promise<Response> | undefined {
   if (form.confirm === "yes") return undefined;
+  c.set("asked", true);
   const fields = { ...form };
   delete fields._csrf;
   delete fields.confirm;

@@ -1,5 +1,6 @@
 import type { Child } from "hono/jsx";
 import { COMPUTE_SIZES } from "../../control-plane/endpoints/rules.js";
+import { onceToken } from "../once.js";
 
 /** What every signed-in page knows: the CSRF token its forms carry, and messages to show. */
 export interface PageContext {
@@ -59,8 +60,14 @@ export function Layout(props: { title: string; page?: PageContext; children: Chi
   );
 }
 
+/** A form's CSRF token, and its own token that keeps it from being done twice (once.ts). */
 export function Csrf(props: { token: string }) {
-  return <input type="hidden" name="_csrf" value={props.token} />;
+  return (
+    <>
+      <input type="hidden" name="_csrf" value={props.token} />
+      <input type="hidden" name="_once" value={onceToken()} />
+    </>
+  );
 }
 
 /**
