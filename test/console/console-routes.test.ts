@@ -330,6 +330,25 @@ describe("forms", () => {
     expectStatus(await b.post("/app/settings/api-keys", { key_name: "scripted" }), 200);
   });
 
+  it("the SQL editor and Connect open on a branch with a compute when the default branch has none", async () => {
+    const p = await project();
+    const bare = await t.api("POST", `/api/v2/projects/${p.id}/branches`, { branch: { name: "no-compute" } });
+    t.advance(5);
+    expectStatus(
+      await t.api("POST", `/api/v2/projects/${p.id}/branches/${bare.body.branch.id}/set_as_default`),
+      200,
+    );
+    const b = await signIn();
+    for (const path of [`/app/projects/${p.id}/sql`, `/app/projects/${p.id}`]) {
+      const page = await b.get(path);
+      expectStatus(page, 200);
+      expect(page.text, path).toMatch(new RegExp(`<option value="${p.branchId}" selected`));
+    }
+    // Asked for, the branch without one is still chosen.
+    const asked = await b.get(`/app/projects/${p.id}/sql?branch_id=${bare.body.branch.id}`);
+    expect(asked.text).toMatch(new RegExp(`<option value="${bare.body.branch.id}" selected`));
+  });
+
   it("a destructive action without the script asks on a page first; confirmed, it starts its operation", async () => {
     const p = await project();
     const child = await t.api("POST", `/api/v2/projects/${p.id}/branches`, {

@@ -1,12 +1,15 @@
 import { listBranches } from "../../control-plane/branches/service.js";
+import { listEndpointsJson } from "../../control-plane/endpoints/service.js";
 import { listDatabases, listRoles } from "../../control-plane/roles-databases/service.js";
+import { parseJsonText } from "../../platform/json-text.js";
+import { shownName } from "../views/labels.js";
 import { SelectField } from "../views/layout.js";
 import { accountOf, type ConsoleContext } from "./support.js";
 
 /**
  * What a Connect or SQL form aims at: the branch, database and role asked for (in the query, or a
- * posted form's `chosen`), else
- * the default branch, its first database and that database's owner. System roles are left out:
+ * posted form's `chosen`), else the default branch (the first with a read-write compute when it
+ * has none), its first database and that database's owner. System roles are left out:
  * they do not log in.
  */
 export function targetOf(
@@ -18,7 +21,16 @@ export function targetOf(
   const accountId = accountOf(c);
   const q: Record<string, string | undefined> = { ...c.req.query(), ...chosen };
   const { branches } = listBranches(ctx, accountId, projectId, { sort_by: "created_at", sort_order: "asc" });
-  const branch = branches.find((b) => b.id === q.branch_id) ?? branches.find((b) => b.default) ?? branches[0];
+  // Unasked, a branch a statement can run on: the default one if it has a read-write compute, else
+  // the first that has one.
+  const { endpoints } = parseJsonText(listEndpointsJson(ctx, accountId, projectId, {}));
+  const computed = new Set(endpoints.filter((e) => e.type === "read_write").map((e) => e.branch_id));
+  const branch =
+    branches.find((b) => b.id === q.branch_id) ??
+    branches.find((b) => b.default && computed.has(b.id)) ??
+    branches.find((b) => computed.has(b.id)) ??
+    branches.find((b) => b.default) ??
+    branches[0];
   const databases = branch ? listDatabases(ctx, accountId, projectId, branch.id).databases : [];
   const roles = branch
     ? listRoles(ctx, accountId, projectId, branch.id).roles.filter((r) => !r.protected)
@@ -38,7 +50,7 @@ export function BranchField(props: { target: Target }) {
     <SelectField
       label="Branch"
       name="branch_id"
-      options={branches.map((b) => ({ value: b.id, label: b.name }))}
+      options={branches.map((b) => ({ value: b.id, label: shownName(b.name, b.id) }))}
       selected={branch?.id}
     />
   );
