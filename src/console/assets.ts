@@ -104,7 +104,10 @@ const JS = `
           el.appendChild(p);
           return;
         }
-        el.replaceWith(next); refresh(next);
+        el.replaceWith(next);
+        // The operations an action started are done: the page again, as they left it.
+        if (el.hasAttribute("data-reload-when-done") && next.getAttribute("data-live") !== "true") { location.reload(); return; }
+        refresh(next);
       }).catch(function(){ refresh(el); });
     }, 1000);
   }

@@ -154,6 +154,26 @@ describe("the web console in Chromium", () => {
       )
       .toBe(true);
     expect(await page.locator("#operations").getAttribute("data-live")).toBe("false");
+    // The banner of what the create started follows too, and once all is done the page shows the
+    // state they left (the compute Active) without a reload by hand.
+    await expect
+      .poll(
+        async () =>
+          (await page.locator("[data-started-operation] .tag").allInnerTexts()).every(
+            (t) => t === "finished",
+          ),
+        { timeout: 20_000, interval: 100 },
+      )
+      .toBe(true);
+    await expect
+      .poll(() => page.locator("#started-operations").getAttribute("data-live"), { timeout: 20_000 })
+      .toBe("false");
+    await expect
+      .poll(async () => (await page.locator("main").innerText()).includes("Active"), {
+        timeout: 20_000,
+        interval: 200,
+      })
+      .toBe(true);
     await page.getByRole("link", { name: "main" }).first().click();
     const status = () => page.locator("[data-endpoint-id] [data-status]").first().innerText();
     expect(await reloadUntil(status, /^Active/)).toMatch(/^Active/);
@@ -557,7 +577,7 @@ describe("the web console in Chromium", () => {
       (url) => url.pathname === projectPath,
       async (route) => {
         const response = await route.fetch();
-        const body = (await response.text()).replace('data-live="false"', 'data-live="true"');
+        const body = (await response.text()).replace(/(id="operations"[^>]*data-live=)"false"/, '$1"true"');
         await route.fulfill({ response, body });
       },
     );

@@ -280,6 +280,11 @@ router.post("/projects/:projectId/delete", async (c) => {
   return redirectTo(c, "/app/projects", `Project “${body.project.name}” deleted.`);
 });
 
+/** The operations an action started alone: a page's script fetches it every second while one runs. */
+router.get("/projects/:projectId/started", (c) => {
+  return c.html(<StartedOperations c={c} projectId={c.req.param("projectId")} />);
+});
+
 /** The operations list alone: the dashboard's script fetches it every second while one runs. */
 router.get("/projects/:projectId/operations", (c) => {
   const projectId = c.req.param("projectId");
