@@ -349,6 +349,25 @@ describe("forms", () => {
     expect(asked.text).toMatch(new RegExp(`<option value="${bare.body.branch.id}" selected`));
   });
 
+  it("offers only what can be done: no Delete on the default branch; Suspend for a running compute, Start for one that is not", async () => {
+    const p = await project();
+    const b = await signIn();
+    const main = await b.get(`/app/projects/${p.id}/branches/${p.branchId}`);
+    expect(main.text).not.toContain(`/branches/${p.branchId}/delete"`);
+    const computes = `/computes/${p.endpointId}`;
+    expect(main.text).toContain(`${computes}/suspend"`);
+    expect(main.text).not.toContain(`${computes}/start"`);
+    expectStatus(await t.api("POST", `/api/v2/projects/${p.id}/endpoints/${p.endpointId}/suspend`), 200);
+    t.advance(5);
+    const idle = await b.get(`/app/projects/${p.id}/branches/${p.branchId}`);
+    expect(idle.text).toContain(`${computes}/start"`);
+    expect(idle.text).not.toContain(`${computes}/suspend"`);
+    const child = await t.api("POST", `/api/v2/projects/${p.id}/branches`, { branch: { name: "child" } });
+    t.advance(5);
+    const childPage = await b.get(`/app/projects/${p.id}/branches/${child.body.branch.id}`);
+    expect(childPage.text).toContain(`/branches/${child.body.branch.id}/delete"`);
+  });
+
   it("a destructive action without the script asks on a page first; confirmed, it starts its operation", async () => {
     const p = await project();
     const child = await t.api("POST", `/api/v2/projects/${p.id}/branches`, {

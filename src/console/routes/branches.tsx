@@ -128,13 +128,16 @@ function BranchActions(props: {
           confirm={`Reset “${branch.name}” from its parent? Its data, roles and databases are replaced with the parent's latest.`}
         />
       )}{" "}
-      <ActionButton
-        action={`${base}/delete`}
-        label="Delete"
-        csrf={page.csrf}
-        danger
-        confirm={`Delete the branch “${branch.name}” and its computes? This cannot be undone.`}
-      />
+      {/* The default branch cannot be deleted: another is made the default first. */}
+      {!branch.default && (
+        <ActionButton
+          action={`${base}/delete`}
+          label="Delete"
+          csrf={page.csrf}
+          danger
+          confirm={`Delete the branch “${branch.name}” and its computes? This cannot be undone.`}
+        />
+      )}
     </section>
   );
 }

@@ -62,12 +62,14 @@ export function ComputesTab(props: BranchTabProps) {
                   <When at={e.last_active} />
                 </td>
                 <td>
+                  {/* Start for a compute that is not running, Suspend for one that is. */}
                   {e.disabled ? (
                     <ActionButton action={`${base}/enable`} label="Enable" csrf={page.csrf} />
+                  ) : e.current_state === "active" ? (
+                    <ActionButton action={`${base}/suspend`} label="Suspend" csrf={page.csrf} />
                   ) : (
                     <ActionButton action={`${base}/start`} label="Start" csrf={page.csrf} />
                   )}{" "}
-                  <ActionButton action={`${base}/suspend`} label="Suspend" csrf={page.csrf} />{" "}
                   <ActionButton action={`${base}/restart`} label="Restart" csrf={page.csrf} />{" "}
                   <ActionButton
                     action={`${base}/delete`}
