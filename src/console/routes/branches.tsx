@@ -10,7 +10,15 @@ import {
   updateBranch,
 } from "../../control-plane/branches/service.js";
 import { bytes, shownName } from "../views/labels.js";
-import { ActionButton, Csrf, Layout, type PageContext, TableHead, When } from "../views/layout.js";
+import {
+  ActionButton,
+  Csrf,
+  Layout,
+  type PageContext,
+  RenameForm,
+  TableHead,
+  When,
+} from "../views/layout.js";
 import { ComputesTab } from "./computes.js";
 import { RolesDatabasesTab } from "./roles-databases.js";
 import { StartedOperations } from "./started.js";
@@ -87,19 +95,13 @@ function BranchActions(props: {
   const base = `/app/projects/${props.projectId}/branches/${branch.id}`;
   return (
     <section aria-label="Branch actions">
-      <form
-        class="inline"
-        method="post"
+      <RenameForm
         action={`${base}/rename`}
-        data-confirm={`Rename “${branch.name}”? Connection strings keep working: they name computes, not branches.`}
-      >
-        <Csrf token={page.csrf} />
-        <label>
-          New name
-          <input name="name" value={branch.name} required maxlength={256} />
-        </label>
-        <button type="submit">Rename</button>
-      </form>{" "}
+        csrf={page.csrf}
+        label="New name"
+        value={branch.name}
+        confirm={`Rename “${branch.name}”? Connection strings keep working: they name computes, not branches.`}
+      />{" "}
       {!branch.default && (
         <ActionButton
           action={`${base}/set-default`}

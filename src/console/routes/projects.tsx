@@ -24,6 +24,7 @@ import {
   Csrf,
   CuField,
   Layout,
+  RenameForm,
   SelectField,
   StateTag,
   TableHead,
@@ -234,14 +235,12 @@ router.get("/projects/:projectId", (c) => {
       <OperationsSection c={c} projectId={projectId} branchNames={names} />
       <h2>Settings</h2>
       <section aria-label="Project actions">
-        <form class="inline" method="post" action={`/app/projects/${projectId}/rename`}>
-          <Csrf token={page.csrf} />
-          <label>
-            Project name
-            <input name="name" value={project.name} required maxlength={256} />
-          </label>
-          <button type="submit">Rename</button>
-        </form>{" "}
+        <RenameForm
+          action={`/app/projects/${projectId}/rename`}
+          csrf={page.csrf}
+          label="Project name"
+          value={project.name}
+        />{" "}
         <ActionButton
           action={`/app/projects/${projectId}/delete`}
           label="Delete project"

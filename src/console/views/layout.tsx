@@ -70,6 +70,26 @@ export function Csrf(props: { token: string }) {
   );
 }
 
+/** A rename form: the name field (filled with the current name) and its button; `confirm` asks first. */
+export function RenameForm(props: {
+  action: string;
+  csrf: string;
+  label: string;
+  value: string;
+  confirm?: string;
+}) {
+  return (
+    <form class="inline" method="post" action={props.action} data-confirm={props.confirm}>
+      <Csrf token={props.csrf} />
+      <label>
+        {props.label}
+        <input name="name" value={props.value} required maxlength={256} />
+      </label>
+      <button type="submit">Rename</button>
+    </form>
+  );
+}
+
 /**
  * A one-button form posting to `action`. With `confirm`, the script asks first; without the
  * script the server answers with a confirmation page (confirmationPage).
