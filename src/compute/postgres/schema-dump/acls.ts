@@ -1,5 +1,5 @@
 import type { PgClient } from "../../../platform/pg.js";
-import { type Quote, rows, str, strs, userSchema } from "./entries.js";
+import { type Quote, rows, str, strs, tocHeader, userSchema } from "./entries.js";
 
 /**
  * The schema dump's privileges, as pg_dump writes them (dumputils.c buildACLCommands): for each
@@ -147,7 +147,7 @@ const DEFAULT_KINDS: Record<string, string> = {
 const items = (acl: string) => `array(SELECT unnest(${acl})::text)`;
 
 const header = (tag: string, type: string, schema: unknown, owner: string, sql: string) =>
-  `--\n-- Name: ${tag}; Type: ${type}; Schema: ${schema === null ? "-" : str(schema)}; Owner: ${owner}\n--\n\n${sql}\n\n`;
+  `${tocHeader(tag, type, schema === null ? "-" : str(schema), owner)}${sql}\n\n`;
 
 interface AclObject {
   /** GRANT's object kind: TABLE, SEQUENCE, FUNCTION, PROCEDURE, TYPE, SCHEMA (TABLES … for defaults). */

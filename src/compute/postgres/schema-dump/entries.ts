@@ -85,6 +85,10 @@ export const userSchema = (n: string) => `${n}.nspname <> 'information_schema' A
 export const notInExtension = (catalog: string, oid: string) =>
   `NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = '${catalog}'::regclass AND e.objid = ${oid} AND e.deptype = 'e')`;
 
+/** The comment block that opens each entry of pg_dump's plain format (its table-of-contents line). */
+export const tocHeader = (name: string, type: string, schema: string, owner: string) =>
+  `--\n-- Name: ${name}; Type: ${type}; Schema: ${schema}; Owner: ${owner}\n--\n\n`;
+
 /** A string literal (the dump sets standard_conforming_strings, so only quotes are doubled). */
 export const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
 

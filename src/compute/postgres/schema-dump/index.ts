@@ -1,7 +1,7 @@
 import { createTwoFilesPatch } from "diff";
 import type { PgClient } from "../../../platform/pg.js";
 import { defaultPrivileges, privileges } from "./acls.js";
-import { type Entry, identQuoter, literal, type Row, rows, str } from "./entries.js";
+import { type Entry, identQuoter, literal, type Row, rows, str, tocHeader } from "./entries.js";
 import { foreignServers } from "./foreign.js";
 import { aggregates, functions } from "./functions.js";
 import { relations } from "./relations.js";
@@ -49,6 +49,8 @@ async function collect(client: PgClient): Promise<string> {
     `SELECT current_setting('server_version') AS version, current_setting('server_version_num')::int AS num,
             current_setting('server_encoding') AS encoding`,
   );
+  const v = version as Row;
+  const serverVersion = v.num as number;
   const quote = await identQuoter(client);
   const entries: Entry[] = [
     ...(await schemas(client)),
@@ -59,7 +61,7 @@ async function collect(client: PgClient): Promise<string> {
     ...(await aggregates(client)),
     ...(await textSearch(client)),
     ...(await foreignServers(client, quote)),
-    ...(await relations(client)),
+    ...(await relations(client, serverVersion)),
   ];
   const descriptions = new Map<string, string>();
   for (const r of await rows(
@@ -75,12 +77,11 @@ async function collect(client: PgClient): Promise<string> {
        FROM pg_depend WHERE deptype <> 'p' AND objid >= 16384 AND refobjid >= 16384`,
   );
 
-  const v = version as Row;
   let out = "--\n-- PostgreSQL database dump\n--\n\n";
   // Neon answers with its pg_dump's header; this dump stands in for it.
   out += `-- Dumped from database version ${str(v.version)}\n-- Dumped by pg_dump version ${str(v.version)}\n\n`;
   out += "SET statement_timeout = 0;\nSET lock_timeout = 0;\nSET idle_in_transaction_session_timeout = 0;\n";
-  if ((v.num as number) >= 170000) out += "SET transaction_timeout = 0;\n";
+  if (serverVersion >= 170000) out += "SET transaction_timeout = 0;\n";
   out += `SET client_encoding = ${literal(str(v.encoding))};\nSET standard_conforming_strings = on;\n`;
   out += "SELECT pg_catalog.set_config('search_path', '', false);\nSET check_function_bodies = false;\n";
   out += "SET xmloption = content;\nSET client_min_messages = warning;\nSET row_security = off;\n\n";
@@ -95,14 +96,14 @@ async function collect(client: PgClient): Promise<string> {
       accessMethod = e.storage.accessMethod;
       out += `SET default_table_access_method = ${accessMethod};\n\n`;
     }
-    out += `--\n-- Name: ${e.name}; Type: ${e.type}; Schema: ${e.schema}; Owner: ${e.owner}\n--\n\n${e.sql}\n\n`;
+    out += `${tocHeader(e.name, e.type, e.schema, e.owner)}${e.sql}\n\n`;
     if (!e.unterminated) out += "\n";
     if (e.ownerSql) out += `${e.ownerSql}\n\n`;
     for (const c of e.comments ?? []) {
       const text = descriptions.get(c.key);
       if (text === undefined) continue;
       const owner = e.type === "EXTENSION" ? "" : e.owner;
-      out += `--\n-- Name: ${c.tag}; Type: COMMENT; Schema: ${e.schema}; Owner: ${owner}\n--\n\n`;
+      out += tocHeader(c.tag, "COMMENT", e.schema, owner);
       out += `COMMENT ON ${c.sql} IS ${literal(text)};\n\n\n`;
     }
     for (const next of e.then ?? []) print(next);
@@ -110,14 +111,14 @@ async function collect(client: PgClient): Promise<string> {
   const order = ordered(entries, depends);
   for (const e of order) if (!e.aclOnly) print(e);
   // Privileges come after every other entry, in their objects' order.
-  const acls = await privileges(client, v.num as number, quote);
+  const acls = await privileges(client, serverVersion, quote);
   for (const e of order) {
     const key = e.keys[0];
     if (key === undefined) continue;
     out += acls.get(key) ?? "";
     acls.delete(key);
   }
-  out += await defaultPrivileges(client, v.num as number, quote);
+  out += await defaultPrivileges(client, serverVersion, quote);
   return `${out}--\n-- PostgreSQL database dump complete\n--\n\n`;
 }
 

@@ -6,7 +6,11 @@ import { type Entry, RANK, type Relation, rows, str, strs } from "./entries.js";
  * dumpPublicationNamespace write them: the publication with what it publishes, then each table it
  * names (only those the dump holds) and each schema whose tables it takes.
  */
-export async function publications(client: PgClient, rels: Map<string, Relation>): Promise<Entry[]> {
+export async function publications(
+  client: PgClient,
+  rels: Map<string, Relation>,
+  serverVersion: number,
+): Promise<Entry[]> {
   const entries: Entry[] = [];
   const published = await rows(
     client,
@@ -22,8 +26,7 @@ export async function publications(client: PgClient, rels: Map<string, Relation>
   const idents = new Map(published.map((r) => [String(r.oid), str(r.ident)]));
   const names = new Map(published.map((r) => [String(r.oid), str(r.name)]));
   const owners = new Map(published.map((r) => [String(r.oid), str(r.owner)]));
-  const [version] = await rows(client, "SELECT current_setting('server_version_num')::int AS num");
-  const since15 = (version?.num as number) >= 150000;
+  const since15 = serverVersion >= 150000;
   for (const r of published) {
     let sql = `CREATE PUBLICATION ${str(r.ident)}`;
     if (r.all_tables) sql += " FOR ALL TABLES";

@@ -26,7 +26,7 @@ import { tableEntries } from "./tables.js";
  */
 
 /** Tables, views, materialized views and sequences, and what hangs off tables. */
-export async function relations(client: PgClient): Promise<Entry[]> {
+export async function relations(client: PgClient, serverVersion: number): Promise<Entry[]> {
   const found = await rows(
     client,
     `SELECT c.oid, c.relkind AS kind, n.nspname AS schema, c.relname AS name, quote_ident(c.relname) AS ident,
@@ -41,7 +41,6 @@ export async function relations(client: PgClient): Promise<Entry[]> {
               WHERE ft.ftrelid = c.oid) AS foreign_server,
             (SELECT ${options("ft.ftoptions")} FROM pg_foreign_table ft WHERE ft.ftrelid = c.oid) AS foreign_options,
             (SELECT a.amname FROM pg_am a WHERE a.oid = c.relam) AS access_method,
-            current_setting('server_version_num')::int AS server_version,
             c.relpersistence = 'u' AS unlogged, coalesce(c.reloptions, '{}')::text[] AS options,
             c.relrowsecurity AS rls, c.relforcerowsecurity AS force_rls, c.relreplident AS replica_identity,
             CASE WHEN c.relkind = 'p' THEN pg_get_partkeydef(c.oid) END AS partition_key,
@@ -154,10 +153,10 @@ export async function relations(client: PgClient): Promise<Entry[]> {
     const parts: RelationParts = { row: r, rel, keys, base, comments, ownerSql };
     if (rel.kind === "S") entries.push(...sequenceEntries(parts));
     else if (rel.kind === "v" || rel.kind === "m") entries.push(viewEntry(parts));
-    else entries.push(...tableEntries(parts, cols, constraints));
+    else entries.push(...tableEntries(parts, cols, constraints, serverVersion));
   }
   entries.push(...(await tableChildren(client, rels, oids)));
-  entries.push(...(await publications(client, rels)));
+  entries.push(...(await publications(client, rels, serverVersion)));
   return entries;
 }
 

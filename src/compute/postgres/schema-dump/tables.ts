@@ -19,7 +19,12 @@ import {
  */
 
 /** A table's entries: its CREATE TABLE, its attachment, serial columns' defaults, and its other constraints. */
-export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row[]): Entry[] {
+export function tableEntries(
+  parts: RelationParts,
+  cols: Row[],
+  constraints: Row[],
+  serverVersion: number,
+): Entry[] {
   const { row: r, rel, keys, base, comments, ownerSql } = parts;
   const kind = rel.kind === "f" ? "FOREIGN TABLE" : "TABLE";
   const entries: Entry[] = [];
@@ -55,7 +60,7 @@ export function tableEntries(parts: RelationParts, cols: Row[], constraints: Row
   sql += withOptions(strs(r.options)).replace(/^ /, "\n");
   if (r.foreign_options) sql += `\nOPTIONS (\n    ${str(r.foreign_options)}\n)`;
   sql += ";";
-  for (const line of columnSettings(rel, cols, r.server_version as number)) sql += `\n${line}`;
+  for (const line of columnSettings(rel, cols, serverVersion)) sql += `\n${line}`;
   // A foreign table has none (its catalog row says NOTHING).
   const identity = rel.kind === "f" ? undefined : REPLICA_IDENTITY[str(r.replica_identity)];
   if (identity) sql += `\n\nALTER TABLE ONLY ${rel.qname} REPLICA IDENTITY ${identity};`;
