@@ -19,6 +19,10 @@ export const onceToken = () => randomBytes(12).toString("base64url");
 export function takeOnce(session: string, token: string, now: number): boolean {
   let tokens = sent.get(session);
   if (!tokens) {
+    // A session seen for the first time: those whose last form is older than a day (sessions
+    // that expired without a sign-out) are dropped, so the map holds only sessions in use.
+    for (const [other, kept] of sent)
+      if ([...kept.values()].every((t) => now - t >= KEEP_MS)) sent.delete(other);
     tokens = new Map();
     sent.set(session, tokens);
   }

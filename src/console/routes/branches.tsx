@@ -193,7 +193,7 @@ function ChildrenTab(props: BranchTabProps) {
 
 // The branches are listed on the project's page (the breadcrumb's "branches").
 router.get("/projects/:projectId/branches", (c) =>
-  c.redirect(`/app/projects/${c.req.param("projectId")}`, 303),
+  c.redirect(`/app/projects/${encodeURIComponent(c.req.param("projectId"))}`, 303),
 );
 
 router.post("/projects/:projectId/branches", async (c) => {
