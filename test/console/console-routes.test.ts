@@ -230,7 +230,9 @@ describe("forms", () => {
     const b = await signIn();
     const bad = await b.post("/app/projects", { name: "p", min_cu: "abc", max_cu: "1" });
     expect(bad.status).toBe(400);
-    expect(bad.text).toContain("autoscaling_limit_min_cu");
+    // The field as the form labels it, not the API's path to it.
+    expect(bad.text).toContain("Check the form. Minimum compute size:");
+    expect(bad.text).not.toContain("autoscaling_limit_min_cu");
     // From a console page, the refusal goes back to it with the reason.
     const back = await b.post(
       "/app/projects",
@@ -442,6 +444,62 @@ describe("branch actions", () => {
     expect(refused.status).toBe(303);
     expect(decodeURIComponent(refused.headers.get("location") ?? "")).toContain("error=");
     expect((await branch()).name).toBe("renamed");
+  });
+});
+
+describe("branch create", () => {
+  it("a child branch from past data (a point in time or an LSN), from the schema alone, or deleted after a while", async () => {
+    const p = await project();
+    t.advance(60);
+    const b = await signIn();
+    const create = (form: Record<string, string>) =>
+      b.post(`/app/projects/${p.id}/branches`, { parent_id: p.branchId, ...form });
+    const made = async (res: Awaited<ReturnType<typeof create>>) => {
+      expect(res.status, res.text).toBe(303);
+      const id = /\/branches\/(br-[a-z0-9-]+)/.exec(res.headers.get("location") ?? "")?.[1];
+      t.advance(5);
+      return (await t.api("GET", `/api/v2/projects/${p.id}/branches/${id}`)).body.branch;
+    };
+    const at = new Date(t.clock.now() - 30_000).toISOString().slice(0, 19);
+    const past = await made(await create({ name: "past", data: "past", parent_timestamp: at }));
+    expect(past.parent_timestamp).toBe(`${at}Z`);
+    // A point filled in while "Current data" stays chosen is not used.
+    const current = await made(await create({ name: "now", data: "current", parent_timestamp: at }));
+    expect(current.parent_timestamp).not.toBe(`${at}Z`);
+    const schema = await made(await create({ name: "schema", data: "schema" }));
+    expect(schema.init_source).toBe("schema-only");
+    const before = t.clock.now();
+    const expiring = await made(await create({ name: "expiring", expires_in: "3600" }));
+    expect(Date.parse(expiring.expires_at)).toBe(Math.floor((before + 3_600_000) / 1000) * 1000);
+    // Past data without a point, or a point the API refuses: the form's words, nothing made.
+    const branches = async () =>
+      (await t.api("GET", `/api/v2/projects/${p.id}/branches`)).body.branches.length as number;
+    const count = await branches();
+    const missing = await create({ name: "x", data: "past" });
+    expect(missing.status).toBe(400);
+    expect(missing.text).toContain("Past data needs a point in time or an LSN.");
+    const badTime = await create({ name: "x", data: "past", parent_timestamp: "yesterday" });
+    expect(badTime.status).toBe(400);
+    expect(badTime.text).toContain("Check the form. Point in time:");
+    const badLsn = await create({ name: "x", data: "past", parent_lsn: "not-an-lsn" });
+    expect(badLsn.status).toBe(400);
+    expect(await branches()).toBe(count);
+  });
+
+  it("the trail above a page names the project, on its own page too", async () => {
+    const p = await project("shop");
+    const b = await signIn();
+    const crumb = (html: string) =>
+      /<p class="muted"><a href="\/app\/projects">Projects<\/a>(.*?)<\/p>/.exec(html)?.[1];
+    expect(crumb((await b.get(`/app/projects/${p.id}`)).text)).toBe(" / shop");
+    for (const [path, here] of [
+      [`/app/projects/${p.id}/branches/${p.branchId}`, "Branches"],
+      [`/app/projects/${p.id}/sql`, "SQL editor"],
+      [`/app/projects/${p.id}/monitoring`, "Monitoring"],
+    ])
+      expect(crumb((await b.get(path as string)).text), path).toBe(
+        ` / <a href="/app/projects/${p.id}">shop</a> / ${here}`,
+      );
   });
 });
 

@@ -259,10 +259,17 @@ describe("the web console in Chromium", () => {
     expect(password.length).toBeGreaterThan(8);
     // The Connect dialog, as app_user: the password it shows is the one revealed, and it works.
     await page.goto(projectUrl);
+    // Choosing is enough: the string follows each choice (the button is for pages without the script).
     await page.getByLabel("Role").selectOption("app_user");
-    await page.getByRole("button", { name: "Show connection string" }).click();
+    await page.waitForURL(/role_name=app_user/);
     const uri = (await page.locator("#connection-string").textContent()) ?? "";
     expect(decodeURIComponent(new URL(uri).password)).toBe(password);
+    await page.getByLabel("Connection pooling").check();
+    await page.waitForURL(/pooled=true/);
+    expect((await page.locator("#connection-string").textContent()) ?? "").toMatch(
+      /endpoint%3Dep-[a-z0-9-]+-pooler$/,
+    );
+    expect(await page.getByLabel("Role").inputValue()).toBe("app_user");
     const client = new pg.Client({ connectionString: uri });
     await client.connect();
     try {

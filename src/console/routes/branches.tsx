@@ -9,13 +9,18 @@ import {
   setDefaultBranch,
   updateBranch,
 } from "../../control-plane/branches/service.js";
+import { getProject } from "../../control-plane/projects/service.js";
+import { badRequest } from "../../errors.js";
+import { iso } from "../../platform/clock.js";
 import { bytes, shownName } from "../views/labels.js";
 import {
   ActionButton,
+  Breadcrumb,
   Csrf,
   Layout,
   type PageContext,
   RenameForm,
+  SelectField,
   TableHead,
   When,
 } from "../views/layout.js";
@@ -30,6 +35,7 @@ import {
   type ConsoleContext,
   createConsoleRouter,
   formOf,
+  numberField,
   pageOf,
   parse,
   redirectTo,
@@ -51,14 +57,12 @@ router.get(BRANCH, (c) => {
   const { projectId, branchId } = c.req.param();
   const page = pageOf(c);
   const { branch } = getBranch(c.var.ctx, accountOf(c), projectId, branchId);
+  const { project } = getProject(c.var.ctx, accountOf(c), projectId);
   const asked = c.req.query("tab");
   const tab: BranchTab = asked === "roles" || asked === "children" ? asked : "computes";
   return c.html(
     <Layout title={branch.name} page={page}>
-      <p class="muted">
-        <a href="/app/projects">Projects</a> / <a href={`/app/projects/${projectId}`}>{projectId}</a> /
-        branches
-      </p>
+      <Breadcrumb project={project} here="Branches" />
       <h1>
         {shownName(branch.name, branch.id)}
         {branch.default && <span class="tag">DEFAULT</span>}
@@ -162,6 +166,27 @@ function ChildrenTab(props: BranchTabProps) {
             Name
             <input name="name" maxlength={256} autocomplete="off" />
           </label>
+          <fieldset>
+            <legend>Data</legend>
+            <label class="check">
+              <input type="radio" name="data" value="current" checked /> Current data
+            </label>
+            <label class="check">
+              <input type="radio" name="data" value="past" /> Past data, as it was at
+            </label>
+            <label>
+              Point in time (UTC)
+              <input name="parent_timestamp" type="datetime-local" step={1} />
+            </label>
+            <label>
+              or LSN
+              <input name="parent_lsn" placeholder="0/1A2B3C4" maxlength={32} autocomplete="off" />
+            </label>
+            <label class="check">
+              <input type="radio" name="data" value="schema" /> Schema only (no rows)
+            </label>
+          </fieldset>
+          <SelectField label="Delete automatically after" name="expires_in" options={EXPIRIES} />
           <label class="check">
             <input type="checkbox" name="with_compute" value="true" checked /> with a read-write compute
           </label>
@@ -191,6 +216,28 @@ function ChildrenTab(props: BranchTabProps) {
   );
 }
 
+/** The create form's choices of how long a branch lives (Neon's console offers the same). */
+const EXPIRIES = [
+  { value: "", label: "Never" },
+  { value: "3600", label: "1 hour" },
+  { value: "86400", label: "1 day" },
+  { value: "604800", label: "7 days" },
+];
+
+/**
+ * The create form's data choice as the API's fields: the schema alone, or past data at an LSN or
+ * at a point in time (the form's `datetime-local` value, read as UTC); current data is the default.
+ */
+function dataOf(form: Record<string, string>) {
+  if (form.data === "schema") return { init_source: "schema-only" };
+  if (form.data !== "past") return {};
+  const lsn = form.parent_lsn?.trim();
+  const at = form.parent_timestamp?.trim();
+  if (lsn) return { parent_lsn: lsn };
+  if (at) return { parent_timestamp: `${at.length === 16 ? `${at}:00` : at}Z` };
+  throw badRequest("Check the form. Past data needs a point in time or an LSN.");
+}
+
 // The branches are listed on the project's page (the breadcrumb's "branches").
 router.get("/projects/:projectId/branches", (c) =>
   c.redirect(`/app/projects/${encodeURIComponent(c.req.param("projectId"))}`, 303),
@@ -199,17 +246,20 @@ router.get("/projects/:projectId/branches", (c) =>
 router.post("/projects/:projectId/branches", async (c) => {
   const projectId = c.req.param("projectId");
   const form = await formOf(c);
+  const accountId = accountOf(c);
+  const expiresIn = numberField(form.expires_in);
   const input = parse(BranchCreateRequest, {
     branch: {
       ...(form.name ? { name: form.name } : {}),
       ...(form.parent_id ? { parent_id: form.parent_id } : {}),
+      ...dataOf(form),
+      ...(expiresIn
+        ? { expires_at: iso(c.var.ctx.clock.now(accountId) + expiresIn * 1000).replace(/\.\d+Z$/, "Z") }
+        : {}),
     },
     ...(form.with_compute === "true" ? { endpoints: [{ type: "read_write" }] } : {}),
   });
-  const body = await copyParentNow(
-    c.var.ctx,
-    run(c, createBranch(c.var.ctx, accountOf(c), projectId, input)),
-  );
+  const body = await copyParentNow(c.var.ctx, run(c, createBranch(c.var.ctx, accountId, projectId, input)));
   return redirectTo(
     c,
     branchPath(projectId, body.branch.id),

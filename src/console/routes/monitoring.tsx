@@ -4,8 +4,8 @@ import { endpointMonitoring, WINDOWS } from "../../control-plane/monitoring/serv
 import { getProject } from "../../control-plane/projects/service.js";
 import { parseJsonText } from "../../platform/json-text.js";
 import { StateChart, StepChart } from "../views/charts.js";
-import { bytes, kindLabel, shownName } from "../views/labels.js";
-import { Layout, SelectField } from "../views/layout.js";
+import { bytes, kindLabel } from "../views/labels.js";
+import { Breadcrumb, Layout, SelectField } from "../views/layout.js";
 import { accountOf, createConsoleRouter, pageOf } from "./support.js";
 
 /** Monitoring: a compute's state, open connections and its branch's data size over time. */
@@ -28,10 +28,7 @@ router.get("/projects/:projectId/monitoring", (c) => {
   const data = endpoint && endpointMonitoring(ctx, accountId, projectId, endpoint.id, window);
   return c.html(
     <Layout title={`Monitoring · ${project.name}`} page={pageOf(c)}>
-      <p class="muted">
-        <a href="/app/projects">Projects</a> /{" "}
-        <a href={`/app/projects/${projectId}`}>{shownName(project.name, projectId)}</a> / Monitoring
-      </p>
+      <Breadcrumb project={project} here="Monitoring" />
       <h1>Monitoring</h1>
       <form method="get" action={`/app/projects/${projectId}/monitoring`}>
         <SelectField

@@ -20,6 +20,7 @@ import { parseJsonText } from "../../platform/json-text.js";
 import { bytes, cuRange, duration, kindLabel, shownName, stateLabel } from "../views/labels.js";
 import {
   ActionButton,
+  Breadcrumb,
   ConnectionString,
   Csrf,
   CuField,
@@ -181,9 +182,7 @@ router.get("/projects/:projectId", (c) => {
   const names = new Map(list.map((b) => [b.id, b.name]));
   return c.html(
     <Layout title={project.name} page={page}>
-      <p class="muted">
-        <a href="/app/projects">Projects</a> / {project.id}
-      </p>
+      <Breadcrumb project={project} />
       <h1>{shownName(project.name, project.id)}</h1>
       <p class="muted">
         {project.region_id} · Postgres {project.pg_version} · created <When at={project.created_at} />
@@ -361,7 +360,8 @@ function ConnectSection(props: { c: ConsoleContext; projectId: string }) {
   return (
     <section aria-labelledby="connect">
       <h2 id="connect">Connect</h2>
-      <form method="get" action={`/app/projects/${projectId}`}>
+      {/* The script shows the string for each choice as it is made; without it, the button does. */}
+      <form method="get" action={`/app/projects/${projectId}#connect`} data-autosubmit>
         <BranchField target={target} />
         <SelectField
           label="Compute"

@@ -5,8 +5,7 @@ import { getProject } from "../../control-plane/projects/service.js";
 import { badRequest, EmulatorError } from "../../errors.js";
 import { STATUS_OF } from "../../http/errors.js";
 import { clientAddress } from "../../http/middleware.js";
-import { shownName } from "../views/labels.js";
-import { Csrf, Layout } from "../views/layout.js";
+import { Breadcrumb, Csrf, Layout } from "../views/layout.js";
 import { accountOf, type ConsoleContext, createConsoleRouter, formOf, pageOf, parse } from "./support.js";
 import { BranchField, DatabaseRoleFields, targetOf } from "./target.js";
 
@@ -49,10 +48,7 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
     const target = targetOf(c, projectId, chosen);
     return c.html(
       <Layout title={`SQL editor · ${project.name}`} page={page}>
-        <p class="muted">
-          <a href="/app/projects">Projects</a> /{" "}
-          <a href={`/app/projects/${projectId}`}>{shownName(project.name, projectId)}</a> / SQL editor
-        </p>
+        <Breadcrumb project={project} here="SQL editor" />
         <h1>SQL editor</h1>
         {!sql && (
           <p class="error" role="alert">

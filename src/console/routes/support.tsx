@@ -4,10 +4,10 @@ import type { Context, ErrorHandler } from "hono";
 import type { Logger } from "pino";
 import { currentUser } from "../../control-plane/accounts/service.js";
 import type { Principal } from "../../control-plane/api-keys/service.js";
-import { EmulatorError } from "../../errors.js";
+import { badRequest, EmulatorError } from "../../errors.js";
 import type { AppEnv } from "../../http/app-env.js";
 import { STATUS_OF } from "../../http/errors.js";
-import { publish, validationError } from "../../http/router.js";
+import { publish } from "../../http/router.js";
 import type { Outcome } from "../../platform/events.js";
 import { sameText } from "../../platform/ids.js";
 import type { Session } from "../sessions.js";
@@ -89,11 +89,36 @@ export async function formOf(c: ConsoleContext): Promise<Record<string, string>>
   return out;
 }
 
-/** Validates a service input with the API's own schema: the same rules and messages as the API. */
+/** The console's names for the API fields its forms fill (by the field's own name, the path's last part). */
+const FIELD_LABELS: Record<string, string> = {
+  name: "Name",
+  key_name: "Key name",
+  region_id: "Region",
+  pg_version: "Postgres version",
+  autoscaling_limit_min_cu: "Minimum compute size",
+  autoscaling_limit_max_cu: "Maximum compute size",
+  suspend_timeout_seconds: "Suspend after",
+  parent_timestamp: "Point in time",
+  parent_lsn: "LSN",
+  owner_name: "Owner",
+  seconds: "Seconds",
+  count: "Count",
+  type: "Type",
+};
+
+/**
+ * Validates a service input with the API's own schema (the same rules as the API); a refusal
+ * names the form's fields as the page labels them, not by their API paths.
+ */
 export function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const result = schema.safeParse(value);
-  if (!result.success) throw validationError("form", result.error);
-  return result.data;
+  if (result.success) return result.data;
+  const parts = result.error.issues.map((issue) => {
+    const field = issue.path.at(-1);
+    const label = field === undefined ? undefined : (FIELD_LABELS[String(field)] ?? String(field));
+    return label ? `${label}: ${issue.message}` : issue.message;
+  });
+  throw badRequest(`Check the form. ${parts.join("; ")}`);
 }
 
 /** A form field as a number, or undefined when empty. */

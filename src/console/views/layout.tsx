@@ -1,6 +1,7 @@
 import type { Child } from "hono/jsx";
 import { COMPUTE_SIZES } from "../../control-plane/endpoints/rules.js";
 import { onceToken } from "../once.js";
+import { shownName } from "./labels.js";
 
 /** What every signed-in page knows: the CSRF token its forms carry, and messages to show. */
 export interface PageContext {
@@ -57,6 +58,27 @@ export function Layout(props: { title: string; page?: PageContext; children: Chi
         </main>
       </body>
     </html>
+  );
+}
+
+/** The trail above a page's title: Projects / the project (a link when the page is one of its own) / the page. */
+export function Breadcrumb(props: { project?: { id: string; name: string }; here?: string }) {
+  const { project, here } = props;
+  return (
+    <p class="muted">
+      <a href="/app/projects">Projects</a>
+      {project && (
+        <>
+          {" / "}
+          {here ? (
+            <a href={`/app/projects/${project.id}`}>{shownName(project.name, project.id)}</a>
+          ) : (
+            shownName(project.name, project.id)
+          )}
+        </>
+      )}
+      {here && ` / ${here}`}
+    </p>
   );
 }
 
