@@ -49,6 +49,7 @@ nav.tabs a{padding:.4rem .8rem;text-decoration:none;color:var(--muted);border-bo
 nav.tabs a[aria-current=page]{color:var(--fg);border-color:var(--accent)}
 details>summary{cursor:pointer;margin:.4rem 0;font-weight:600}
 .muted{color:var(--muted)}
+pre.diff .add{background:#e6f4ea;color:#0d652d}pre.diff .del{background:#fce8e6;color:#a50e0e}pre.diff .hunk,pre.diff .file{color:var(--muted)}
 .chart{margin:.4rem 0 1rem}
 .chart svg{max-width:100%;height:auto;border:1px solid var(--line);border-radius:4px;background:#fff}
 a,h1,h2,td,th,code,option,.tag{unicode-bidi:isolate}

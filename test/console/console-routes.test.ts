@@ -530,6 +530,7 @@ describe("pages", () => {
       `/app/projects/${p.id}/branches/${p.branchId}`,
       `/app/projects/${p.id}/branches/${p.branchId}?tab=roles`,
       `/app/projects/${p.id}/branches/${p.branchId}?tab=children`,
+      `/app/projects/${p.id}/branches/${p.branchId}?tab=schema&db=nope&compare=nope`,
       `/app/projects/${p.id}/sql`,
       `/app/projects/${p.id}/monitoring?window=7d`,
       "/app/settings/api-keys",
@@ -553,6 +554,10 @@ describe("pages", () => {
       endpoint: { disabled: true },
     });
     t.advance(5);
+    // Without real computes the Schema tab says why it has nothing to show.
+    expect((await b.get(`/app/projects/${p.id}/branches/${p.branchId}?tab=schema`)).text).toContain(
+      "NEON_EMULATOR_COMPUTE=none",
+    );
     expect((await b.get("/app/projects/no-such-project")).status).toBe(404);
     // Any path the console has no page for gets its page saying so, not the API's JSON.
     for (const path of ["/app/nowhere", "/app/projects/", `/app/projects/${p.id}/nothing`]) {

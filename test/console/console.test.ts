@@ -318,12 +318,30 @@ describe("the web console in Chromium", () => {
     expect(await page.getByLabel("Statement").inputValue()).toBe("DROP TABLE fruit");
     await page.getByRole("button", { name: "Run" }).click();
     expect(await page.locator("[data-command]").innerText()).toBe("DROP");
+    // The Schema tab: the child's schema lacks the table; compared with its parent, the diff says so.
+    await page.goto(`${childUrl}?tab=schema`);
+    expect(await page.locator("[data-schema]").innerText()).toContain("PostgreSQL database dump");
+    expect(await page.locator("[data-schema]").innerText()).not.toContain("CREATE TABLE public.fruit");
+    await Promise.all([
+      page.waitForURL(/compare=/),
+      page.getByLabel("Compare with").selectOption({ index: 1 }),
+    ]);
+    const removed = await page.locator("[data-schema-diff] .del").allInnerTexts();
+    expect(removed).toContain("-CREATE TABLE public.fruit (\n");
+    expect(removed).toContain("--- Name: fruit; Type: TABLE; Schema: public; Owner: neondb_owner\n");
+    await shot("schema-diff");
     await page.goto(childUrl);
     await page.getByRole("button", { name: "Reset from parent" }).click();
     expect(await page.locator("main").innerText()).toContain("reset from its parent");
     await reloadUntil(() => page.locator("main").innerText(), /state ready/);
     await sqlOnChild("SELECT count(*) AS n FROM fruit");
     expect(await page.locator("[data-result] td").allInnerTexts()).toEqual(["2"]);
+    await page.goto(`${childUrl}?tab=schema`);
+    await Promise.all([
+      page.waitForURL(/compare=/),
+      page.getByLabel("Compare with").selectOption({ index: 1 }),
+    ]);
+    expect(await page.locator("[data-schema-same]").innerText()).toBe("The schemas are the same.");
     await page.goto(childUrl);
     await page
       .getByRole("region", { name: "Branch actions" })

@@ -26,6 +26,7 @@ import {
 } from "../views/layout.js";
 import { ComputesTab } from "./computes.js";
 import { RolesDatabasesTab } from "./roles-databases.js";
+import { SchemaTab, schemaView } from "./schema.js";
 import { StartedOperations } from "./started.js";
 import {
   accountOf,
@@ -51,15 +52,17 @@ const TABS: Record<BranchTab, string> = {
   computes: "Computes",
   roles: "Roles & Databases",
   children: "Child branches",
+  schema: "Schema",
 };
 
-router.get(BRANCH, (c) => {
+router.get(BRANCH, async (c) => {
   const { projectId, branchId } = c.req.param();
   const page = pageOf(c);
   const { branch } = getBranch(c.var.ctx, accountOf(c), projectId, branchId);
   const { project } = getProject(c.var.ctx, accountOf(c), projectId);
   const asked = c.req.query("tab");
-  const tab: BranchTab = asked === "roles" || asked === "children" ? asked : "computes";
+  const tab: BranchTab = asked === "roles" || asked === "children" || asked === "schema" ? asked : "computes";
+  const schema = tab === "schema" ? await schemaView(c, projectId, branch) : undefined;
   return c.html(
     <Layout title={branch.name} page={page}>
       <Breadcrumb project={project} here="Branches" />
@@ -85,6 +88,7 @@ router.get(BRANCH, (c) => {
       {tab === "computes" && <ComputesTab c={c} page={page} projectId={projectId} branchId={branchId} />}
       {tab === "roles" && <RolesDatabasesTab c={c} page={page} projectId={projectId} branchId={branchId} />}
       {tab === "children" && <ChildrenTab c={c} page={page} projectId={projectId} branchId={branchId} />}
+      {schema && <SchemaTab projectId={projectId} branchId={branchId} view={schema} />}
     </Layout>,
   );
 });

@@ -27,7 +27,7 @@ export function createConsoleRouter() {
   return new OpenAPIHono<ConsoleEnv>();
 }
 
-export type BranchTab = "computes" | "roles" | "children";
+export type BranchTab = "computes" | "roles" | "children" | "schema";
 
 /** What each tab of a branch's page is drawn from. */
 export interface BranchTabProps {
