@@ -4,7 +4,7 @@ import pino, { type Logger } from "pino";
 import { createApp } from "./app.js";
 import type { ComputeDriver } from "./compute/driver.js";
 import { noneDriver } from "./compute/none.js";
-import { findBinaries, installedMajors } from "./compute/postgres/binaries.js";
+import { findBinaries, InstalledBinaries } from "./compute/postgres/binaries.js";
 import { type ComputeAddress, PostgresDriver } from "./compute/postgres/driver.js";
 import type { Config, Ctx } from "./context.js";
 import { ensureDefaultAccount } from "./control-plane/accounts/service.js";
@@ -105,10 +105,10 @@ export interface Runtime {
 /** Opens and migrates the database, makes sure the default account and keys exist, builds the app. */
 export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runtime {
   // The binaries are looked for before the database is opened: a bad NEON_EMULATOR_PG_BIN stops here.
-  let binaries: ReturnType<typeof findBinaries> | null = null;
+  let binaries: InstalledBinaries | null = null;
   if (env.NEON_EMULATOR_COMPUTE === "postgres") {
     try {
-      binaries = findBinaries(env.NEON_EMULATOR_PG_BIN);
+      binaries = new InstalledBinaries(findBinaries(env.NEON_EMULATOR_PG_BIN), env.NEON_EMULATOR_PG_BIN);
     } catch (err) {
       throw new EnvError((err as Error).message);
     }
@@ -118,7 +118,7 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
     db: storage.db,
     clock: makeClock(env, storage),
     ids: new IdGenerator(),
-    config: configFromEnv(env, binaries && installedMajors(binaries, env.NEON_EMULATOR_PG_BIN)),
+    config: configFromEnv(env, binaries),
   };
   const postgres = binaries ? new PostgresDriver(storage.db, dataDirOf(env), binaries, logger) : null;
   const driver: ComputeDriver = postgres ?? noneDriver;

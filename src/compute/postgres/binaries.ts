@@ -94,28 +94,46 @@ export function findBinaries(pgBin: string | undefined): Map<number, PgBinaries>
 }
 
 /**
- * The majors that can run (`found`, shared with the compute driver), looked for again when one asked
- * for is missing: a package installed while the emulator runs is found without a restart.
+ * The majors that can run, as they are now: a package installed while the emulator runs is found
+ * (looked for again when a major asked for is missing) and one npm has removed since (a later
+ * `npm install` drops `--no-save` packages) is dropped, not run from a folder that is gone.
  */
-export function installedMajors(found: Map<number, PgBinaries>, pgBin: string | undefined) {
-  const lookAgain = () => {
+export class InstalledBinaries {
+  constructor(
+    private readonly found: Map<number, PgBinaries>,
+    private readonly pgBin: string | undefined,
+  ) {}
+
+  /** A major's binaries, if they are there. */
+  get(major: number): PgBinaries | undefined {
+    const known = this.found.get(major);
+    if (known && fs.existsSync(known.postgres)) return known;
+    this.lookAgain();
+    return this.found.get(major);
+  }
+
+  has(major: number): boolean {
+    return this.get(major) !== undefined;
+  }
+
+  installed(): number[] {
+    this.lookAgain();
+    return [...this.found.keys()].sort((a, b) => a - b);
+  }
+
+  installCommand(major: number): string {
+    return installCommand(major);
+  }
+
+  private lookAgain(): void {
+    for (const [major, bin] of this.found) if (!fs.existsSync(bin.postgres)) this.found.delete(major);
     try {
-      for (const [major, bin] of findBinaries(pgBin)) if (!found.has(major)) found.set(major, bin);
+      for (const [major, bin] of findBinaries(this.pgBin))
+        if (!this.found.has(major)) this.found.set(major, bin);
     } catch {
-      // NEON_EMULATOR_PG_BIN no longer holds binaries: the ones found at start stay.
+      // NEON_EMULATOR_PG_BIN no longer holds binaries: the ones still there stay.
     }
-  };
-  return {
-    has(major: number): boolean {
-      if (!found.has(major)) lookAgain();
-      return found.has(major);
-    },
-    installed(): number[] {
-      lookAgain();
-      return [...found.keys()].sort((a, b) => a - b);
-    },
-    installCommand,
-  };
+  }
 }
 
 /** A folder's entries; none when it does not exist. */

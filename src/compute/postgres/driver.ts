@@ -23,7 +23,7 @@ import type { Db } from "../../platform/db.js";
 import type { DomainEvent } from "../../platform/events.js";
 import { type PgClient, pg } from "../../platform/pg.js";
 import type { BranchReader, ComputeDriver, EffectResult, HistoryRange } from "../driver.js";
-import { hasModule, installCommand, type PgBinaries, readdir } from "./binaries.js";
+import { hasModule, type InstalledBinaries, installCommand, type PgBinaries, readdir } from "./binaries.js";
 import { run } from "./child-process.js";
 import {
   controlInfo,
@@ -320,7 +320,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private readonly view: ControlPlaneView;
   private readonly servers = new Map<string, Running>();
   private readonly templates = new Map<number, Promise<string>>();
-  private readonly engines = new Map<number, Promise<PgBinaries>>();
+  private readonly engines = new Map<number, { from: PgBinaries; engine: Promise<PgBinaries> }>();
   /**
    * Work on one branch's folder (making it, copying it, starting on it) runs one at a time; so
    * does reading a project's histories for a replay and moving one's base (withHistories).
@@ -352,7 +352,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   constructor(
     db: Db,
     private readonly dataDir: string,
-    private readonly binaries: Map<number, PgBinaries>,
+    private readonly binaries: InstalledBinaries,
     private readonly logger?: Logger,
   ) {
     this.view = new ControlPlaneView(db);
@@ -1128,7 +1128,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    */
   private serverBinaries(major: number): Promise<PgBinaries> {
     const bin = this.binariesFor(major);
-    let engine = this.engines.get(major);
+    const made = this.engines.get(major);
+    // Made again from binaries installed again (a package npm removed and put back, or another build).
+    let engine = made?.from === bin ? made.engine : undefined;
     if (!engine) {
       engine = neonEngine(bin, path.join(this.dataDir, "engines")).then(
         (made) => made ?? bin,
@@ -1140,7 +1142,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           return bin;
         },
       );
-      this.engines.set(major, engine);
+      this.engines.set(major, { from: bin, engine });
     }
     return engine;
   }
