@@ -167,12 +167,19 @@ async function main(): Promise<void> {
     }
     stopping = signal;
     logger.info({ signal }, "shutting down");
+    // What the shutdown waits on: the requests being answered, then the operations under way, then the computes' servers.
+    let waitingFor: "requests" | "operations" | "computes" = "requests";
     // A shutdown held up (an effect waiting on a lock a client's session holds) says on what, and how to cut it short.
     setTimeout(() => {
-      logger.warn(
-        { signal, operations: worker.underWay() },
-        `the shutdown still waits for the operations under way; ${signal} again stops every compute at once`,
-      );
+      const again = `${signal} again stops every compute at once`;
+      if (waitingFor === "operations")
+        logger.warn(
+          { signal, operations: worker.underWay() },
+          `the shutdown still waits for the operations under way; ${again}`,
+        );
+      else if (waitingFor === "computes")
+        logger.warn({ signal }, `the shutdown still waits for the computes' servers to stop; ${again}`);
+      else logger.warn({ signal }, `the shutdown still waits for requests being answered; ${again}`);
     }, SLOW_SHUTDOWN_MS).unref();
     worker.stop();
     driver.stopping?.();
@@ -185,13 +192,24 @@ async function main(): Promise<void> {
       await runtime.sql?.close();
       // What the closed connections sent is recorded, and a measure under way ends, before the servers stop.
       await runtime.metering?.stop();
+      waitingFor = "operations";
       await worker.drain();
+      waitingFor = "computes";
       await driver.close();
       storage.close();
       process.exit(0);
     });
-    // Idle keep-alive connections must not hold the shutdown open.
-    (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+    // Requests being answered get their answers (a branch create waiting for its copy has made the
+    // branch: cut off, its client would retry into a 409). Keep-alive connections close as soon as
+    // they are idle (node keeps an answered one open for its keep-alive timeout), and whatever still
+    // holds one open after the grace (a slow upload, a long query over /sql) is cut.
+    const http = server as { closeIdleConnections?: () => void; closeAllConnections?: () => void };
+    http.closeIdleConnections?.();
+    const closingIdle = setInterval(() => http.closeIdleConnections?.(), 50).unref();
+    setTimeout(() => {
+      clearInterval(closingIdle);
+      http.closeAllConnections?.();
+    }, REQUEST_GRACE_MS).unref();
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
@@ -222,6 +240,8 @@ function stopWithNpmStart(stop: () => void): void {
 
 /** When a shutdown still under way says what it waits for. */
 const SLOW_SHUTDOWN_MS = 5000;
+/** How long a shutdown lets the requests under way finish before it closes their connections. */
+const REQUEST_GRACE_MS = 3000;
 
 /** How often the parent is looked at under `npm start` (a getppid call). */
 const PARENT_CHECK_MS = 500;

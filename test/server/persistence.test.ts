@@ -71,6 +71,47 @@ describe("real server", () => {
     expect((await call(s, printed, "GET", "/api/v2/api_keys")).status).toBe(200);
   });
 
+  it("a SIGTERM lets the requests under way get their answers (the work they did is not left unanswered); an idle keep-alive connection does not hold the stop", async () => {
+    const db = path.join(tempDir(), "db.sqlite");
+    const key = randomKey();
+    const s = await start({ NEON_EMULATOR_DB: db, NEON_EMULATOR_API_KEY: key });
+    const { port } = new URL(s.url);
+    // An idle keep-alive connection: it must not keep the server up for node's keep-alive timeout.
+    const idle = net.connect(Number(port), "127.0.0.1");
+    await new Promise((resolve) => idle.once("connect", resolve));
+    idle.write(`GET /_emulator/health HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n`);
+    await new Promise((resolve) => idle.once("data", resolve));
+    const idleClosed = new Promise((resolve) => idle.once("close", resolve));
+    // A request under way: its headers are in, its body still coming when the signal arrives.
+    const body = JSON.stringify({ project: { name: "made-during-the-stop" } });
+    const busy = net.connect(Number(port), "127.0.0.1");
+    await new Promise((resolve) => busy.once("connect", resolve));
+    let answer = "";
+    busy.on("data", (d) => {
+      answer += d.toString();
+    });
+    const busyClosed = new Promise((resolve) => busy.once("close", resolve));
+    busy.write(
+      `POST /api/v2/projects HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    const stopped = s.stop("SIGTERM");
+    await new Promise((r) => setTimeout(r, 300));
+    busy.write(body.slice(10));
+    await busyClosed;
+    expect(answer).toMatch(/^HTTP\/1\.1 201 /);
+    expect(answer).toContain('"made-during-the-stop"');
+    await idleClosed;
+    expect(await stopped).toBe(0);
+    // Well inside node's 5 s keep-alive timeout, which the idle connection would have held it for.
+    expect(Date.now() - started).toBeLessThan(2500);
+    const again = await start({ NEON_EMULATOR_DB: db, NEON_EMULATOR_API_KEY: key });
+    const listed = await call(again, key, "GET", "/api/v2/projects");
+    expect(listed.body.projects.map((p: { name: string }) => p.name)).toEqual(["made-during-the-stop"]);
+  });
+
   it("refuses bad configuration at start with a message naming the variable", async () => {
     for (const [name, value] of [
       ["PORT", "99999"],
