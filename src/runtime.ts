@@ -4,7 +4,7 @@ import pino, { type Logger } from "pino";
 import { createApp } from "./app.js";
 import type { ComputeDriver } from "./compute/driver.js";
 import { noneDriver } from "./compute/none.js";
-import { findBinaries, InstalledBinaries } from "./compute/postgres/binaries.js";
+import { findBinaries, InstalledBinaries, installCommand } from "./compute/postgres/binaries.js";
 import { type ComputeAddress, PostgresDriver } from "./compute/postgres/driver.js";
 import type { Config, Ctx } from "./context.js";
 import { ensureDefaultAccount } from "./control-plane/accounts/service.js";
@@ -218,14 +218,29 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
     if (events.length) worker.notify();
     return null;
   };
+  /**
+   * Neon's answer to a compute that could not start; with the reason when it is one the user fixes
+   * on this machine (its Postgres major not installed), as the error's DETAIL.
+   */
+  const couldNotConnect = (endpointId: string) => {
+    const major = postgres.missingMajor(endpointId);
+    return new DoorError({
+      code: "XX000",
+      message: TEXTS.couldNotConnect,
+      ...(major !== undefined
+        ? {
+            detail: `Postgres ${major} is not installed for the emulator; install it with: ${installCommand(major)}`,
+          }
+        : {}),
+    });
+  };
   const wake = async (endpointId: string): Promise<ComputeAddress> => {
     for (let tries = 1; ; tries++) {
       await worker.expedite(endpointId);
       const outcome = wakeOutcome(ctx, endpointId);
       if (outcome === "active") break;
       // Its start failed (the operation says why): no server is started behind the control plane's back.
-      if (outcome === "failed" || tries === WAKE_TRIES)
-        throw new DoorError({ code: "XX000", message: TEXTS.couldNotConnect });
+      if (outcome === "failed" || tries === WAKE_TRIES) throw couldNotConnect(endpointId);
       // A suspend came after the start (or the endpoint changed): the client meets the endpoint
       // as it is now, woken again if it is idle, as Neon's proxy retries its wake.
       const address = admit(endpointId);
@@ -234,7 +249,9 @@ function doorServices(ctx: Ctx, worker: Worker, postgres: PostgresDriver): DoorS
     // Active in the control plane with no server (it exited on its own): started again; or with
     // its start under way (the computes the emulator resumes as it starts): joined.
     if (postgres.addressOf(endpointId) === undefined)
-      await postgres.perform({ kind: "start_compute", endpointId });
+      await postgres.perform({ kind: "start_compute", endpointId }).catch((err: unknown) => {
+        throw postgres.missingMajor(endpointId) !== undefined ? couldNotConnect(endpointId) : err;
+      });
     const address = postgres.addressOf(endpointId);
     if (address === undefined) throw new Error(`endpoint ${endpointId} has no running server`);
     return address;

@@ -279,7 +279,8 @@ export class SqlOverHttp {
     const endpointId = connection.target.endpointId;
     const compute = { endpointId, branchId: found.branchId, projectId: found.projectId };
     const address = await this.services.ready(endpointId).catch((err: unknown) => {
-      if (err instanceof DoorError) throw bad(err.fields.message);
+      if (err instanceof DoorError)
+        throw new SqlError(400, err.fields.message, err.fields.detail ? { detail: err.fields.detail } : {});
       this.logger?.warn({ err, endpoint: endpointId }, "sql over http: wake failed");
       throw new SqlError(500, TEXTS.couldNotConnect);
     });

@@ -1112,6 +1112,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return dir;
   }
 
+  /** The endpoint's Postgres major when its binaries are not installed (why its start fails), else undefined. */
+  missingMajor(endpointId: string): number | undefined {
+    const endpoint = this.view.endpoint(endpointId);
+    const major = endpoint && this.view.pgVersion(endpoint.projectId);
+    return major !== undefined && !this.binaries.has(major) ? major : undefined;
+  }
+
   private binariesFor(major: number): PgBinaries {
     const bin = this.binaries.get(major);
     if (!bin)
