@@ -15,6 +15,7 @@ import {
   type MessageSource,
   sendCancel,
 } from "./relay.js";
+import { forwardedOptions } from "./routing.js";
 import type { Credential } from "./scram.js";
 import {
   authenticationOk,
@@ -85,6 +86,57 @@ const TRACKED = [
   "application_name",
   "IntervalStyle",
 ];
+
+/**
+ * A pooled client's startup parameters as Neon's PgBouncer (1.22, `ignore_startup_parameters=
+ * extra_float_digits`) takes them: the tracked settings, given as parameters or in `options` as
+ * `-c name=value` / `--name=value` (the proxy's routing tokens left out), with `extra_float_digits`
+ * ignored; any other parameter refuses the connection, in PgBouncer's words (FATAL 08P01).
+ */
+export function pooledStartup(
+  params: Record<string, string>,
+): { settings: Map<string, string> } | { refused: string } {
+  const settings = new Map<string, string>();
+  /** Takes one name=value, or says why not. */
+  const take = (name: string, value: string, where: string): string | undefined => {
+    const tracked = TRACKED.find((t) => t.toLowerCase() === name.toLowerCase());
+    if (tracked) settings.set(tracked, value);
+    else if (name.toLowerCase() !== "extra_float_digits")
+      return `unsupported startup parameter${where}: ${name}`;
+    return undefined;
+  };
+  for (const [name, value] of Object.entries(params)) {
+    if (name === "user" || name === "database") continue;
+    if (name !== "options") {
+      const refused = take(name, value, "");
+      if (refused) return { refused };
+      continue;
+    }
+    const args = (forwardedOptions(value) ?? "").split(/\s+/).filter(Boolean);
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i] as string;
+      const setting =
+        arg === "-c"
+          ? args[++i]
+          : arg.startsWith("-c")
+            ? arg.slice(2)
+            : arg.startsWith("--")
+              ? arg.slice(2)
+              : undefined;
+      if (setting === undefined)
+        return {
+          refused:
+            "unsupported options startup parameter: only '-c config=val' and '--config=val' are allowed",
+        };
+      const equals = setting.indexOf("=");
+      if (equals <= 0)
+        return { refused: "unsupported options startup parameter: parameter must be of the form key=value" };
+      const refused = take(setting.slice(0, equals), setting.slice(equals + 1), " in options");
+      if (refused) return { refused };
+    }
+  }
+  return { settings };
+}
 
 /** What a server's own end of a session says (pg_terminate_backend, a fast shutdown): a client ended with it hears the same. */
 const TERMINATED = errorResponse({ severity: "FATAL", code: "57P01", message: TERMINATED_TEXT });
@@ -710,12 +762,10 @@ class PooledClient {
     /** Where the compute's bytes sent to this client are counted. */
     readonly sent: EgressCounter,
   ) {
-    // Startup parameter names are case-insensitive (libpq's PGTZ sends `timezone`).
-    const given = new Map(Object.entries(params).map(([name, value]) => [name.toLowerCase(), value]));
-    for (const name of TRACKED) {
-      const value = given.get(name.toLowerCase());
-      if (value !== undefined) this.tracked.set(name, value);
-    }
+    // Startup parameter names are case-insensitive (libpq's PGTZ sends `timezone`); the login
+    // refused the parameters PgBouncer does not take (session.ts).
+    const startup = pooledStartup(params);
+    if ("settings" in startup) for (const [name, value] of startup.settings) this.tracked.set(name, value);
     this.framer = new Framer(
       (t) => t === PARSE || t === BIND || t === DESCRIBE || t === CLOSE,
       (type) => {

@@ -15,7 +15,7 @@ import {
 } from "../platform/scram-verifier.js";
 import type { Compute, EgressMeter } from "./egress.js";
 import { ClientGone, Inbox } from "./inbox.js";
-import { MAX_CLIENT_CONN, type Pooler } from "./pooler.js";
+import { MAX_CLIENT_CONN, type Pooler, pooledStartup } from "./pooler.js";
 import { type CancelTarget, ComputeRefused, cancelKeyOf, type Login, relay, sendCancel } from "./relay.js";
 import { fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
 import { ScramError, ScramServer, WrongPassword } from "./scram.js";
@@ -113,12 +113,14 @@ class PoolerRefusal extends Error {
 
 /**
  * What the pooler refuses before authentication, as Neon's PgBouncer (1.22) does: a client beyond
- * max_client_conn, and a replication connection (a startup parameter it does not support; logical
- * replication goes through a direct connection).
+ * max_client_conn, and a startup parameter it does not take (pooledStartup): a replication
+ * connection (logical replication goes through a direct connection), a `statement_timeout` or a
+ * `-c search_path=…` in `options` (set them with SET, or per role or database).
  */
 function checkPooled(pooler: Pooler, endpointId: string, params: Record<string, string>): void {
   if (!pooler.admits(endpointId)) throw new PoolerRefusal();
-  if (params.replication !== undefined) throw new PoolerRefusal("unsupported startup parameter: replication");
+  const startup = pooledStartup(params);
+  if ("refused" in startup) throw new PoolerRefusal(startup.refused);
 }
 
 const PHYSICAL_REPLICATION =

@@ -1049,6 +1049,63 @@ describe("the pooler (transaction mode)", () => {
     }
   });
 
+  it("startup parameters PgBouncer does not take are refused as Neon's pooler refuses them (08P01); tracked ones, in options too, hold; direct connections take them all", async () => {
+    const refusals: [pg.ClientConfig, string][] = [
+      [{ statement_timeout: 1000 }, "unsupported startup parameter: statement_timeout"],
+      [{ lock_timeout: 1000 }, "unsupported startup parameter: lock_timeout"],
+      [{ options: "-c search_path=app" }, "unsupported startup parameter in options: search_path"],
+      [
+        { options: "search_path=app" },
+        "unsupported options startup parameter: only '-c config=val' and '--config=val' are allowed",
+      ],
+      [
+        { options: "-c DateStyle" },
+        "unsupported options startup parameter: parameter must be of the form key=value",
+      ],
+    ];
+    // The pooled URI's parts as fields (a connection string's own options would win over the config's).
+    const uri = new URL(p.pooledUri as string);
+    const pooledWith = (config: pg.ClientConfig) =>
+      new pg.Client({
+        host: uri.hostname,
+        port: Number(uri.port),
+        user: decodeURIComponent(uri.username),
+        password: decodeURIComponent(uri.password),
+        database: uri.pathname.slice(1),
+        ...config,
+        options: `${uri.searchParams.get("options")}${config.options ? ` ${config.options}` : ""}`,
+      });
+    for (const [config, message] of refusals) {
+      const c = pooledWith(config);
+      c.on("error", () => {});
+      await expect(c.connect(), message).rejects.toMatchObject({ code: "08P01", message });
+    }
+    // Tracked settings are taken as parameters and in options.
+    const taken = pooledWith({
+      options: "-c TimeZone=Asia/Tokyo --DateStyle=SQL,DMY",
+      application_name: "tracked",
+    });
+    await taken.connect();
+    try {
+      expect(
+        (
+          await taken.query(
+            "SELECT current_setting('TimeZone') AS tz, current_setting('DateStyle') AS ds, current_setting('application_name') AS app",
+          )
+        ).rows,
+      ).toEqual([{ tz: "Asia/Tokyo", ds: "SQL, DMY", app: "tracked" }]);
+    } finally {
+      await taken.end();
+    }
+    const direct = new pg.Client({ connectionString: p.uri, statement_timeout: 1234 });
+    await direct.connect();
+    try {
+      expect((await direct.query("SHOW statement_timeout")).rows).toEqual([{ statement_timeout: "1234ms" }]);
+    } finally {
+      await direct.end();
+    }
+  });
+
   it("direct connections beyond max_connections get Postgres' 53300", async () => {
     const direct: pg.Client[] = [];
     let refused: unknown;
