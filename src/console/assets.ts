@@ -49,11 +49,18 @@ nav.tabs a{padding:.4rem .8rem;text-decoration:none;color:var(--muted);border-bo
 nav.tabs a[aria-current=page]{color:var(--fg);border-color:var(--accent)}
 details>summary{cursor:pointer;margin:.4rem 0;font-weight:600}
 .muted{color:var(--muted)}
-pre.diff .add{background:#e6f4ea;color:#0d652d}pre.diff .del{background:#fce8e6;color:#a50e0e}pre.diff .hunk,pre.diff .file{color:var(--muted)}
+.diff .add,[data-schema-legend] .add{background:#e6f4ea;color:#0d652d}.diff .del,[data-schema-legend] .del{background:#fce8e6;color:#a50e0e}.diff .hunk,.diff .file{color:var(--muted)}
 .chart{margin:.4rem 0 1rem}
 .chart svg{max-width:100%;height:auto;border:1px solid var(--line);border-radius:4px;background:#fff}
 a,h1,h2,td,th,code,option,.tag{unicode-bidi:isolate}
 h1,h2,td,th,p{overflow-wrap:anywhere}
+input,select,textarea{max-width:100%}
+@media (max-width:700px){
+header.top{flex-wrap:wrap;gap:.6rem 1rem}
+main{padding:.8rem}
+table{display:block;overflow-x:auto}
+td,th{overflow-wrap:normal;white-space:nowrap}
+}
 `;
 
 const JS = `
@@ -73,20 +80,33 @@ const JS = `
     if (!src || !navigator.clipboard) return;
     navigator.clipboard.writeText(src.textContent).then(function(){ b.textContent = "Copied"; });
   });
-  // A form marked data-autosubmit is sent as soon as one of its fields changes (the SQL editor's branch).
+  // A form marked data-autosubmit is sent once one of its fields changed and no other change
+  // followed for a moment (arrow keys through a select change it at each key); the page it loads
+  // gives the focus back to that field.
+  var autosubmit;
   document.addEventListener("change", function(e){
     var f = e.target.closest && e.target.closest("form[data-autosubmit]");
     if (!f) return;
-    // The statement being written goes along, kept by the tab (never in the URL).
-    var carried = document.querySelector("textarea[name=query]");
-    if (carried) try { sessionStorage.setItem("console-statement", carried.value); } catch (err) {}
-    f.submit();
+    clearTimeout(autosubmit);
+    autosubmit = setTimeout(function(){
+      // The statement being written goes along, kept by the tab (never in the URL).
+      var carried = document.querySelector("textarea[name=query]");
+      try {
+        if (carried) sessionStorage.setItem("console-statement", carried.value);
+        sessionStorage.setItem("console-focus", e.target.name);
+      } catch (err) {}
+      f.submit();
+    }, 400);
   });
   try {
     var kept = sessionStorage.getItem("console-statement");
     sessionStorage.removeItem("console-statement");
     var editor = document.querySelector("textarea[name=query]");
     if (kept !== null && editor) editor.value = kept;
+    var focused = sessionStorage.getItem("console-focus");
+    sessionStorage.removeItem("console-focus");
+    var field = focused && document.querySelector("form[data-autosubmit] [name='" + CSS.escape(focused) + "']");
+    if (field) field.focus();
   } catch (err) {}
   function refresh(el){
     if (el.getAttribute("data-live") !== "true") return;

@@ -483,6 +483,14 @@ describe("branch create", () => {
     expect(badTime.text).toContain("Check the form. Point in time:");
     const badLsn = await create({ name: "x", data: "past", parent_lsn: "not-an-lsn" });
     expect(badLsn.status).toBe(400);
+    // Refused as the API refuses it, before anything is made: a point outside the parent's history,
+    // a time and an LSN both.
+    const future = await create({ name: "x", data: "past", parent_timestamp: "2999-01-01T00:00:00" });
+    expect(future.status).toBe(400);
+    expect(future.text).toContain("is in the future");
+    const both = await create({ name: "x", data: "past", parent_timestamp: at, parent_lsn: "0/1000000" });
+    expect(both.status).toBe(400);
+    expect(both.text).toContain("at a point in time or at an LSN, not both");
     expect(await branches()).toBe(count);
   });
 

@@ -253,10 +253,13 @@ describe("the web console in Chromium", () => {
     await page.getByRole("link", { name: "Roles & Databases" }).click();
     await page.getByLabel("New role name").fill("app_user");
     await page.getByRole("button", { name: "Create role" }).click();
-    expect(await page.locator("main").innerText()).toContain("Role app_user created");
-    await page.locator("tr[data-role='app_user']").getByRole("button", { name: "Reveal password" }).click();
+    // The new role's password is shown at once; Reveal shows the same one later.
+    expect(await page.locator("h1").innerText()).toBe("Role app_user created");
     const password = (await page.locator("#role-password").textContent()) ?? "";
     expect(password.length).toBeGreaterThan(8);
+    await page.getByRole("link", { name: "Back to roles and databases" }).click();
+    await page.locator("tr[data-role='app_user']").getByRole("button", { name: "Reveal password" }).click();
+    expect(await page.locator("#role-password").textContent()).toBe(password);
     // The Connect dialog, as app_user: the password it shows is the one revealed, and it works.
     await page.goto(projectUrl);
     // Choosing is enough: the string follows each choice (the button is for pages without the script).
@@ -264,8 +267,11 @@ describe("the web console in Chromium", () => {
     await page.waitForURL(/role_name=app_user/);
     const uri = (await page.locator("#connection-string").textContent()) ?? "";
     expect(decodeURIComponent(new URL(uri).password)).toBe(password);
-    await page.getByLabel("Connection pooling").check();
+    // By keyboard: the page drawn for the choice gives the focus back to the field.
+    await page.getByLabel("Connection pooling").focus();
+    await page.keyboard.press("Space");
     await page.waitForURL(/pooled=true/);
+    expect(await page.evaluate("document.activeElement && document.activeElement.name")).toBe("pooled");
     expect((await page.locator("#connection-string").textContent()) ?? "").toMatch(
       /endpoint%3Dep-[a-z0-9-]+-pooler$/,
     );
@@ -301,6 +307,9 @@ describe("the web console in Chromium", () => {
     const childId = childUrl.split("/").pop() as string;
     // A branch being made refuses changes (423): its page says when it is ready.
     await reloadUntil(() => page.locator("main").innerText(), /state ready/);
+    expect(await page.locator("[data-branch-origin]").innerText()).toMatch(
+      /^Branched from main as of .+ at LSN \d+\/[0-9A-F]+$/,
+    );
     await page.getByLabel("New name").fill("feature-2");
     await page.getByRole("button", { name: "Rename" }).click();
     expect(await page.locator("h1").innerText()).toContain("feature-2");
@@ -329,6 +338,9 @@ describe("the web console in Chromium", () => {
     const removed = await page.locator("[data-schema-diff] .del").allInnerTexts();
     expect(removed).toContain("-CREATE TABLE public.fruit (\n");
     expect(removed).toContain("--- Name: fruit; Type: TABLE; Schema: public; Owner: neondb_owner\n");
+    expect(await page.locator("[data-schema-legend]").innerText()).toBe(
+      "− main (parent) · + feature-2 (this branch)",
+    );
     await shot("schema-diff");
     await page.goto(childUrl);
     await page.getByRole("button", { name: "Reset from parent" }).click();
@@ -538,6 +550,20 @@ describe("the web console in Chromium", () => {
     })()`);
     expect(inOrder).toBe(true);
     await shot("odd-names");
+    // A phone-sized window: no page scrolls sideways (tables scroll within themselves).
+    await page.setViewportSize({ width: 400, height: 800 });
+    try {
+      for (const url of ["/app/projects", `/app/projects/${long}`, new URL(projectUrl).pathname]) {
+        await page.goto(`${server.url}${url}`);
+        const [scroll, width] = (await page.evaluate(
+          "[document.documentElement.scrollWidth, document.documentElement.clientWidth]",
+        )) as [number, number];
+        expect(scroll, `${url} at 400 px`).toBeLessThanOrEqual(width);
+      }
+      await shot("narrow");
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 720 });
+    }
     for (const id of [long, rtl])
       await fetch(`${server.url}/api/v2/projects/${id}`, {
         method: "DELETE",

@@ -1,6 +1,7 @@
 import { restoreBranch } from "../../control-plane/branch-restore/service.js";
 import { BranchCreateRequest, BranchUpdateRequest } from "../../control-plane/branches/schema.js";
 import {
+  checkBranchCreate,
   copyParentNow,
   createBranch,
   deleteBranch,
@@ -60,6 +61,9 @@ router.get(BRANCH, async (c) => {
   const page = pageOf(c);
   const { branch } = getBranch(c.var.ctx, accountOf(c), projectId, branchId);
   const { project } = getProject(c.var.ctx, accountOf(c), projectId);
+  const parent = branch.parent_id
+    ? getBranch(c.var.ctx, accountOf(c), projectId, branch.parent_id).branch
+    : undefined;
   const asked = c.req.query("tab");
   const tab: BranchTab = asked === "roles" || asked === "children" || asked === "schema" ? asked : "computes";
   const schema = tab === "schema" ? await schemaView(c, projectId, branch) : undefined;
@@ -75,6 +79,29 @@ router.get(BRANCH, async (c) => {
         {branch.id} · data size {bytes(branch.logical_size)} · created <When at={branch.created_at} /> · state{" "}
         {branch.current_state}
         {branch.pending_state ? ` → ${branch.pending_state}` : ""}
+      </p>
+      <p class="muted" data-branch-origin>
+        {parent ? (
+          <>
+            Branched from <a href={branchPath(projectId, parent.id)}>{shownName(parent.name, parent.id)}</a>
+            {branch.parent_timestamp ? (
+              <>
+                {" "}
+                as of <When at={branch.parent_timestamp} />
+              </>
+            ) : null}
+            {branch.parent_lsn ? ` at LSN ${branch.parent_lsn}` : ""}
+          </>
+        ) : branch.init_source === "schema-only" ? (
+          "A root branch: its parent's schema, without rows"
+        ) : (
+          "A root branch"
+        )}
+        {branch.expires_at && (
+          <>
+            {" · "}deleted automatically at <When at={branch.expires_at} />
+          </>
+        )}
       </p>
       <StartedOperations c={c} projectId={projectId} />
       <BranchActions c={c} page={page} projectId={projectId} branch={branch} />
@@ -187,7 +214,8 @@ function ChildrenTab(props: BranchTabProps) {
               <input name="parent_lsn" placeholder="0/1A2B3C4" maxlength={32} autocomplete="off" />
             </label>
             <label class="check">
-              <input type="radio" name="data" value="schema" /> Schema only (no rows)
+              <input type="radio" name="data" value="schema" /> Schema only (no rows; a root branch, with no
+              parent)
             </label>
           </fieldset>
           <SelectField label="Delete automatically after" name="expires_in" options={EXPIRIES} />
@@ -237,9 +265,9 @@ function dataOf(form: Record<string, string>) {
   if (form.data !== "past") return {};
   const lsn = form.parent_lsn?.trim();
   const at = form.parent_timestamp?.trim();
-  if (lsn) return { parent_lsn: lsn };
-  if (at) return { parent_timestamp: `${at.length === 16 ? `${at}:00` : at}Z` };
-  throw badRequest("Check the form. Past data needs a point in time or an LSN.");
+  if (!lsn && !at) throw badRequest("Check the form. Past data needs a point in time or an LSN.");
+  if (lsn && at) throw badRequest("Check the form. Past data is at a point in time or at an LSN, not both.");
+  return lsn ? { parent_lsn: lsn } : { parent_timestamp: `${at?.length === 16 ? `${at}:00` : at}Z` };
 }
 
 // The branches are listed on the project's page (the breadcrumb's "branches").
@@ -263,6 +291,7 @@ router.post("/projects/:projectId/branches", async (c) => {
     },
     ...(form.with_compute === "true" ? { endpoints: [{ type: "read_write" }] } : {}),
   });
+  await checkBranchCreate(c.var.ctx, accountId, projectId, input);
   const body = await copyParentNow(c.var.ctx, run(c, createBranch(c.var.ctx, accountId, projectId, input)));
   return redirectTo(
     c,

@@ -361,7 +361,7 @@ function ConnectSection(props: { c: ConsoleContext; projectId: string }) {
     <section aria-labelledby="connect">
       <h2 id="connect">Connect</h2>
       {/* The script shows the string for each choice as it is made; without it, the button does. */}
-      <form method="get" action={`/app/projects/${projectId}#connect`} data-autosubmit>
+      <form method="get" action={`/app/projects/${projectId}`} data-autosubmit>
         <BranchField target={target} />
         <SelectField
           label="Compute"

@@ -137,7 +137,18 @@ router.post(`${BRANCH}/roles`, async (c) => {
   const { projectId, branchId } = c.req.param();
   const input = parse(RoleCreateRequest, { role: { name: (await formOf(c)).name ?? "" } });
   const body = run(c, createRole(c.var.ctx, accountOf(c), projectId, branchId, input.role));
-  return redirectTo(c, back(projectId, branchId), `Role ${body.role.name} created.`, startedOps(body));
+  // Its password shown at once, as Neon's console shows a new role's (Reveal shows it again later).
+  return c.html(
+    <PasswordPage
+      c={c}
+      projectId={projectId}
+      branchId={branchId}
+      role={body.role.name}
+      password={body.role.password ?? ""}
+      kind="created"
+      ops={startedOps(body)}
+    />,
+  );
 });
 
 router.post(`${BRANCH}/roles/delete`, async (c) => {
@@ -156,16 +167,21 @@ function PasswordPage(props: {
   branchId: string;
   role: string;
   password: string;
-  reset: boolean;
+  kind: "created" | "reset" | "shown";
+  /** Operations the action started: the page the link leads back to follows them. */
+  ops?: string[];
 }) {
+  const ops = props.ops?.length ? `&ops=${props.ops.join(",")}` : "";
   return (
     <Layout title="Password" page={pageOf(props.c)}>
       <h1>
-        {props.reset ? "New password" : "Password"} of {props.role}
+        {props.kind === "created"
+          ? `Role ${props.role} created`
+          : `${props.kind === "reset" ? "New password" : "Password"} of ${props.role}`}
       </h1>
       <Secret id="role-password" value={props.password} label={`Password of ${props.role}`} />
       <p>
-        <a href={back(props.projectId, props.branchId)}>Back to roles and databases</a>
+        <a href={`${back(props.projectId, props.branchId)}${ops}`}>Back to roles and databases</a>
       </p>
     </Layout>
   );
@@ -182,7 +198,7 @@ router.post(`${BRANCH}/roles/reveal`, async (c) => {
       branchId={branchId}
       role={name}
       password={password}
-      reset={false}
+      kind="shown"
     />,
   );
 });
@@ -200,7 +216,8 @@ router.post(`${BRANCH}/roles/reset`, async (c) => {
       branchId={branchId}
       role={body.role.name}
       password={body.role.password ?? ""}
-      reset
+      kind="reset"
+      ops={startedOps(body)}
     />,
   );
 });

@@ -17,6 +17,8 @@ export interface SchemaView {
   database: string | undefined;
   branches: { id: string; label: string }[];
   against: string;
+  /** This branch's name, for the diff's legend. */
+  self: string;
   /** The schema, or the diff when `against` names a branch. */
   text?: string;
   /** Why there is nothing to show (no database, computes off, a refusal of the API's). */
@@ -27,7 +29,7 @@ export interface SchemaView {
 export async function schemaView(
   c: ConsoleContext,
   projectId: string,
-  branch: { id: string; parent_id?: string | undefined },
+  branch: { id: string; name: string; parent_id?: string | undefined },
 ): Promise<SchemaView> {
   const { ctx } = c.var;
   const accountId = accountOf(c);
@@ -40,7 +42,13 @@ export async function schemaView(
       label: `${shownName(b.name, b.id)}${b.id === branch.parent_id ? " (parent)" : ""}`,
     }));
   const against = others.find((b) => b.id === c.req.query("compare"))?.id ?? "";
-  const view: SchemaView = { databases, database, branches: others, against };
+  const view: SchemaView = {
+    databases,
+    database,
+    branches: others,
+    against,
+    self: shownName(branch.name, branch.id),
+  };
   if (!database) return { ...view, problem: "This branch has no databases." };
   try {
     const text = against
@@ -112,11 +120,17 @@ export function SchemaTab(props: { projectId: string; branchId: string; view: Sc
             The schemas are the same.
           </p>
         ) : view.against ? (
-          <pre class="diff" data-schema-diff>
-            {diffLines(view.text).map(({ line, kind }) => (
-              <span class={kind}>{`${line}\n`}</span>
-            ))}
-          </pre>
+          <>
+            <p class="muted" data-schema-legend>
+              <span class="del">−</span> {view.branches.find((b) => b.id === view.against)?.label} ·{" "}
+              <span class="add">+</span> {view.self} (this branch)
+            </p>
+            <pre class="diff" data-schema-diff>
+              {diffLines(view.text).map(({ line, kind }) => (
+                <span class={kind}>{`${line}\n`}</span>
+              ))}
+            </pre>
+          </>
         ) : (
           <pre data-schema>{view.text}</pre>
         ))}

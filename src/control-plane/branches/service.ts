@@ -18,7 +18,7 @@ import { connectionDetails } from "../connection/render.js";
 import { trafficByBranch, trafficOf } from "../consumption/meter.js";
 import { endHistory } from "../consumption/storage.js";
 import { toEndpointJson } from "../endpoints/render.js";
-import { addEndpoint } from "../endpoints/service.js";
+import { addEndpoint, projectMajor, requireSettingsTaken } from "../endpoints/service.js";
 import { closeActivity, usageByBranch, usageOf } from "../endpoints/store.js";
 import { requireBranchRoom } from "../limits.js";
 import { toOperationJson } from "../operations/render.js";
@@ -27,7 +27,7 @@ import type { OperationRow } from "../operations/store.js";
 import { toDatabaseJson, toRoleJson } from "../roles-databases/render.js";
 import { renewPasswords } from "../roles-databases/service.js";
 import { copyDatabases, copyDrops, copyRoles } from "../roles-databases/store.js";
-import { historyPoint } from "./history.js";
+import { historyPoint, requireInHistory } from "./history.js";
 import { toAnnotationJson, toBranchJson } from "./render.js";
 import {
   checkDeletable,
@@ -104,6 +104,34 @@ export function listBranches(ctx: Ctx, accountId: string, projectId: string, q: 
     annotations,
     pagination: { ...(next ? { next } : {}), sort_by: sortBy, sort_order: order },
   };
+}
+
+/**
+ * What a branch create checks before createBranch that needs the branch's data or Postgres (so it
+ * is async): the point asked for lies in the parent's history, and Postgres takes the endpoints'
+ * settings. Every caller (the API, the console) runs it: a point outside the history would make a
+ * branch whose create_branch fails.
+ */
+export async function checkBranchCreate(
+  ctx: Ctx,
+  accountId: string,
+  projectId: string,
+  input: BranchCreateInput,
+): Promise<void> {
+  const at = input.branch;
+  await requireInHistory(
+    ctx,
+    accountId,
+    projectId,
+    at?.parent_id,
+    { lsn: at?.parent_lsn, timestamp: at?.parent_timestamp },
+    { lsn: "parent_lsn", timestamp: "parent_timestamp" },
+  );
+  await requireSettingsTaken(
+    ctx,
+    projectMajor(ctx, accountId, projectId),
+    (input.endpoints ?? []).map((e) => e.settings?.pg_settings),
+  );
 }
 
 export function createBranch(ctx: Ctx, accountId: string, projectId: string, input: BranchCreateInput) {
