@@ -471,6 +471,14 @@ describe("branch create", () => {
     const before = t.clock.now();
     const expiring = await made(await create({ name: "expiring", expires_in: "3600" }));
     expect(Date.parse(expiring.expires_at)).toBe(Math.floor((before + 3_600_000) / 1000) * 1000);
+    // The project's page offers the same form, its parent a choice among the branches (the default first chosen).
+    const dashboard = (await b.get(`/app/projects/${p.id}`)).text;
+    expect(dashboard).toContain(`<form method="post" action="/app/projects/${p.id}/branches">`);
+    expect(dashboard).toMatch(
+      new RegExp(
+        `<select name="parent_id"><option value="${p.branchId}" selected="">main</option><option value="br-`,
+      ),
+    );
     // Past data without a point, or a point the API refuses: the form's words, nothing made.
     const branches = async () =>
       (await t.api("GET", `/api/v2/projects/${p.id}/branches`)).body.branches.length as number;

@@ -188,45 +188,13 @@ function ChildrenTab(props: BranchTabProps) {
   const children = branches.filter((b) => b.parent_id === branchId);
   return (
     <section>
-      <form method="post" action={`/app/projects/${projectId}/branches`}>
-        <Csrf token={page.csrf} />
-        <input type="hidden" name="parent_id" value={branchId} />
-        <fieldset>
-          <legend>Create a child branch</legend>
-          <label>
-            Name
-            <input name="name" maxlength={256} autocomplete="off" />
-          </label>
-          <fieldset>
-            <legend>Data</legend>
-            <label class="check">
-              <input type="radio" name="data" value="current" checked /> Current data
-            </label>
-            <label class="check">
-              <input type="radio" name="data" value="past" /> Past data, as it was at
-            </label>
-            <label>
-              Point in time (UTC)
-              <input name="parent_timestamp" type="datetime-local" step={1} />
-            </label>
-            <label>
-              or LSN
-              <input name="parent_lsn" placeholder="0/1A2B3C4" maxlength={32} autocomplete="off" />
-            </label>
-            <label class="check">
-              <input type="radio" name="data" value="schema" /> Schema only (no rows; a root branch, with no
-              parent)
-            </label>
-          </fieldset>
-          <SelectField label="Delete automatically after" name="expires_in" options={EXPIRIES} />
-          <label class="check">
-            <input type="checkbox" name="with_compute" value="true" checked /> with a read-write compute
-          </label>
-          <button type="submit" class="primary">
-            Create branch
-          </button>
-        </fieldset>
-      </form>
+      <BranchCreateForm
+        csrf={page.csrf}
+        projectId={projectId}
+        legend="Create a child branch"
+        parents={[{ id: branchId, name: "" }]}
+        parentId={branchId}
+      />
       <table>
         <TableHead columns={["Branch", "Data size", "Created"]} />
         <tbody>
@@ -245,6 +213,69 @@ function ChildrenTab(props: BranchTabProps) {
       </table>
       {children.length === 0 && <p class="muted">No child branches.</p>}
     </section>
+  );
+}
+
+/**
+ * The create-branch form: its parent (a choice when `parents` holds more than one, as on the
+ * project's page), name, data (current, past at a time or LSN, schema only), expiry and compute.
+ */
+export function BranchCreateForm(props: {
+  csrf: string;
+  projectId: string;
+  legend: string;
+  parents: { id: string; name: string }[];
+  parentId: string | undefined;
+}) {
+  return (
+    <form method="post" action={`/app/projects/${props.projectId}/branches`}>
+      <Csrf token={props.csrf} />
+      <fieldset>
+        <legend>{props.legend}</legend>
+        {props.parents.length > 1 ? (
+          <SelectField
+            label="Parent branch"
+            name="parent_id"
+            options={props.parents.map((b) => ({ value: b.id, label: shownName(b.name, b.id) }))}
+            selected={props.parentId}
+          />
+        ) : (
+          <input type="hidden" name="parent_id" value={props.parentId ?? ""} />
+        )}
+        <label>
+          Name
+          <input name="name" maxlength={256} autocomplete="off" />
+        </label>
+        <fieldset>
+          <legend>Data</legend>
+          <label class="check">
+            <input type="radio" name="data" value="current" checked /> Current data
+          </label>
+          <label class="check">
+            <input type="radio" name="data" value="past" /> Past data, as it was at
+          </label>
+          <label>
+            Point in time (UTC)
+            <input name="parent_timestamp" type="datetime-local" step={1} />
+          </label>
+          <label>
+            or LSN
+            <input name="parent_lsn" placeholder="0/1A2B3C4" maxlength={32} autocomplete="off" />
+          </label>
+          <label class="check">
+            <input type="radio" name="data" value="schema" /> Schema only (no rows; a root branch, with no
+            parent)
+          </label>
+        </fieldset>
+        <SelectField label="Delete automatically after" name="expires_in" options={EXPIRIES} />
+        <label class="check">
+          <input type="checkbox" name="with_compute" value="true" checked /> with a read-write compute
+        </label>
+        <button type="submit" class="primary">
+          Create branch
+        </button>
+      </fieldset>
+    </form>
   );
 }
 

@@ -31,6 +31,7 @@ import {
   TableHead,
   When,
 } from "../views/layout.js";
+import { BranchCreateForm } from "./branches.js";
 import { StartedOperations } from "./started.js";
 import {
   accountOf,
@@ -194,6 +195,16 @@ router.get("/projects/:projectId", (c) => {
       <StartedOperations c={c} projectId={projectId} />
       <ConnectSection c={c} projectId={projectId} />
       <h2>Branches</h2>
+      <details>
+        <summary>New branch</summary>
+        <BranchCreateForm
+          csrf={page.csrf}
+          projectId={projectId}
+          legend="Create a branch"
+          parents={list}
+          parentId={list.find((b) => b.default)?.id}
+        />
+      </details>
       <table>
         <TableHead columns={["Branch", "Parent", "Primary compute", "Data size", "Created", "Last active"]} />
         <tbody>
