@@ -55,6 +55,8 @@ details>summary{cursor:pointer;margin:.4rem 0;font-weight:600}
 a,h1,h2,td,th,code,option,.tag{unicode-bidi:isolate}
 h1,h2,td,th,p{overflow-wrap:anywhere}
 input,select,textarea{max-width:100%}
+table[data-result]{display:block;overflow-x:auto}
+table[data-result] td{overflow-wrap:normal;white-space:pre}
 @media (max-width:700px){
 header.top{flex-wrap:wrap;gap:.6rem 1rem}
 main{padding:.8rem}
@@ -72,6 +74,14 @@ const JS = `
     if (!window.confirm(msg)) { e.preventDefault(); return; }
     var c = document.createElement("input");
     c.type = "hidden"; c.name = "confirm"; c.value = "yes"; f.appendChild(c);
+  });
+  // Ctrl+Enter (Cmd+Enter) in the SQL editor runs the statement.
+  document.addEventListener("keydown", function(e){
+    if (e.key !== "Enter" || !(e.ctrlKey || e.metaKey)) return;
+    var t = e.target;
+    if (!t.matches || !t.matches("textarea[name=query]") || !t.form) return;
+    e.preventDefault();
+    t.form.requestSubmit();
   });
   document.addEventListener("click", function(e){
     var b = e.target.closest && e.target.closest("[data-copy]");

@@ -259,7 +259,7 @@ describe("forms", () => {
     expectStatus(await t.api("GET", "/api/v2/api_keys"), 200);
   });
 
-  it("a project is renamed and deleted from its page (asked first; a protected branch refuses it, nothing changed); the API recovers it", async () => {
+  it("a project is renamed and deleted from its page (asked first; a protected branch refuses it, nothing changed); it is recovered from the projects page, or by the API", async () => {
     const p = await project("before");
     const b = await signIn();
     const page = await b.get(`/app/projects/${p.id}`);
@@ -294,8 +294,20 @@ describe("forms", () => {
     expect(done.headers.get("location")).toMatch(/^\/app\/projects\?notice=/);
     expect((await t.api("GET", `/api/v2/projects/${p.id}`)).status).toBe(404);
     expect((await b.get(`/app/projects/${p.id}`)).status).toBe(404);
+    // Listed as recently deleted on the projects page, with Recover.
+    const list = (await b.get("/app/projects")).text;
+    expect(list).toContain("Recently deleted (1)");
+    expect(list).toContain(`<tr data-deleted-project="${p.id}">`);
+    const recovered = await b.post(`/app/projects/${p.id}/recover`, {});
+    expect(recovered.status).toBe(303);
+    expect(recovered.headers.get("location")).toMatch(new RegExp(`^/app/projects/${p.id}\\?notice=`));
+    expect((await t.api("GET", `/api/v2/projects/${p.id}`)).body.project.name).toBe("after");
+    expect((await b.get("/app/projects")).text).not.toContain("Recently deleted");
+    // Deleted again, the API recovers it as well; a project that is not deleted is not recovered.
+    expect((await b.post(path, { confirm: "yes" })).status).toBe(303);
     expectStatus(await t.api("POST", `/api/v2/projects/${p.id}/recover`), 200);
     expect((await t.api("GET", `/api/v2/projects/${p.id}`)).body.project.name).toBe("after");
+    expect((await b.post(`/app/projects/${p.id}/recover`, {})).status).toBe(409);
   });
 
   it("a form sent again (a reload of the page its POST answered) is refused, not done twice: no second key, no second password reset; a question asked does not use it up", async () => {

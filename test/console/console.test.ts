@@ -217,6 +217,16 @@ describe("the web console in Chromium", () => {
     await runSql("SELECT 1 AS one; SELECT name FROM fruit ORDER BY name");
     expect(await page.locator("[data-result] th").allInnerTexts()).toEqual(["name"]);
     expect(await page.locator("[data-result] td").allInnerTexts()).toEqual(["apple", "pear"]);
+    // Ctrl+Enter runs; the editor keeps the focus for the next statement.
+    await page.getByLabel("Statement").fill("SELECT count(*) AS n FROM fruit");
+    await Promise.all([page.waitForURL(/\/sql/), page.getByLabel("Statement").press("Control+Enter")]);
+    await page.waitForSelector("[data-result]");
+    expect(await page.locator("[data-result] td").allInnerTexts()).toEqual(["2"]);
+    expect(await page.evaluate("document.activeElement && document.activeElement.name")).toBe("query");
+    await runSql("-- only a comment");
+    expect(await page.locator("[data-command]").innerText()).toBe(
+      "Nothing ran: the script holds no statement (only comments or blanks).",
+    );
     await shot("sql-editor");
     await runSql("SELECT * FROM no_such_table");
     const error = await page.getByRole("alert").innerText();

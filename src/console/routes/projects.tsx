@@ -13,6 +13,7 @@ import {
   deleteProject,
   getProject,
   listProjects,
+  recoverProject,
   updateProject,
 } from "../../control-plane/projects/service.js";
 import { REGIONS } from "../../control-plane/regions/rules.js";
@@ -141,7 +142,54 @@ router.get("/projects", (c) => {
           </a>
         </p>
       )}
+      <RecentlyDeleted c={c} csrf={page.csrf} />
     </Layout>,
+  );
+});
+
+/** Deleted projects still within their recovery window (the API's `?recoverable=true`), each with Recover. */
+function RecentlyDeleted(props: { c: ConsoleContext; csrf: string }) {
+  const listed = listProjects(props.c.var.ctx, principalOf(props.c), { limit: 100, recoverable: true });
+  // The recoverable list's items carry when each was deleted and until when it can come back.
+  const deleted = listed.projects as ((typeof listed.projects)[number] & {
+    deleted_at: string;
+    recoverable_until: string;
+  })[];
+  if (deleted.length === 0) return null;
+  return (
+    <details>
+      <summary>Recently deleted ({deleted.length})</summary>
+      <table>
+        <TableHead columns={["Name", "Deleted", "Recoverable until"]} actions />
+        <tbody>
+          {deleted.map((p) => (
+            <tr data-deleted-project={p.id}>
+              <td>
+                {shownName(p.name, p.id)} <span class="muted">{p.id}</span>
+              </td>
+              <td>
+                <When at={p.deleted_at} />
+              </td>
+              <td>
+                <When at={p.recoverable_until} />
+              </td>
+              <td>
+                <ActionButton action={`/app/projects/${p.id}/recover`} label="Recover" csrf={props.csrf} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </details>
+  );
+}
+
+router.post("/projects/:projectId/recover", (c) => {
+  const body = recoverProject(c.var.ctx, accountOf(c), c.req.param("projectId"));
+  return redirectTo(
+    c,
+    `/app/projects/${body.project.id}`,
+    `Project “${body.project.name}” recovered: its computes start when a client connects.`,
   );
 });
 
@@ -256,7 +304,7 @@ router.get("/projects/:projectId", (c) => {
           label="Delete project"
           csrf={page.csrf}
           danger
-          confirm={`Delete the project “${project.name}” with its branches, computes and data? Until its recovery window closes, the API can recover it (POST /projects/${projectId}/recover).`}
+          confirm={`Delete the project “${project.name}” with its branches, computes and data? Until its recovery window closes, it can be recovered (Projects, Recently deleted).`}
         />
       </section>
     </Layout>,

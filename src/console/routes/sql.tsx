@@ -69,10 +69,22 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
           <DatabaseRoleFields target={target} />
           <label class="wide">
             Statement
-            <textarea class="sql" name="query" required maxlength={MAX_QUERY} spellcheck={false}>
+            <textarea
+              class="sql"
+              name="query"
+              required
+              maxlength={MAX_QUERY}
+              spellcheck={false}
+              autofocus={result !== undefined}
+              aria-describedby="sql-how"
+            >
               {query}
             </textarea>
           </label>
+          <p class="muted" id="sql-how">
+            The statements run in order, in one transaction (as <code>psql -c</code> runs a script: an error
+            undoes the ones before it); the last one's result is shown. Ctrl+Enter runs.
+          </p>
           <button type="submit" class="primary">
             Run
           </button>
@@ -126,6 +138,12 @@ function ResultView(props: { result: Result }) {
         {result.hint && <div>HINT: {result.hint}</div>}
         {result.position && <div>at character {result.position}</div>}
       </section>
+    );
+  if (!result.command && result.fields.length === 0)
+    return (
+      <p class="notice" role="status" data-command>
+        Nothing ran: the script holds no statement (only comments or blanks).
+      </p>
     );
   const shown = result.rows.slice(0, SHOWN_ROWS);
   return (
