@@ -117,10 +117,10 @@ class PoolerRefusal extends Error {
  * connection (logical replication goes through a direct connection), a `statement_timeout` or a
  * `-c search_path=…` in `options` (set them with SET, or per role or database).
  */
-function checkPooled(pooler: Pooler, endpointId: string, params: Record<string, string>): void {
+function checkPooled(pooler: Pooler, endpointId: string, params?: Record<string, string>): void {
   if (!pooler.admits(endpointId)) throw new PoolerRefusal();
-  const startup = pooledStartup(params);
-  if ("refused" in startup) throw new PoolerRefusal(startup.refused);
+  const startup = params && pooledStartup(params);
+  if (startup && "refused" in startup) throw new PoolerRefusal(startup.refused);
 }
 
 const PHYSICAL_REPLICATION =
@@ -244,7 +244,8 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
     // Nothing more is read from the client until the relay starts (its bytes wait in the kernel).
     client.pause();
     if (login.target.pooled && ctx.pooler) {
-      checkPooled(ctx.pooler, login.target.endpointId, params);
+      // Admitted again (clients came meanwhile); the parameters, unless checked before the login.
+      checkPooled(ctx.pooler, login.target.endpointId, routed?.pooled ? undefined : params);
       await ctx.pooler.serve(client, inbox, params, login, ctx.cancelTargets).catch((err: unknown) => {
         if (err instanceof ComputeRefused || err instanceof DoorError) throw err;
         ctx.logger?.warn({ err, endpoint: login.target.endpointId }, "front door: pooled login failed");

@@ -138,17 +138,7 @@ router.post(`${BRANCH}/roles`, async (c) => {
   const input = parse(RoleCreateRequest, { role: { name: (await formOf(c)).name ?? "" } });
   const body = run(c, createRole(c.var.ctx, accountOf(c), projectId, branchId, input.role));
   // Its password shown at once, as Neon's console shows a new role's (Reveal shows it again later).
-  return c.html(
-    <PasswordPage
-      c={c}
-      projectId={projectId}
-      branchId={branchId}
-      role={body.role.name}
-      password={body.role.password ?? ""}
-      kind="created"
-      ops={startedOps(body)}
-    />,
-  );
+  return c.html(<NewPassword c={c} projectId={projectId} branchId={branchId} body={body} kind="created" />);
 });
 
 router.post(`${BRANCH}/roles/delete`, async (c) => {
@@ -187,6 +177,28 @@ function PasswordPage(props: {
   );
 }
 
+/** The password page for a role the API answered with (made, or its password reset), and the operations it started. */
+function NewPassword(props: {
+  c: ConsoleContext;
+  projectId: string;
+  branchId: string;
+  body: { role: { name: string; password?: string | undefined }; operations?: { id: string }[] };
+  kind: "created" | "reset";
+}) {
+  const { body } = props;
+  return (
+    <PasswordPage
+      c={props.c}
+      projectId={props.projectId}
+      branchId={props.branchId}
+      role={body.role.name}
+      password={body.role.password ?? ""}
+      kind={props.kind}
+      ops={startedOps(body)}
+    />
+  );
+}
+
 router.post(`${BRANCH}/roles/reveal`, async (c) => {
   const { projectId, branchId } = c.req.param();
   const name = (await formOf(c)).name ?? "";
@@ -209,17 +221,7 @@ router.post(`${BRANCH}/roles/reset`, async (c) => {
   const ask = unconfirmed(c, form, `Reset the password of ${form.name}?`, back(projectId, branchId));
   if (ask) return ask;
   const body = run(c, resetRolePassword(c.var.ctx, accountOf(c), projectId, branchId, form.name ?? ""));
-  return c.html(
-    <PasswordPage
-      c={c}
-      projectId={projectId}
-      branchId={branchId}
-      role={body.role.name}
-      password={body.role.password ?? ""}
-      kind="reset"
-      ops={startedOps(body)}
-    />,
-  );
+  return c.html(<NewPassword c={c} projectId={projectId} branchId={branchId} body={body} kind="reset" />);
 });
 
 router.post(`${BRANCH}/databases`, async (c) => {
