@@ -93,7 +93,7 @@ router.get(BRANCH, async (c) => {
             {branch.parent_lsn ? ` at LSN ${branch.parent_lsn}` : ""}
           </>
         ) : branch.init_source === "schema-only" ? (
-          "A root branch: its parent's schema, without rows"
+          "A root branch, made from another branch's schema without its rows"
         ) : (
           "A root branch"
         )}
