@@ -75,6 +75,32 @@ const JS = `
     var c = document.createElement("input");
     c.type = "hidden"; c.name = "confirm"; c.value = "yes"; f.appendChild(c);
   });
+  // A form sent is kept by the tab until the next page: when that page says the form was refused
+  // (its error notice), the form is filled again with what was typed, not emptied.
+  document.addEventListener("submit", function(e){
+    var f = e.target;
+    if (e.defaultPrevented || (f.getAttribute("method") || "").toLowerCase() !== "post") return;
+    var fields = [];
+    Array.prototype.forEach.call(f.elements, function(el){
+      if (!el.name || el.type === "hidden" || el.type === "submit" || el.type === "button") return;
+      fields.push({ name: el.name, value: el.value, checked: el.checked });
+    });
+    try { sessionStorage.setItem("console-form", JSON.stringify({ action: f.getAttribute("action"), fields: fields })); } catch (err) {}
+  });
+  try {
+    var sent = JSON.parse(sessionStorage.getItem("console-form") || "null");
+    sessionStorage.removeItem("console-form");
+    var again = sent && document.querySelector("main > p.error") && Array.prototype.find.call(document.forms, function(f){
+      return f.getAttribute("action") === sent.action;
+    });
+    if (again) sent.fields.forEach(function(saved){
+      Array.prototype.forEach.call(again.elements, function(el){
+        if (el.name !== saved.name) return;
+        if (el.type === "radio" || el.type === "checkbox") { if (el.value === saved.value) el.checked = saved.checked; }
+        else el.value = saved.value;
+      });
+    });
+  } catch (err) {}
   // Ctrl+Enter (Cmd+Enter) in the SQL editor runs the statement.
   document.addEventListener("keydown", function(e){
     if (e.key !== "Enter" || !(e.ctrlKey || e.metaKey)) return;

@@ -310,6 +310,17 @@ describe("the web console in Chromium", () => {
     await page.goto(projectUrl);
     await page.getByRole("link", { name: "main" }).first().click();
     await page.getByRole("link", { name: "Child branches" }).click();
+    // Refused (an LSN that is none), the form comes back as it was filled, with the reason.
+    await page.getByLabel("Name", { exact: true }).fill("kept-name");
+    await page.getByLabel("Past data, as it was at").check();
+    await page.getByLabel("or LSN").fill("not-an-lsn");
+    await page.getByRole("button", { name: "Create branch" }).click();
+    expect(await page.locator("main > p.error").innerText()).toContain("LSN");
+    expect(await page.getByLabel("Name", { exact: true }).inputValue()).toBe("kept-name");
+    expect(await page.getByLabel("Past data, as it was at").isChecked()).toBe(true);
+    expect(await page.getByLabel("or LSN").inputValue()).toBe("not-an-lsn");
+    await page.getByLabel("Current data").check();
+    await page.getByLabel("or LSN").fill("");
     await page.getByLabel("Name", { exact: true }).fill("feature");
     await page.getByRole("button", { name: "Create branch" }).click();
     expect(await page.locator("[data-started-operation]").count()).toBeGreaterThan(0);
