@@ -241,6 +241,11 @@ describe("forms", () => {
     );
     expect(back.status).toBe(303);
     expect(decodeURIComponent(back.headers.get("location") ?? "")).toMatch(/^\/app\/projects\?error=.+/);
+    // The service's own message, its API fields named as the form labels them.
+    const said = new URL(back.headers.get("location") ?? "", ORIGIN).searchParams.get("error") ?? "";
+    expect(said).toContain("Minimum compute size");
+    expect(said).toContain("Maximum compute size");
+    expect(said).not.toContain("autoscaling_limit");
     expect(count("projects")).toBe(0);
     const big = await b.post("/app/projects", { name: "x".repeat(70_000) });
     expect(big.status).toBe(413);

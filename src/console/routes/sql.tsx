@@ -6,7 +6,15 @@ import { badRequest, EmulatorError } from "../../errors.js";
 import { STATUS_OF } from "../../http/errors.js";
 import { clientAddress } from "../../http/middleware.js";
 import { Breadcrumb, Csrf, Layout } from "../views/layout.js";
-import { accountOf, type ConsoleContext, createConsoleRouter, formOf, pageOf, parse } from "./support.js";
+import {
+  accountOf,
+  type ConsoleContext,
+  consoleWords,
+  createConsoleRouter,
+  formOf,
+  pageOf,
+  parse,
+} from "./support.js";
 import { BranchField, DatabaseRoleFields, targetOf } from "./target.js";
 
 /** What the SQL editor needs of SQL over HTTP (front-door/sql-over-http.ts). */
@@ -119,7 +127,7 @@ export default function sqlEditor(sql: ConsoleSql | undefined) {
     } catch (err) {
       // Refused before reaching Postgres: shown with the statement kept, as a Postgres error is.
       if (!(err instanceof EmulatorError)) throw err;
-      return render(c, query, { message: err.message }, form, STATUS_OF[err.code]);
+      return render(c, query, { message: consoleWords(err.message) }, form, STATUS_OF[err.code]);
     }
     const answer = await sql.statement(uri, query, clientAddress(c) || undefined);
     return render(c, query, answer.body as Result, form);

@@ -107,6 +107,14 @@ const FIELD_LABELS: Record<string, string> = {
 };
 
 /**
+ * A service's message in the console's words: the API fields it names (`autoscaling_limit_min_cu`,
+ * `parent_timestamp`) by the labels of the console's forms.
+ */
+export function consoleWords(message: string): string {
+  return message.replace(/\b[a-z]+(?:_[a-z]+)+\b/g, (name) => FIELD_LABELS[name] ?? name);
+}
+
+/**
  * Validates a service input with the API's own schema (the same rules as the API); a refusal
  * names the form's fields as the page labels them, not by their API paths.
  */
@@ -188,7 +196,7 @@ export function consoleErrors(logger: Logger): ErrorHandler<ConsoleEnv> {
       const url = new URL(back);
       url.searchParams.delete("notice");
       url.searchParams.delete("ops");
-      setMessage(url, session, "error", err.message);
+      setMessage(url, session, "error", consoleWords(err.message));
       return c.redirect(`${url.pathname}${url.search}`, 303);
     }
     const status = STATUS_OF[err.code];
@@ -196,7 +204,7 @@ export function consoleErrors(logger: Logger): ErrorHandler<ConsoleEnv> {
       <Layout title="Error">
         <h1>{status === 404 ? "Not found" : "Request refused"}</h1>
         <p class="error" role="alert">
-          {err.message}
+          {consoleWords(err.message)}
         </p>
         <p>
           <a href="/app/projects">Back to projects</a>
