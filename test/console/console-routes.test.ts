@@ -245,7 +245,7 @@ describe("forms", () => {
     const said = new URL(back.headers.get("location") ?? "", ORIGIN).searchParams.get("error") ?? "";
     expect(said).toContain("Minimum compute size");
     expect(said).toContain("Maximum compute size");
-    expect(said).not.toContain("autoscaling_limit");
+    expect(said).toBe("Compute defaults: Minimum compute size (4) must not exceed Maximum compute size (1)");
     expect(count("projects")).toBe(0);
     const big = await b.post("/app/projects", { name: "x".repeat(70_000) });
     expect(big.status).toBe(413);

@@ -95,6 +95,7 @@ const FIELD_LABELS: Record<string, string> = {
   key_name: "Key name",
   region_id: "Region",
   pg_version: "Postgres version",
+  default_endpoint_settings: "Compute defaults",
   autoscaling_limit_min_cu: "Minimum compute size",
   autoscaling_limit_max_cu: "Maximum compute size",
   suspend_timeout_seconds: "Suspend after",
