@@ -9,6 +9,7 @@ import {
 } from "../control-plane/consumption/meter.js";
 import { recordHistory } from "../control-plane/consumption/storage.js";
 import { suspendProjectEndpoints } from "../control-plane/endpoints/service.js";
+import { recordTraffic } from "../control-plane/endpoints/store.js";
 import { quotaUsedUp } from "../control-plane/limits.js";
 import { writtenQuotaPrimaries } from "../control-plane/projects/store.js";
 import type { EgressMeter } from "../front-door/egress.js";
@@ -108,9 +109,11 @@ export class Metering implements WalMeter {
     if (!moved.length) return;
     // Every answer is bytes sent: the endpoints that sent some are those whose clients may have written.
     for (const m of moved) this.used.add(m.endpointId);
-    const recorded = this.record((tx) =>
-      recordTransfer(tx, moved, (accountId) => this.ctx.clock.now(accountId)),
-    );
+    const now = (accountId: string) => this.ctx.clock.now(accountId);
+    const recorded = this.record((tx) => {
+      for (const m of moved) recordTraffic(tx, m.endpointId, now);
+      return recordTransfer(tx, moved, now);
+    });
     // Not recorded (a busy database): counted again with the next second's.
     if (!recorded) for (const m of moved) this.egress.add(m, m.bytes);
   }

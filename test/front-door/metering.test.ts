@@ -286,6 +286,34 @@ describe("written data: the WAL a branch's primary writes", () => {
     expect(await endpointState(p)).toBe("active");
     await c.end();
   }, 60_000);
+
+  it("a connection that keeps querying moves the endpoint's last_active with the clock; one that stays idle does not", async () => {
+    const p = await createProject("busy");
+    const lastActive = async () =>
+      Date.parse((await api("GET", `/projects/${p.id}/endpoints/${p.endpointId}`)).body.endpoint.last_active);
+    const c = client(p);
+    await c.connect();
+    try {
+      await c.query("SELECT 1");
+      // The metering second that carries the answer passes before the clock moves.
+      await sleep(1500);
+      const opened = await lastActive();
+      // Idle: the clock moves, last_active stays where the connection opened.
+      await advance(30);
+      await sleep(1500);
+      expect(await lastActive()).toBe(opened);
+      // Busy: the metering second that carries its answers stamps the account's time.
+      await c.query("SELECT repeat('x', 1000)");
+      let now = opened;
+      for (let i = 0; i < 50 && now === opened; i++) {
+        await sleep(100);
+        now = await lastActive();
+      }
+      expect(now).toBe(opened + 30_000);
+    } finally {
+      await c.end();
+    }
+  }, 60_000);
 });
 
 describe("consumption history", () => {

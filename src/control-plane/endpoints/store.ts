@@ -288,6 +288,23 @@ export function recordActivity(tx: Tx, endpointId: string, now: number): void {
   statement(tx, "UPDATE endpoints SET last_active = @now WHERE id = @id").run({ now, id: endpointId });
 }
 
+/**
+ * The endpoint's compute sent clients bytes (the front door's metering, each second): an active
+ * one's last activity moves up to its account's `now`, as Neon's last_active follows the compute's
+ * activity while connections stay open (the auto-suspend delay still counts from the last one's end).
+ */
+export function recordTraffic(tx: Tx, endpointId: string, now: (accountId: string) => number): void {
+  const row = statement<{ accountId: string }>(
+    tx,
+    "SELECT account_id AS accountId FROM endpoints WHERE id = @id AND current_state = 'active'",
+  ).get({ id: endpointId });
+  if (!row) return;
+  statement(
+    tx,
+    "UPDATE endpoints SET last_active = @now WHERE id = @id AND (last_active IS NULL OR last_active < @now)",
+  ).run({ now: now(row.accountId), id: endpointId });
+}
+
 /** Active endpoints whose auto-suspend delay has passed (rules.ts: the auto-suspend rule). */
 export function suspendDue(
   tx: Tx,
