@@ -758,14 +758,12 @@ class PooledClient {
   constructor(
     readonly pool: Pool,
     readonly socket: Duplex,
-    params: Record<string, string>,
+    /** Its startup settings PgBouncer tracks (pooledStartup; the login refused any other parameter). */
+    settings: ReadonlyMap<string, string>,
     /** Where the compute's bytes sent to this client are counted. */
     readonly sent: EgressCounter,
   ) {
-    // Startup parameter names are case-insensitive (libpq's PGTZ sends `timezone`); the login
-    // refused the parameters PgBouncer does not take (session.ts).
-    const startup = pooledStartup(params);
-    if ("settings" in startup) for (const [name, value] of startup.settings) this.tracked.set(name, value);
+    for (const [name, value] of settings) this.tracked.set(name, value);
     this.framer = new Framer(
       (t) => t === PARSE || t === BIND || t === DESCRIBE || t === CLOSE,
       (type) => {
@@ -1102,6 +1100,8 @@ export class Pooler {
     client: Duplex,
     inbox: MessageSource,
     params: Record<string, string>,
+    /** The client's tracked startup settings (pooledStartup). */
+    settings: ReadonlyMap<string, string>,
     login: Login,
     cancelTargets: Map<string, CancelTarget>,
   ): Promise<void> {
@@ -1131,7 +1131,7 @@ export class Pooler {
     const count = (this.perEndpoint.get(endpointId) ?? 0) + 1;
     this.perEndpoint.set(endpointId, count);
     const sent = this.services.egress.hold(login.compute);
-    const pooled = new PooledClient(pool, client, params, sent);
+    const pooled = new PooledClient(pool, client, settings, sent);
     pool.clients.add(pooled);
     let counted = false;
     const leave = () => {

@@ -117,10 +117,20 @@ class PoolerRefusal extends Error {
  * connection (logical replication goes through a direct connection), a `statement_timeout` or a
  * `-c search_path=…` in `options` (set them with SET, or per role or database).
  */
-function checkPooled(pooler: Pooler, endpointId: string, params?: Record<string, string>): void {
+function checkPooled(
+  pooler: Pooler,
+  endpointId: string,
+  params: Record<string, string>,
+): Map<string, string> {
   if (!pooler.admits(endpointId)) throw new PoolerRefusal();
-  const startup = params && pooledStartup(params);
-  if (startup && "refused" in startup) throw new PoolerRefusal(startup.refused);
+  return pooledSettingsOf(params);
+}
+
+/** The settings PgBouncer tracks from a pooled client's startup parameters, or its refusal. */
+function pooledSettingsOf(params: Record<string, string>): Map<string, string> {
+  const startup = pooledStartup(params);
+  if ("refused" in startup) throw new PoolerRefusal(startup.refused);
+  return startup.settings;
 }
 
 const PHYSICAL_REPLICATION =
@@ -233,7 +243,8 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
       transport.serverName ??
       (client instanceof tls().TLSSocket ? client.servername || undefined : undefined);
     const routed = routeOf(params, serverName, ctx.services.domain);
-    if (routed?.pooled && ctx.pooler) checkPooled(ctx.pooler, routed.endpointId, params);
+    const pooledSettings =
+      routed?.pooled && ctx.pooler ? checkPooled(ctx.pooler, routed.endpointId, params) : undefined;
     const login = !routed
       ? await passwordLogin(inbox, client, user, ctx, peer)
       : transport.websocket
@@ -244,13 +255,17 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
     // Nothing more is read from the client until the relay starts (its bytes wait in the kernel).
     client.pause();
     if (login.target.pooled && ctx.pooler) {
-      // Admitted again (clients came meanwhile); the parameters, unless checked before the login.
-      checkPooled(ctx.pooler, login.target.endpointId, routed?.pooled ? undefined : params);
-      await ctx.pooler.serve(client, inbox, params, login, ctx.cancelTargets).catch((err: unknown) => {
-        if (err instanceof ComputeRefused || err instanceof DoorError) throw err;
-        ctx.logger?.warn({ err, endpoint: login.target.endpointId }, "front door: pooled login failed");
-        throw proxyError(TEXTS.couldNotConnect);
-      });
+      // Admitted again (clients came meanwhile); the parameters read once, before the login when
+      // the route named the pooler, else now (the password named it).
+      if (!ctx.pooler.admits(login.target.endpointId)) throw new PoolerRefusal();
+      const settings = pooledSettings ?? pooledSettingsOf(params);
+      await ctx.pooler
+        .serve(client, inbox, params, settings, login, ctx.cancelTargets)
+        .catch((err: unknown) => {
+          if (err instanceof ComputeRefused || err instanceof DoorError) throw err;
+          ctx.logger?.warn({ err, endpoint: login.target.endpointId }, "front door: pooled login failed");
+          throw proxyError(TEXTS.couldNotConnect);
+        });
       return;
     }
     const address = await ctx.services.ready(login.target.endpointId).catch((err: unknown) => {

@@ -278,22 +278,19 @@ describe("forms", () => {
     const path = `/app/projects/${p.id}/delete`;
     expect((await b.post(path, {})).text).toContain("Are you sure?");
     expectStatus(await t.api("GET", `/api/v2/projects/${p.id}`), 200);
-    expectStatus(
-      await t.api("PATCH", `/api/v2/projects/${p.id}/branches/${p.branchId}`, {
-        branch: { protected: true },
-      }),
-      200,
-    );
+    const protect = async (on: boolean) =>
+      expectStatus(
+        await t.api("PATCH", `/api/v2/projects/${p.id}/branches/${p.branchId}`, {
+          branch: { protected: on },
+        }),
+        200,
+      );
+    await protect(true);
     const refused = await b.post(path, { confirm: "yes" });
     expect(refused.status).toBe(409);
     expect(refused.text).toContain("protected branch");
     expectStatus(await t.api("GET", `/api/v2/projects/${p.id}`), 200);
-    expectStatus(
-      await t.api("PATCH", `/api/v2/projects/${p.id}/branches/${p.branchId}`, {
-        branch: { protected: false },
-      }),
-      200,
-    );
+    await protect(false);
     const done = await b.post(path, { confirm: "yes" });
     expect(done.status).toBe(303);
     expect(done.headers.get("location")).toMatch(/^\/app\/projects\?notice=/);

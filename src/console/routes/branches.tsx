@@ -192,7 +192,6 @@ function ChildrenTab(props: BranchTabProps) {
         csrf={page.csrf}
         projectId={projectId}
         legend="Create a child branch"
-        parents={[{ id: branchId, name: "" }]}
         parentId={branchId}
       />
       <table>
@@ -217,14 +216,14 @@ function ChildrenTab(props: BranchTabProps) {
 }
 
 /**
- * The create-branch form: its parent (a choice when `parents` holds more than one, as on the
- * project's page), name, data (current, past at a time or LSN, schema only), expiry and compute.
+ * The create-branch form: its parent (a choice among `parents`, as on the project's page), name, data (current, past at a time or LSN, schema only), expiry and compute.
  */
 export function BranchCreateForm(props: {
   csrf: string;
   projectId: string;
   legend: string;
-  parents: { id: string; name: string }[];
+  /** The branches to choose the parent from; without them, `parentId` is the parent. */
+  parents?: { id: string; name: string }[];
   parentId: string | undefined;
 }) {
   return (
@@ -232,7 +231,7 @@ export function BranchCreateForm(props: {
       <Csrf token={props.csrf} />
       <fieldset>
         <legend>{props.legend}</legend>
-        {props.parents.length > 1 ? (
+        {props.parents ? (
           <SelectField
             label="Parent branch"
             name="parent_id"
