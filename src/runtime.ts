@@ -14,6 +14,7 @@ import {
   findLoginTarget,
   recordClientConnection,
   resetClientConnections,
+  suspendUnstarted,
   wakeForConnection,
   wakeOutcome,
 } from "./control-plane/endpoints/service.js";
@@ -159,6 +160,9 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
     postgres.catalogSink = (branchId, server) => syncServerCatalog(ctx, branchId, server);
     postgres.dropsApplied = (branchId, drops) => dropsApplied(ctx, branchId, drops);
     postgres.keepAwake = (endpointId, delta) => recordClientConnection(ctx, endpointId, delta);
+    postgres.notStarted = (endpointId) => {
+      if (suspendUnstarted(ctx, endpointId).length > 0) worker.notify();
+    };
     if (sql) postgres.idleSessionKeepers.push((endpointId, database) => sql.closeIdle(endpointId, database));
   }
   const app = createApp(ctx, {

@@ -6,7 +6,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { computeClient, fileFlags, takesTopMark } from "../helpers/compute.js";
+import { computeClient, eventually, fileFlags, takesTopMark } from "../helpers/compute.js";
 import { processAlive, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
 
 /**
@@ -87,12 +87,6 @@ function adminClient(port: number, database: string): pg.Client {
 function serversSocketDir(): string {
   const dataHash = createHash("sha256").update(path.resolve(dir, "db-data")).digest("hex").slice(0, 12);
   return path.join(os.tmpdir(), `neon-emulator-${process.getuid?.()}-${dataHash}`);
-}
-
-/** Waits up to 10 s for `check` to hold (the control plane takes what SQL changed a second after a session ends). */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 100 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
-  expect(await check()).toBe(true);
 }
 
 /** POST /projects (with `settings`, if given), waiting for its operations to finish. */
@@ -1621,7 +1615,8 @@ describe("computes are real Postgres servers", () => {
       expect(endpoint.current_state).toBe("active");
       // Started again by the compute's supervision, not by an operation.
       expect(await operations()).toBe(operationsBefore);
-      // A server that keeps exiting is started again three times a minute; then the next client does it.
+      // A server that keeps exiting is started again three times a minute; then its endpoint is
+      // suspended (not left active with no server), and the next client starts it.
       const pidFile = () => fs.readFileSync(postmasterPidFile(c), "utf8").split("\n");
       const serverPid = () => Number(pidFile()[0]);
       // Its eighth line says when it accepts connections (killed before, its start fails).
@@ -1632,11 +1627,18 @@ describe("computes are real Postgres servers", () => {
         await eventually(async () => !processAlive(killed));
         if (exits < 4) await eventually(async () => serverPid() !== killed && ready());
       }
-      await new Promise((r) => setTimeout(r, 1_000));
+      const endpointState = async () =>
+        (await api("GET", `/projects/${c.projectId}/endpoints/${c.endpointId}`)).body.endpoint.current_state;
+      await eventually(async () => (await endpointState()) === "idle");
       expect(processAlive(serverPid())).toBe(false);
+      const newest = async () =>
+        (await api("GET", `/projects/${c.projectId}/operations?limit=1`)).body.operations[0];
+      expect(await newest()).toMatchObject({ action: "suspend_compute", status: "finished" });
       expect(await query(c.endpointId, c.role, c.password, "neondb", "SELECT n FROM kept")).toEqual([
         { n: 42 },
       ]);
+      expect(await endpointState()).toBe("active");
+      expect(await newest()).toMatchObject({ action: "start_compute", status: "finished" });
       // Killed while its endpoint is being suspended, it is not started again, and leaves nothing running.
       const second = await busyLoop();
       const suspend = await api("POST", `/projects/${c.projectId}/endpoints/${c.endpointId}/suspend`);
@@ -1768,6 +1770,29 @@ describe("computes are real Postgres servers", () => {
     // The driver marks the folders before it starts the endpoints it resumes.
     if (marks) expect(fileFlags(branches)).toContain("T");
   });
+
+  it("an active endpoint whose compute cannot start again after a restart is suspended, and a client's connect starts it once it can", async () => {
+    const c = await createProject("unresumable");
+    const selectOne = () => query(c.endpointId, c.role, c.password, "neondb", "SELECT 1 AS one");
+    expect(await selectOne()).toEqual([{ one: 1 }]);
+    await server.stop();
+    // Its folder lost the file Postgres starts from: the restart's start of its compute fails.
+    const control = path.join(path.dirname(postmasterPidFile(c)), "global", "pg_control");
+    fs.renameSync(control, `${control}.away`);
+    server = await startServer(env());
+    const endpointUrl = `/projects/${c.projectId}/endpoints/${c.endpointId}`;
+    const state = async () => (await api("GET", endpointUrl)).body.endpoint.current_state;
+    await eventually(async () => (await state()) === "idle");
+    const newest = async () =>
+      (await api("GET", `/projects/${c.projectId}/operations?limit=1`)).body.operations[0];
+    expect(await newest()).toMatchObject({ action: "suspend_compute", status: "finished" });
+    expect(server.stdout()).toContain("could not resume a compute: suspended");
+    fs.renameSync(`${control}.away`, control);
+    expect(await selectOne()).toEqual([{ one: 1 }]);
+    expect(await state()).toBe("active");
+    expect(await newest()).toMatchObject({ action: "start_compute", status: "finished" });
+    expect((await api("DELETE", `/projects/${c.projectId}`)).status).toBe(200);
+  }, 60_000);
 
   it("a restore cut short by a SIGKILL finishes after the restart, and the branch's read replica serves the restored data", async () => {
     const made = await api("POST", `/projects/${p.projectId}/endpoints`, {

@@ -7,6 +7,13 @@ import pg from "pg";
 import { expect } from "vitest";
 import { http, type RunningServer, startServer, tempDir } from "./server.js";
 
+/** Waits up to `ms` (10 s unless given) for `check` to hold, then asserts it. */
+export async function eventually(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  for (let waited = 0; waited < ms && !(await check()); waited += 100)
+    await new Promise((r) => setTimeout(r, 100));
+  expect(await check()).toBe(true);
+}
+
 /**
  * What the suites against a server with real computes share: the API under /api/v2, waiting for
  * operations, and clients of an endpoint through the front door. `server` is read at each call,

@@ -431,6 +431,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * Neon's compute counts them as activity. Read with its roles and databases, and at its start.
    */
   keepAwake: ((endpointId: string, delta: 1 | -1) => void) | undefined;
+  /**
+   * Told when the driver gives up starting a compute the control plane records as active (at
+   * resume, or after its server kept exiting unasked): the control plane suspends it.
+   */
+  notStarted: ((endpointId: string) => void) | undefined;
   /** Where the drops a reconcile applied go (the control plane clears them); none when unset. */
   dropsApplied: ((branchId: string, drops: BranchSpec["drops"]) => void) | undefined;
   /**
@@ -713,9 +718,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         // Not one suspended (auto-suspend of a compute idle since before the restart) or deleted
         // while the computes before it started: its suspend found nothing to stop.
         if (!this.meantActive(id)) continue;
-        await this.start(id).catch((err) =>
-          this.logger?.error({ err, endpoint: id }, "could not resume a compute"),
-        );
+        await this.start(id).catch((err) => {
+          this.logger?.error({ err, endpoint: id }, "could not resume a compute: suspended");
+          this.giveUp(id);
+        });
       }
     };
     await Promise.all(Array.from({ length: RESUMED_AT_ONCE }, next));
@@ -2626,7 +2632,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const recent = (this.restarts.get(endpointId) ?? []).filter((at) => now - at < 60_000);
       const exit = { endpoint: endpointId, code: exitCode, signal: signalCode };
       if (recent.length >= RESTARTS_PER_MINUTE) {
-        this.logger?.error(exit, "a compute's server keeps exiting: left stopped until a client connects");
+        this.logger?.error(exit, "a compute's server keeps exiting: suspended until a client connects");
+        this.giveUp(endpointId);
         return;
       }
       this.restarts.set(endpointId, [...recent, now]);
@@ -2636,6 +2643,16 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       } catch (err) {
         this.logger?.error({ err, endpoint: endpointId }, "could not start a compute again");
       }
+    }
+  }
+
+  /** A compute meant to be active that the driver could not start: the control plane suspends it. */
+  private giveUp(endpointId: string): void {
+    if (this.closed || this.portOf(endpointId) !== undefined) return;
+    try {
+      this.notStarted?.(endpointId);
+    } catch (err) {
+      this.logger?.warn({ err, endpoint: endpointId }, "could not suspend a compute that did not start");
     }
   }
 

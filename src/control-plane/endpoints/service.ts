@@ -344,6 +344,22 @@ export function suspendProjectEndpoints(ctx: Ctx, tx: Tx, projectId: string): Op
   return ops;
 }
 
+/**
+ * An endpoint recorded active whose compute could not be started (at a restart, or again after
+ * its server exited unasked) is suspended: the API shows it idle rather than active with no
+ * server, and the next client's connection starts it through a start_compute that names any
+ * failure. One heading elsewhere meanwhile (a suspend, a wake under way) is left to that.
+ */
+export function suspendUnstarted(ctx: Ctx, endpointId: string): OperationRow[] {
+  return ctx.db.transaction((tx) => {
+    const row = findEndpointById(tx, endpointId);
+    if (row?.currentState !== "active" || row.pendingState !== null) return [];
+    const ops = startEndpointOps(ctx, tx, row, ["suspend_compute"]);
+    refreshPendingState(tx, row);
+    return ops;
+  });
+}
+
 /** Spec: the response carries the endpoint as it was and an empty operations array. */
 export function deleteEndpoint(
   ctx: Ctx,
