@@ -59,15 +59,15 @@ export const PgName = z
   .refine((s) => s !== "." && s !== "..", "must not be . or .. (no URL path can name it)");
 
 /**
- * Names no compute can give a new role (Postgres reserves `pg_*`, `public` and `none`; every compute
- * has the emulator's administrator and neon_superuser) or a new database (every cluster has
+ * Names the API gives no new role (Neon's protected role names: any starting with `pg`, and these;
+ * Postgres itself reserves `pg_*`, `public` and `none`) or no new database (every cluster has
  * these): refused when asked for, rather than failing on the compute later (a change made while
  * it is stopped is applied when it starts).
  */
-const RESERVED_ROLES = new Set(["public", "none", "cloud_admin", "neon_superuser"]);
+const RESERVED_ROLES = new Set(["public", "none", "cloud_admin", "neon_superuser", "zenith_admin"]);
 const RESERVED_DATABASES = new Set(["postgres", "template0", "template1"]);
 
-export const RoleName = PgName.refine((s) => !s.startsWith("pg_") && !RESERVED_ROLES.has(s), {
+export const RoleName = PgName.refine((s) => !s.startsWith("pg") && !RESERVED_ROLES.has(s), {
   error: (issue) => `role name "${String(issue.input)}" is reserved`,
 });
 export const DatabaseName = PgName.refine((s) => !RESERVED_DATABASES.has(s), {

@@ -255,11 +255,20 @@ describe("computes are real Postgres servers", () => {
     const reveal = await api("GET", `${base}/roles/sql_app/reveal_password`);
     expect(reveal.status).toBe(412);
     expect(reveal.body.message).toContain("set with SQL");
+    // One made with no password has none to reveal, and is told so.
+    await owner("CREATE ROLE sql_nopass LOGIN");
+    await eventually(async () => (await names()).includes("sql_nopass"));
+    const none = await api("GET", `${base}/roles/sql_nopass/reveal_password`);
+    expect(none.status).toBe(412);
+    expect(none.body.message).toBe(
+      "role sql_nopass has no password (made or changed with SQL); reset the password to give it one",
+    );
     // An API role changes its own password with SQL: the new one works at once, the old one no
-    // longer (SCRAM, and a cleartext password); an API role named pg… is not taken for a system one.
+    // longer (SCRAM, and a cleartext password); a role SQL named pg… (a name the API protects, as
+    // Neon's does) is not taken for a system one.
     const made = await api("POST", `${base}/roles`, { role: { name: "api_app" } });
-    const pgNamed = await api("POST", `${base}/roles`, { role: { name: "pgapp" } });
-    await allSettled(p.projectId, [...made.body.operations, ...pgNamed.body.operations]);
+    await owner("CREATE ROLE pgapp LOGIN PASSWORD 'Pg-app-1'");
+    await allSettled(p.projectId, made.body.operations);
     const first = made.body.role.password as string;
     await query(ep, "api_app", first, "neondb", "ALTER ROLE api_app PASSWORD 'Api-app-2'");
     expect(await query(ep, "api_app", "Api-app-2", "neondb", whoAmI)).toEqual([{ me: "api_app" }]);
@@ -525,15 +534,17 @@ describe("computes are real Postgres servers", () => {
       p.endpointId,
       p.role,
       p.password,
-      "neondb",
-      "SELECT datname, pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') AS mark FROM pg_database WHERE datname IN ('target', 'sql_made') ORDER BY datname",
+      "postgres",
+      `SELECT d.datname, pg_get_userbyid(d.datdba) AS owner, m.origin AS mark
+         FROM pg_database d LEFT JOIN neon_emulator.databases m ON m.oid = d.oid
+        WHERE d.datname IN ('target', 'sql_made') ORDER BY d.datname`,
     );
     expect(marks.map((m) => [m.datname, m.owner])).toEqual([
       ["sql_made", "maker"],
       ["target", p.role],
     ]);
     expect(marks[0]?.mark).not.toBe(marks[1]?.mark);
-    expect(marks[1]?.mark).toBe(`neon-emulator:${target.body.database.id}`);
+    expect(marks[1]?.mark).toBe(target.body.database.id);
   });
 
   it("roles and databases made while the compute stops or restarts stay (the stop fails no apply_config) and are in Postgres at its next start", async () => {
@@ -1095,6 +1106,116 @@ describe("computes are real Postgres servers", () => {
     );
     expect(grants).toEqual([{ monitor: true, signal: true, subscribe: true, create_schema: true }]);
   });
+
+  it("comments on roles and databases are the user's: the API's changes neither read nor overwrite them, and the emulator's own marks are not the project's to write", async () => {
+    const c = await createProject("comments");
+    const base = `/projects/${c.projectId}/branches/${c.branchId}`;
+    const owner = (sql: string, database = "neondb") =>
+      query(c.endpointId, c.role, c.password, database, sql);
+    const whoAmI = "SELECT current_user AS me";
+    const settledChange = async (res: { status: number; body: { operations: { id: string }[] } }) => {
+      expect(res.status).toBeLessThan(300);
+      await allSettled(c.projectId, res.body.operations);
+    };
+    const port = () => Number(fs.readFileSync(postmasterPidFile(c), "utf8").split("\n")[3]);
+    const asAdmin = async (sql: string) => {
+      const admin = adminClient(port(), "postgres");
+      await admin.connect();
+      try {
+        return (await admin.query(sql)).rows;
+      } finally {
+        await admin.end();
+      }
+    };
+    // A role made with SQL, taken by the control plane, then given a comment; the owner role and
+    // the database get one too (Postgres 14/15 let a CREATEROLE role comment on any role).
+    await owner("CREATE ROLE analyst LOGIN PASSWORD 'An4lyst-Pass-99'");
+    await eventually(async () => (await api("GET", `${base}/roles/analyst`)).status === 200);
+    await owner("COMMENT ON ROLE analyst IS 'BI team'");
+    await asAdmin(`COMMENT ON ROLE ${c.role} IS 'primary app owner'`);
+    await owner("COMMENT ON DATABASE neondb IS 'main app'");
+    const reset = await api("POST", `${base}/roles/analyst/reset_password`);
+    await settledChange(reset);
+    expect(await query(c.endpointId, "analyst", reset.body.role.password, "neondb", whoAmI)).toEqual([
+      { me: "analyst" },
+    ]);
+    const svc = await api("POST", `${base}/roles`, { role: { name: "svc" } });
+    await settledChange(svc);
+    expect(await query(c.endpointId, "svc", svc.body.role.password, "neondb", whoAmI)).toEqual([
+      { me: "svc" },
+    ]);
+    // A database whose comment copies what another's mark once was is not taken for it.
+    const reports = await api("POST", `${base}/databases`, {
+      database: { name: "reports", owner_name: c.role },
+    });
+    await settledChange(reports);
+    await owner("CREATE DATABASE imposter");
+    await owner(`COMMENT ON DATABASE imposter IS 'neon-emulator:${reports.body.database.id}'`);
+    const databases = async () =>
+      (await api("GET", `${base}/databases`)).body.databases.map((d: { id: number; name: string }) => [
+        d.id,
+        d.name,
+      ]);
+    await eventually(async () =>
+      (await databases()).some(([, name]: [number, string]) => name === "imposter"),
+    );
+    await settledChange(await api("PATCH", `${base}/databases/reports`, { database: { name: "reports2" } }));
+    const byId = new Map<number, string>(await databases());
+    expect(byId.get(reports.body.database.id)).toBe("reports2");
+    expect([...byId.values()]).toContain("imposter");
+    const comments = `SELECT rolname AS name, shobj_description(oid, 'pg_authid') AS comment FROM pg_authid
+        WHERE rolname IN ('analyst', '${c.role}', 'svc')
+      UNION ALL SELECT datname, shobj_description(oid, 'pg_database') FROM pg_database
+        WHERE datname IN ('neondb', 'imposter', 'reports2') ORDER BY 1`;
+    const written = [
+      { name: "analyst", comment: "BI team" },
+      { name: "imposter", comment: `neon-emulator:${reports.body.database.id}` },
+      { name: "neondb", comment: "main app" },
+      { name: c.role, comment: "primary app owner" },
+      { name: "reports2", comment: null },
+      { name: "svc", comment: null },
+    ].sort((a, b) => (a.name < b.name ? -1 : 1));
+    expect(await owner(comments)).toEqual(written);
+    // The emulator's marks, in the administrator's schema of `postgres`: read, never written, by the project's roles.
+    for (const sql of [
+      "DELETE FROM neon_emulator.roles",
+      "INSERT INTO neon_emulator.databases VALUES (1, 1)",
+    ])
+      await expect(owner(sql, "postgres")).rejects.toMatchObject({ code: "42501" });
+
+    // A folder an earlier emulator marked with comments: its marks move to the tables at the next
+    // reconcile, the comments are cleared, and the API's changes find everything again.
+    const ids = new Map<string, number>(
+      (await databases()).map(([id, name]: [number, string]) => [name, id]),
+    );
+    await asAdmin(
+      `DROP SCHEMA neon_emulator CASCADE;
+       COMMENT ON ROLE ${c.role} IS 'neon-emulator'; COMMENT ON ROLE svc IS 'neon-emulator';
+       COMMENT ON ROLE analyst IS 'neon-emulator:sql';
+       COMMENT ON DATABASE neondb IS 'neon-emulator:${ids.get("neondb")}';
+       COMMENT ON DATABASE reports2 IS 'neon-emulator:${ids.get("reports2")}';
+       COMMENT ON DATABASE imposter IS 'neon-emulator:${ids.get("imposter")}'`,
+    );
+    await changeState(c, "restart");
+    await settledChange(await api("PATCH", `${base}/databases/reports2`, { database: { name: "reports3" } }));
+    const reset2 = await api("POST", `${base}/roles/analyst/reset_password`);
+    await settledChange(reset2);
+    expect(await query(c.endpointId, "analyst", reset2.body.role.password, "neondb", whoAmI)).toEqual([
+      { me: "analyst" },
+    ]);
+    expect(new Map(await databases()).get(ids.get("reports2") as number)).toBe("reports3");
+    expect(
+      (await owner(comments)).filter((r: { comment: string | null }) =>
+        r.comment?.startsWith("neon-emulator"),
+      ),
+    ).toEqual([]);
+    expect(
+      await asAdmin(
+        "SELECT (SELECT count(*) FROM neon_emulator.roles)::int AS roles, (SELECT count(*) FROM neon_emulator.databases)::int AS databases",
+      ),
+    ).toEqual([{ roles: 3, databases: 3 }]);
+    expect((await api("DELETE", `/projects/${c.projectId}`)).status).toBe(200);
+  }, 60_000);
 
   it("settings.enable_logical_replication: the running computes are suspended and start again with wal_level=logical", async () => {
     const made = await createProject("logical");

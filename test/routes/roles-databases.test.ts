@@ -54,8 +54,16 @@ describe("roles", () => {
     const bad = await t.api("POST", `${b()}/roles`, { role: { name: "" } });
     expectStatus(bad, 400);
     expect(bad.body.message).toContain("role.name");
-    // Names no compute can make (Postgres reserves pg_*, public and none; every compute has these two).
-    for (const name of ["pg_monitorish", "public", "none", "cloud_admin", "neon_superuser"]) {
+    // Neon's protected role names (any starting with pg; Postgres itself reserves pg_*, public and none).
+    for (const name of [
+      "pg_monitorish",
+      "pgfoo",
+      "public",
+      "none",
+      "cloud_admin",
+      "neon_superuser",
+      "zenith_admin",
+    ]) {
       const reserved = await t.api("POST", `${b()}/roles`, { role: { name } });
       expectStatus(reserved, 400);
       expect(reserved.body.message).toContain(`role name "${name}" is reserved`);

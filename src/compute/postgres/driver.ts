@@ -81,12 +81,12 @@ import {
   API_ROLE_ATTRIBUTES,
   type BranchSpec,
   databaseGrant,
+  databasesWithOrigins,
   dropSubscription,
+  ensureMarks,
   holdsSpec,
-  MANAGED,
-  managedDatabaseId,
-  markAdopted,
   markDatabase,
+  markRole,
   NEON_SUPERUSER,
   NEON_SUPERUSER_ATTRIBUTES,
   neonSuperuserGrants,
@@ -532,23 +532,19 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         WHERE left(rolname, 3) <> 'pg_' AND rolname <> ALL($1) ORDER BY oid`,
       [[ADMIN_USER, NEON_SUPERUSER]],
     );
-    const databases = await client.query<{ datname: string; owner: string; comment: string | null }>(
-      `SELECT datname, pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') AS comment
-         FROM pg_database
-        -- Not one a DROP cut short left invalid (Postgres 15.4+): it is going.
-        WHERE NOT datistemplate AND datname <> 'postgres' AND datconnlimit <> -2 ORDER BY oid`,
-    );
+    // Not one a DROP cut short left invalid (Postgres 15.4+): it is going.
+    const databases = await databasesWithOrigins(client, "d.datname <> 'postgres' AND d.datconnlimit <> -2");
     const subscriptions = await enabledSubscriptions(client);
     const taken = this.catalogSink(branchId, {
       roles: roles.rows.map((r) => ({ name: r.rolname, verifier: r.rolpassword, canLogin: r.rolcanlogin })),
       databases: databases.rows.map((d) => ({
         name: d.datname,
         owner: d.owner,
-        id: managedDatabaseId(d.comment),
+        id: d.origin ?? undefined,
       })),
     });
     // One renamed or dropped since the read is left for the next read.
-    for (const name of taken.roles) await client.query(markAdopted(name)).catch(() => {});
+    for (const name of taken.roles) await client.query(markRole(name, true)).catch(() => {});
     for (const db of taken.databases) await client.query(markDatabase(db.name, db.id)).catch(() => {});
     return subscriptions;
   }
@@ -1266,10 +1262,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         await client.query(
           `CREATE ROLE ${DEFAULT_ROLE_NAME} NOLOGIN ${API_ROLE_ATTRIBUTES} IN ROLE ${NEON_SUPERUSER}`,
         );
-        await client.query(`COMMENT ON ROLE ${DEFAULT_ROLE_NAME} IS '${MANAGED}'`);
         await client.query(`CREATE DATABASE ${DEFAULT_DATABASE_NAME} OWNER ${DEFAULT_ROLE_NAME}`);
         await client.query(databaseGrant(DEFAULT_DATABASE_NAME));
-        await client.query(`COMMENT ON DATABASE ${DEFAULT_DATABASE_NAME} IS '${MANAGED}:0'`);
+        await ensureMarks(client);
+        await client.query(markRole(DEFAULT_ROLE_NAME, false));
+        await client.query(markDatabase(DEFAULT_DATABASE_NAME, 0));
       });
     } finally {
       await server.stop();

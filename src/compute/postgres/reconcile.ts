@@ -12,8 +12,71 @@ export interface BranchSpec {
   drops: { roles: string[]; databases: { name: string; origin: number | null }[] };
 }
 
-/** Roles and databases the emulator made carry this comment; others (made with SQL) are left alone. */
-export const MANAGED = "neon-emulator";
+/**
+ * Which roles and databases are the control plane's is kept in the cluster beside them, so every
+ * copy, point of history and restore of the data carries it with the catalog it describes: two
+ * tables of the administrator's schema in the `postgres` database (as Neon's compute keeps its
+ * own records there, in `neon_migration`), keyed by the objects' oids. A role's `adopted`: made
+ * with SQL and taken by the control plane (managed from then on, but not given API roles'
+ * attributes); a database's `origin`: the control plane's id of it. Comments stay the user's.
+ * The project's roles may write any table (pg_write_all_data): a trigger refuses their writes
+ * there (a restore of a dump of `postgres` from another branch would bring that branch's marks).
+ */
+const MARKS = "neon_emulator";
+
+/** What the emulator marked its roles and databases with before the marks tables (`neon-emulator`, `:sql`, `:<id>`). */
+const LEGACY = "neon-emulator";
+
+/** One query (one transaction): the marks tables, and what a folder of an earlier version marked with comments moved there. */
+const MAKE_MARKS = `
+CREATE SCHEMA ${MARKS};
+CREATE TABLE ${MARKS}.roles (oid oid PRIMARY KEY, adopted boolean NOT NULL);
+CREATE TABLE ${MARKS}.databases (oid oid PRIMARY KEY, origin integer NOT NULL);
+CREATE FUNCTION ${MARKS}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+    RAISE EXCEPTION 'permission denied for table %', TG_TABLE_NAME USING ERRCODE = '42501';
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER refuse BEFORE INSERT OR UPDATE OR DELETE ON ${MARKS}.roles
+  FOR EACH STATEMENT EXECUTE FUNCTION ${MARKS}.refuse();
+CREATE TRIGGER refuse BEFORE INSERT OR UPDATE OR DELETE ON ${MARKS}.databases
+  FOR EACH STATEMENT EXECUTE FUNCTION ${MARKS}.refuse();
+INSERT INTO ${MARKS}.roles
+  SELECT oid, shobj_description(oid, 'pg_authid') = '${LEGACY}:sql' FROM pg_authid
+   WHERE shobj_description(oid, 'pg_authid') IN ('${LEGACY}', '${LEGACY}:sql');
+INSERT INTO ${MARKS}.databases
+  SELECT oid, substr(shobj_description(oid, 'pg_database'), ${LEGACY.length + 2})::integer FROM pg_database
+   WHERE shobj_description(oid, 'pg_database') ~ '^${LEGACY}:[0-9]{1,9}$';
+DO $$
+DECLARE r record;
+BEGIN
+  FOR r IN SELECT rolname FROM pg_authid
+            WHERE shobj_description(oid, 'pg_authid') IN ('${LEGACY}', '${LEGACY}:sql') LOOP
+    EXECUTE format('COMMENT ON ROLE %I IS NULL', r.rolname);
+  END LOOP;
+  FOR r IN SELECT datname FROM pg_database WHERE shobj_description(oid, 'pg_database') ~ '^${LEGACY}:[0-9]{1,9}$' LOOP
+    EXECUTE format('COMMENT ON DATABASE %I IS NULL', r.datname);
+  END LOOP;
+END $$`;
+
+const hasMarks = async (client: PgClient) =>
+  (await client.query<{ made: boolean }>(`SELECT to_regclass('${MARKS}.roles') IS NOT NULL AS made`)).rows[0]
+    ?.made === true;
+
+/**
+ * Makes the marks tables on a server that lacks them (a new template, or a folder of an earlier
+ * version, whose comment marks move there), and forgets the marks of roles and databases gone.
+ * Its client is the administrator's, on `postgres`.
+ */
+export async function ensureMarks(client: PgClient): Promise<void> {
+  if (!(await hasMarks(client))) await client.query(MAKE_MARKS);
+  await client.query(
+    `DELETE FROM ${MARKS}.roles m WHERE NOT EXISTS (SELECT 1 FROM pg_authid r WHERE r.oid = m.oid);
+     DELETE FROM ${MARKS}.databases m WHERE NOT EXISTS (SELECT 1 FROM pg_database d WHERE d.oid = m.oid)`,
+  );
+}
 /** Role every API role belongs to, as on Neon (created in the template). */
 export const NEON_SUPERUSER = "neon_superuser";
 
@@ -51,21 +114,23 @@ export const API_ROLE_ATTRIBUTES = "INHERIT CREATEROLE CREATEDB BYPASSRLS REPLIC
 const ident = (name: string) => pg().escapeIdentifier(name);
 const literal = (text: string) => pg().escapeLiteral(text);
 
-/** The comment of a role made with SQL that the control plane took (managed from then on, but not given API roles' attributes). */
-const ADOPTED = `${MANAGED}:sql`;
-
-/** Makes a role made with SQL one of the emulator's. */
-export const markAdopted = (name: string) => `COMMENT ON ROLE ${ident(name)} IS ${literal(ADOPTED)}`;
-
-/** The control plane's id a database's comment marks it with, if the emulator made or took it. */
-export const managedDatabaseId = (comment: string | null): number | undefined => {
-  const id = comment?.startsWith(`${MANAGED}:`) ? Number(comment.slice(MANAGED.length + 1)) : Number.NaN;
-  return Number.isSafeInteger(id) ? id : undefined;
-};
+/** Marks a role as the emulator's: one it made (`adopted` false), or one made with SQL it took (kept as marked when already marked). */
+export const markRole = (name: string, adopted: boolean) =>
+  `INSERT INTO ${MARKS}.roles SELECT oid, ${adopted} FROM pg_authid WHERE rolname = ${literal(name)}
+     ON CONFLICT (oid) DO NOTHING`;
 
 /** Marks a database as the control plane's database `id` (the emulator's from then on). */
 export const markDatabase = (name: string, id: number) =>
-  `COMMENT ON DATABASE ${ident(name)} IS ${literal(`${MANAGED}:${id}`)}`;
+  `INSERT INTO ${MARKS}.databases SELECT oid, ${Math.trunc(id)} FROM pg_database WHERE datname = ${literal(name)}
+     ON CONFLICT (oid) DO UPDATE SET origin = EXCLUDED.origin`;
+
+/** The databases a server holds (templates aside): name, owner, and the control plane's id it is marked with (null: none). */
+export const databasesWithOrigins = (client: PgClient, where = "TRUE") =>
+  client.query<HeldDatabase>(
+    `SELECT d.datname, pg_get_userbyid(d.datdba) AS owner, m.origin
+       FROM pg_database d LEFT JOIN ${MARKS}.databases m ON m.oid = d.oid
+      WHERE NOT d.datistemplate AND (${where}) ORDER BY d.oid`,
+  );
 
 /**
  * A role's password clause: the control plane's password as a SCRAM verifier made here (as Neon's
@@ -87,34 +152,31 @@ function holdsPassword(held: string | null, role: BranchSpec["roles"][number]): 
   return verifier !== undefined && verifies(verifier, role.password);
 }
 
-/** The roles a server holds, with what a reconcile sets or reads of them (pg_authid: its client is the administrator). */
+/**
+ * The roles a server holds, with what a reconcile sets or reads of them (pg_authid: its client is
+ * the administrator); `adopted` null: not the emulator's.
+ */
 const heldRoles = (client: PgClient) =>
   client.query<{
     rolname: string;
     rolcanlogin: boolean;
     rolreplication: boolean;
     rolpassword: string | null;
-    comment: string | null;
+    adopted: boolean | null;
   }>(
-    `SELECT rolname, rolcanlogin, rolreplication, rolpassword, shobj_description(oid, 'pg_authid') AS comment FROM pg_authid`,
+    `SELECT r.rolname, r.rolcanlogin, r.rolreplication, r.rolpassword, m.adopted
+       FROM pg_authid r LEFT JOIN ${MARKS}.roles m ON m.oid = r.oid`,
   );
 
-/** A database a server holds: its name, its owner's, and its comment (the mark of the control plane's id). */
+/** A database a server holds: its name, its owner's, and the control plane's id it is marked with. */
 interface HeldDatabase {
   datname: string;
   owner: string;
-  comment: string | null;
+  origin: number | null;
 }
 
-/** The databases a server holds (templates aside), with their owners and marks. */
-const heldDatabases = (client: PgClient) =>
-  client.query<HeldDatabase>(
-    `SELECT datname, pg_get_userbyid(datdba) AS owner, shobj_description(oid, 'pg_database') AS comment
-       FROM pg_database WHERE NOT datistemplate`,
-  );
-
-/** A role the emulator made, or took from SQL. */
-const managedRole = (comment: string | null) => comment === MANAGED || comment === ADOPTED;
+/** The control plane's id a database is marked with, if the emulator made or took it. */
+const originOf = (d: HeldDatabase): number | undefined => d.origin ?? undefined;
 
 /** Runs `work` in a session of the server's administrator on another database. */
 type InDatabase = (database: string, work: (client: PgClient) => Promise<void>) => Promise<void>;
@@ -123,7 +185,7 @@ type InDatabase = (database: string, work: (client: PgClient) => Promise<void>) 
  * Brings a running branch server's roles and databases to what the control plane holds: creates
  * what is missing (roles with LOGIN PASSWORD and Neon's attributes, in neon_superuser; databases with their owner),
  * sets every role's password, renames a database the API renamed (found by the origin its
- * comment holds), changes owners, and drops the managed roles and databases the API deleted (and
+ * mark holds), changes owners, and drops the managed roles and databases the API deleted (and
  * nothing else: what the control plane does not know of is left for it to take). A name
  * taken by a role the emulator did not make is refused (the apply_config fails). Passwords
  * travel only as SCRAM verifiers, inside the statements sent to the server, which logs no statements (settings.ts).
@@ -136,8 +198,9 @@ export async function reconcile(
   /** Told of roles whose sessions are about to be ended (a password reset, a drop). */
   beforeEndingSessions: (roles: string[]) => void = () => {},
 ): Promise<void> {
+  await ensureMarks(client);
   const roles = await heldRoles(client);
-  const existingRoles = new Map(roles.rows.map((r) => [r.rolname, managedRole(r.comment)]));
+  const existingRoles = new Map(roles.rows.map((r) => [r.rolname, r.adopted !== null]));
   const passwords = new Map(roles.rows.map((r) => [r.rolname, r.rolpassword]));
   const reset: string[] = [];
   // A folder made before roles had Neon's attributes and grants (its neon_superuser cannot
@@ -146,11 +209,8 @@ export async function reconcile(
     await client.query(`ALTER ROLE ${NEON_SUPERUSER} ${NEON_SUPERUSER_ATTRIBUTES}`);
     for (const grant of neonSuperuserGrants(await versionNum(client))) await client.query(grant);
     for (const r of roles.rows)
-      if (r.comment === MANAGED) await client.query(`ALTER ROLE ${ident(r.rolname)} ${API_ROLE_ATTRIBUTES}`);
-    const made = await client.query<{ datname: string }>(
-      "SELECT datname FROM pg_database WHERE shobj_description(oid, 'pg_database') LIKE $1",
-      [`${MANAGED}:%`],
-    );
+      if (r.adopted === false) await client.query(`ALTER ROLE ${ident(r.rolname)} ${API_ROLE_ATTRIBUTES}`);
+    const made = await databasesWithOrigins(client, "m.origin IS NOT NULL");
     for (const d of made.rows) await client.query(databaseGrant(ident(d.datname)));
   }
   for (const role of spec.roles) {
@@ -159,13 +219,13 @@ export async function reconcile(
     // A role the emulator did not make (cloud_admin, neon_superuser, pg_*) is never taken over,
     // unless the control plane took it from SQL (its verifier is known) and its mark did not land.
     if (managed === false && role.verifier === null) throw new Error(`role "${role.name}" already exists`);
-    if (managed === false) await client.query(markAdopted(role.name));
+    if (managed === false) await client.query(markRole(role.name, true));
     if (managed === undefined) {
       // One transaction (one query of two statements): a server stopping between them would leave
       // a role without its mark, which the next reconcile could not tell from one SQL made.
       await client.query(
         `CREATE ROLE ${ident(role.name)} ${login} ${API_ROLE_ATTRIBUTES} IN ROLE ${NEON_SUPERUSER} PASSWORD ${passwordOf(role)};
-         COMMENT ON ROLE ${ident(role.name)} IS ${literal(MANAGED)}`,
+         ${markRole(role.name, false)}`,
       );
     } else {
       if (!holdsPassword(passwords.get(role.name) ?? null, role)) reset.push(role.name);
@@ -177,7 +237,7 @@ export async function reconcile(
     beforeEndingSessions(reset);
     await endSessions(client, reset);
   }
-  const dbs = await heldDatabases(client);
+  const dbs = await databasesWithOrigins(client);
   const byName = new Map(dbs.rows.map((d) => [d.datname, d]));
   const wanted = new Set(spec.databases.map((d) => d.name));
   // What the API deleted goes first: found by its mark, whatever the data names it now, or by its
@@ -188,7 +248,7 @@ export async function reconcile(
   const dropOrigins = new Set(spec.drops.databases.map((d) => d.origin));
   const dropNames = new Set(spec.drops.databases.map((d) => d.name));
   for (const d of dbs.rows) {
-    const origin = managedDatabaseId(d.comment);
+    const origin = originOf(d);
     if (origin === undefined || wantedOrigins.has(origin)) continue;
     if (dropOrigins.has(origin) || (dropNames.has(d.datname) && !wanted.has(d.datname))) {
       await dropSubscriptionsIn(client, d.datname, inDatabase);
@@ -199,14 +259,12 @@ export async function reconcile(
   await uncrossRenames(client, spec, byName, beforeRename);
   for (const db of spec.databases) {
     let current = byName.get(db.name);
-    const renamed = [...byName.values()].find(
-      (d) => managedDatabaseId(d.comment) === db.origin && !wanted.has(d.datname),
-    );
+    const renamed = [...byName.values()].find((d) => originOf(d) === db.origin && !wanted.has(d.datname));
     // The name is a database the control plane does not know (made with SQL a moment before it
     // took it): a rename onto it is refused, as Postgres refuses it, rather than that database
     // taken over. (An unmarked one, or the template's default marked 0, is taken when no other
     // holds the origin; one the control plane wants under another name moved aside above.)
-    const origin = current && managedDatabaseId(current.comment);
+    const origin = current && originOf(current);
     if (current && (origin ? origin !== db.origin : renamed !== undefined))
       throw new Error(`database "${db.name}" already exists`);
     if (!current) {
@@ -225,13 +283,13 @@ export async function reconcile(
           `CREATE DATABASE ${ident(db.name)} OWNER ${ident(db.ownerName)}${modern ? " STRATEGY = FILE_COPY" : ""}`,
         );
         await client.query(databaseGrant(ident(db.name)));
-        current = { datname: db.name, owner: db.ownerName, comment: null };
+        current = { datname: db.name, owner: db.ownerName, origin: null };
         byName.set(db.name, current);
       }
     }
     if (current.owner !== db.ownerName)
       await client.query(`ALTER DATABASE ${ident(db.name)} OWNER TO ${ident(db.ownerName)}`);
-    await client.query(markDatabase(db.name, db.origin));
+    if (current.origin !== db.origin) await client.query(markDatabase(db.name, db.origin));
   }
   // As Neon's compute does: what a deleted role owns in each database goes to that database's
   // owner (its grants are dropped), then the role.
@@ -268,7 +326,7 @@ async function uncrossRenames(
   const wantedName = new Map(spec.databases.map((d) => [d.origin, d.name]));
   const crossing: { held: HeldDatabase; aside: string; own: string }[] = [];
   for (const held of byName.values()) {
-    const origin = managedDatabaseId(held.comment);
+    const origin = originOf(held);
     const own = origin ? wantedName.get(origin) : undefined;
     const claimant = spec.databases.find((d) => d.name === held.datname);
     if (own && own !== held.datname && claimant && claimant.origin !== origin)
@@ -380,17 +438,17 @@ export async function dropSubscription(
  * attributes. A password that is not a SCRAM verifier of the control plane's counts as a difference.
  */
 export async function holdsSpec(client: PgClient, spec: BranchSpec): Promise<boolean> {
-  if (spec.drops.roles.length || spec.drops.databases.length) return false;
+  if (spec.drops.roles.length || spec.drops.databases.length || !(await hasMarks(client))) return false;
   const byRole = new Map((await heldRoles(client)).rows.map((r) => [r.rolname, r]));
   if (!byRole.get(NEON_SUPERUSER)?.rolreplication) return false;
   for (const role of spec.roles) {
     const held = byRole.get(role.name);
-    if (!held || !managedRole(held.comment) || held.rolcanlogin === role.noLogin) return false;
+    if (!held || held.adopted === null || held.rolcanlogin === role.noLogin) return false;
     if (!holdsPassword(held.rolpassword, role)) return false;
   }
-  const byName = new Map((await heldDatabases(client)).rows.map((d) => [d.datname, d]));
+  const byName = new Map((await databasesWithOrigins(client)).rows.map((d) => [d.datname, d]));
   return spec.databases.every((db) => {
     const held = byName.get(db.name);
-    return held?.owner === db.ownerName && managedDatabaseId(held.comment) === db.origin;
+    return held?.owner === db.ownerName && held.origin === db.origin;
   });
 }

@@ -376,7 +376,9 @@ export function revealRolePassword(
     );
   if (role.verifier !== null)
     throw preconditionFailed(
-      `the password of role ${name} was set with SQL, and only its hash is kept; reset the password to get a new one`,
+      role.verifier === ""
+        ? `role ${name} has no password (made or changed with SQL); reset the password to give it one`
+        : `the password of role ${name} was set with SQL, and only its hash is kept; reset the password to get a new one`,
     );
   return { password: role.password };
 }
