@@ -939,14 +939,14 @@ describe("computes are real Postgres servers", () => {
       // It keeps none of the emulator's own statements: a password reset while the compute runs
       // (ALTER ROLE … PASSWORD, by the emulator's superuser) leaves no trace the role can read.
       const base = `/projects/${p.projectId}/branches/${p.branchId}`;
-      const made2 = await api("POST", `${base}/roles`, { role: { name: "pgss_watch" } });
+      const made2 = await api("POST", `${base}/roles`, { role: { name: "stmts_watch" } });
       await allSettled(p.projectId, made2.body.operations);
-      const reset = await api("POST", `${base}/roles/pgss_watch/reset_password`);
+      const reset = await api("POST", `${base}/roles/stmts_watch/reset_password`);
       await allSettled(p.projectId, reset.body.operations);
       const secret = reset.body.role.password as string;
       const traces = await client.query(
         `SELECT count(*)::int AS n FROM pg_stat_statements s LEFT JOIN pg_roles r ON r.oid = s.userid
-          WHERE r.rolname = 'cloud_admin' OR s.query LIKE '%' || $1 || '%' OR s.query ILIKE '%pgss_watch%'`,
+          WHERE r.rolname = 'cloud_admin' OR s.query LIKE '%' || $1 || '%' OR s.query ILIKE '%stmts_watch%'`,
         [secret],
       );
       expect(traces.rows).toEqual([{ n: 0 }]);
