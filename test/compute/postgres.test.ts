@@ -1031,18 +1031,30 @@ describe("computes are real Postgres servers", () => {
     } finally {
       await owner.end();
     }
-    // Neon's grants to neon_superuser: every session visible (pg_monitor), other roles' sessions
-    // ended (pg_signal_backend), subscriptions (pg_create_subscription).
+    // Neon's grants to neon_superuser, each with ADMIN OPTION (as a pg_dumpall of a Neon project on
+    // Postgres 17 shows): all data read and written, every session visible (pg_monitor), other
+    // roles' sessions ended (pg_signal_backend), subscriptions, maintenance of any table (pg_maintain).
     const grants = await query(
       p.endpointId,
       p.role,
       p.password,
       "neondb",
-      `SELECT pg_has_role(current_user, 'pg_monitor', 'usage') AS monitor,
-        pg_has_role(current_user, 'pg_signal_backend', 'usage') AS signal,
-        pg_has_role(current_user, 'pg_create_subscription', 'usage') AS subscribe`,
+      `SELECT r.rolname AS role, m.admin_option AS admin FROM pg_auth_members m
+         JOIN pg_roles r ON r.oid = m.roleid JOIN pg_roles g ON g.oid = m.member
+        WHERE g.rolname = 'neon_superuser' ORDER BY 1`,
     );
-    expect(grants).toEqual([{ monitor: true, signal: true, subscribe: true }]);
+    expect(grants).toEqual(
+      [
+        "pg_create_subscription",
+        "pg_maintain",
+        "pg_monitor",
+        "pg_read_all_data",
+        "pg_signal_backend",
+        "pg_write_all_data",
+      ].map((role) => ({ role, admin: true })),
+    );
+    // An API role reindexes a table it does not own (pg_maintain; without it: 42501).
+    await query(p.endpointId, reader.name, reader.password, "neondb", "REINDEX TABLE items");
     // Every API role has all privileges on the API's databases (Neon grants them to neon_superuser):
     // one that does not own neondb may create a schema in it.
     await query(p.endpointId, reader.name, reader.password, "neondb", "CREATE SCHEMA reader_space");
@@ -1105,6 +1117,28 @@ describe("computes are real Postgres servers", () => {
         has_database_privilege('neon_superuser', 'neondb', 'CREATE') AS create_schema`,
     );
     expect(grants).toEqual([{ monitor: true, signal: true, subscribe: true, create_schema: true }]);
+    // One whose neon_superuser has its attributes but not a later grant (pg_maintain, with ADMIN
+    // OPTION): given it at the next start.
+    const again = adminClient(
+      Number(fs.readFileSync(postmasterPidFile(p), "utf8").split("\n")[3]),
+      "postgres",
+    );
+    await again.connect();
+    try {
+      await again.query("REVOKE pg_maintain FROM neon_superuser");
+    } finally {
+      await again.end();
+    }
+    await changeState(p, "restart");
+    expect(
+      await query(
+        p.endpointId,
+        p.role,
+        p.password,
+        "neondb",
+        "SELECT pg_has_role('neon_superuser', 'pg_maintain', 'MEMBER WITH ADMIN OPTION') AS maintain",
+      ),
+    ).toEqual([{ maintain: true }]);
   });
 
   it("comments on roles and databases are the user's: the API's changes neither read nor overwrite them, and the emulator's own marks are not the project's to write", async () => {

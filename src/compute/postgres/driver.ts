@@ -1252,9 +1252,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const server = await PgServer.start(bin, work, await freePort(), BASE_SETTINGS);
     try {
       await this.withAdmin(server.port, async (client) => {
-        await client.query(
-          `CREATE ROLE ${NEON_SUPERUSER} ${NEON_SUPERUSER_ATTRIBUTES} IN ROLE pg_read_all_data, pg_write_all_data`,
-        );
+        await client.query(`CREATE ROLE ${NEON_SUPERUSER} ${NEON_SUPERUSER_ATTRIBUTES}`);
         for (const grant of neonSuperuserGrants(major * 10000)) await client.query(grant);
         // A new project's default role and database are in the template already (reconcile gives
         // the role its password and the database its id; a project with other names has both

@@ -84,17 +84,46 @@ export const NEON_SUPERUSER = "neon_superuser";
 export const NEON_SUPERUSER_ATTRIBUTES = "NOLOGIN CREATEDB CREATEROLE REPLICATION BYPASSRLS";
 
 /**
- * The predefined roles and functions Neon's compute grants neon_superuser (its migrations): every
- * session and statistic visible (pg_monitor), other roles' queries cancelled or ended
- * (pg_signal_backend), subscriptions (pg_create_subscription, Postgres 16+).
+ * The predefined roles Neon's compute makes neon_superuser a member of, each with ADMIN OPTION (as
+ * a pg_dumpall of a Neon project shows them): all data read and written, every session and
+ * statistic visible (pg_monitor), other roles' queries cancelled or ended (pg_signal_backend),
+ * subscriptions (16+), maintenance commands on any table (pg_maintain, 17+), autovacuum workers
+ * signalled (18+).
  */
+function neonSuperuserRoles(serverVersionNum: number): { role: string; options: string }[] {
+  const admin = "WITH ADMIN OPTION";
+  return [
+    { role: "pg_read_all_data", options: admin },
+    { role: "pg_write_all_data", options: admin },
+    { role: "pg_monitor", options: admin },
+    { role: "pg_signal_backend", options: admin },
+    ...(serverVersionNum >= 160000 ? [{ role: "pg_create_subscription", options: admin }] : []),
+    ...(serverVersionNum >= 170000 ? [{ role: "pg_maintain", options: `${admin}, SET FALSE` }] : []),
+    ...(serverVersionNum >= 180000
+      ? [{ role: "pg_signal_autovacuum_worker", options: `${admin}, SET FALSE` }]
+      : []),
+  ];
+}
+
+/** What Neon's compute grants neon_superuser (compute_ctl's create_neon_superuser.sql and migrations). */
 export function neonSuperuserGrants(serverVersionNum: number): string[] {
   return [
-    `GRANT pg_monitor TO ${NEON_SUPERUSER} WITH ADMIN OPTION`,
-    `GRANT pg_signal_backend TO ${NEON_SUPERUSER} WITH ADMIN OPTION`,
-    ...(serverVersionNum >= 160000 ? [`GRANT pg_create_subscription TO ${NEON_SUPERUSER}`] : []),
+    ...neonSuperuserRoles(serverVersionNum).map(
+      ({ role, options }) => `GRANT ${role} TO ${NEON_SUPERUSER} ${options}`,
+    ),
     `GRANT EXECUTE ON FUNCTION pg_show_replication_origin_status TO ${NEON_SUPERUSER}`,
   ];
+}
+
+/** Whether neon_superuser lacks a membership Neon's compute gives it (a folder an earlier emulator made). */
+async function lacksNeonGrants(client: PgClient): Promise<boolean> {
+  const roles = neonSuperuserRoles(await versionNum(client)).map((r) => r.role);
+  const lacking = await client.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM unnest($1::text[]) AS r(name)
+      WHERE NOT pg_has_role('${NEON_SUPERUSER}', r.name, 'MEMBER WITH ADMIN OPTION')`,
+    [roles],
+  );
+  return (lacking.rows[0]?.n ?? 0) > 0;
 }
 
 /** What Neon's compute grants on every database the API makes: any API role may create schemas in it. */
@@ -205,9 +234,10 @@ export async function reconcile(
   const reset: string[] = [];
   // A folder made before roles had Neon's attributes and grants (its neon_superuser cannot
   // replicate): given them once. Later changes a user makes to a role's attributes (NOBYPASSRLS) are kept.
+  if (await lacksNeonGrants(client))
+    for (const grant of neonSuperuserGrants(await versionNum(client))) await client.query(grant);
   if (roles.rows.some((r) => r.rolname === NEON_SUPERUSER && !r.rolreplication)) {
     await client.query(`ALTER ROLE ${NEON_SUPERUSER} ${NEON_SUPERUSER_ATTRIBUTES}`);
-    for (const grant of neonSuperuserGrants(await versionNum(client))) await client.query(grant);
     for (const r of roles.rows)
       if (r.adopted === false) await client.query(`ALTER ROLE ${ident(r.rolname)} ${API_ROLE_ATTRIBUTES}`);
     const made = await databasesWithOrigins(client, "m.origin IS NOT NULL");
@@ -440,7 +470,7 @@ export async function dropSubscription(
 export async function holdsSpec(client: PgClient, spec: BranchSpec): Promise<boolean> {
   if (spec.drops.roles.length || spec.drops.databases.length || !(await hasMarks(client))) return false;
   const byRole = new Map((await heldRoles(client)).rows.map((r) => [r.rolname, r]));
-  if (!byRole.get(NEON_SUPERUSER)?.rolreplication) return false;
+  if (!byRole.get(NEON_SUPERUSER)?.rolreplication || (await lacksNeonGrants(client))) return false;
   for (const role of spec.roles) {
     const held = byRole.get(role.name);
     if (!held || held.adopted === null || held.rolcanlogin === role.noLogin) return false;
