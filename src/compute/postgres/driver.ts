@@ -84,6 +84,7 @@ import {
   databasesWithOrigins,
   dropSubscription,
   ensureMarks,
+  grantInDatabases,
   holdsSpec,
   markDatabase,
   markRole,
@@ -1265,6 +1266,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         await ensureMarks(client);
         await client.query(markRole(DEFAULT_ROLE_NAME, false));
         await client.query(markDatabase(DEFAULT_DATABASE_NAME, 0));
+        await grantInDatabases(client, [DEFAULT_DATABASE_NAME], (db, work) =>
+          this.withAdmin(server.port, work, db),
+        );
       });
     } finally {
       await server.stop();

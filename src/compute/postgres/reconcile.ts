@@ -18,7 +18,8 @@ export interface BranchSpec {
  * tables of the administrator's schema in the `postgres` database (as Neon's compute keeps its
  * own records there, in `neon_migration`), keyed by the objects' oids. A role's `adopted`: made
  * with SQL and taken by the control plane (managed from then on, but not given API roles'
- * attributes); a database's `origin`: the control plane's id of it. Comments stay the user's.
+ * attributes); a database's `origin`: the control plane's id of it, and `granted`: Neon's grants
+ * in it are made (DATABASE_GRANTS). Comments stay the user's.
  * The project's roles may write any table (pg_write_all_data): a trigger refuses their writes
  * there (a restore of a dump of `postgres` from another branch would bring that branch's marks).
  */
@@ -31,7 +32,7 @@ const LEGACY = "neon-emulator";
 const MAKE_MARKS = `
 CREATE SCHEMA ${MARKS};
 CREATE TABLE ${MARKS}.roles (oid oid PRIMARY KEY, adopted boolean NOT NULL);
-CREATE TABLE ${MARKS}.databases (oid oid PRIMARY KEY, origin integer NOT NULL);
+CREATE TABLE ${MARKS}.databases (oid oid PRIMARY KEY, origin integer NOT NULL, granted boolean NOT NULL DEFAULT false);
 CREATE FUNCTION ${MARKS}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
@@ -126,6 +127,48 @@ async function lacksNeonGrants(client: PgClient): Promise<boolean> {
   return (lacking.rows[0]?.n ?? 0) > 0;
 }
 
+/**
+ * What Neon's compute does in each database the control plane holds (compute_ctl's
+ * handle_grants), as its administrator, once here: a `public` schema the administrator owns
+ * (Postgres 14's) goes to the database's owner, and what the administrator makes in it (objects
+ * of extensions) is neon_superuser's to use and grant — the two lines every pg_dump of a Neon
+ * database ends with (ALTER DEFAULT PRIVILEGES FOR ROLE cloud_admin IN SCHEMA public …).
+ */
+const DATABASE_GRANTS = `DO $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'public') THEN
+    IF (SELECT nspowner FROM pg_namespace WHERE nspname = 'public') = (SELECT oid FROM pg_roles WHERE rolname = current_user) THEN
+      EXECUTE format('ALTER SCHEMA public OWNER TO %I',
+        (SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database()));
+    END IF;
+    ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON TABLES TO ${NEON_SUPERUSER} WITH GRANT OPTION;
+    ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT ALL ON SEQUENCES TO ${NEON_SUPERUSER} WITH GRANT OPTION;
+  END IF;
+END $$`;
+
+/**
+ * Makes Neon's grants in the databases the control plane holds that lack them (made or taken
+ * since, or marked by an earlier emulator), each through a session of its own (`inDatabase`).
+ */
+export async function grantInDatabases(
+  client: PgClient,
+  names: string[],
+  inDatabase: InDatabase,
+): Promise<void> {
+  const lacking = await client.query<{ datname: string }>(
+    `SELECT d.datname FROM pg_database d JOIN ${MARKS}.databases m ON m.oid = d.oid
+      WHERE NOT m.granted AND d.datallowconn AND d.datconnlimit <> -2 AND d.datname = ANY($1) ORDER BY d.oid`,
+    [names],
+  );
+  for (const { datname } of lacking.rows) {
+    await inDatabase(datname, (c) => c.query(DATABASE_GRANTS).then(() => {}));
+    await client.query(
+      `UPDATE ${MARKS}.databases SET granted = true WHERE oid = (SELECT oid FROM pg_database WHERE datname = $1)`,
+      [datname],
+    );
+  }
+}
+
 /** What Neon's compute grants on every database the API makes: any API role may create schemas in it. */
 export const databaseGrant = (quotedName: string) =>
   `GRANT ALL PRIVILEGES ON DATABASE ${quotedName} TO ${NEON_SUPERUSER}`;
@@ -156,7 +199,7 @@ export const markDatabase = (name: string, id: number) =>
 /** The databases a server holds (templates aside): name, owner, and the control plane's id it is marked with (null: none). */
 export const databasesWithOrigins = (client: PgClient, where = "TRUE") =>
   client.query<HeldDatabase>(
-    `SELECT d.datname, pg_get_userbyid(d.datdba) AS owner, m.origin
+    `SELECT d.datname, pg_get_userbyid(d.datdba) AS owner, m.origin, m.granted
        FROM pg_database d LEFT JOIN ${MARKS}.databases m ON m.oid = d.oid
       WHERE NOT d.datistemplate AND (${where}) ORDER BY d.oid`,
   );
@@ -202,6 +245,7 @@ interface HeldDatabase {
   datname: string;
   owner: string;
   origin: number | null;
+  granted: boolean | null;
 }
 
 /** The control plane's id a database is marked with, if the emulator made or took it. */
@@ -313,7 +357,7 @@ export async function reconcile(
           `CREATE DATABASE ${ident(db.name)} OWNER ${ident(db.ownerName)}${modern ? " STRATEGY = FILE_COPY" : ""}`,
         );
         await client.query(databaseGrant(ident(db.name)));
-        current = { datname: db.name, owner: db.ownerName, origin: null };
+        current = { datname: db.name, owner: db.ownerName, origin: null, granted: null };
         byName.set(db.name, current);
       }
     }
@@ -321,6 +365,11 @@ export async function reconcile(
       await client.query(`ALTER DATABASE ${ident(db.name)} OWNER TO ${ident(db.ownerName)}`);
     if (current.origin !== db.origin) await client.query(markDatabase(db.name, db.origin));
   }
+  await grantInDatabases(
+    client,
+    spec.databases.map((d) => d.name),
+    inDatabase,
+  );
   // As Neon's compute does: what a deleted role owns in each database goes to that database's
   // owner (its grants are dropped), then the role.
   const wantedRoles = new Set(spec.roles.map((r) => r.name));
@@ -479,6 +528,6 @@ export async function holdsSpec(client: PgClient, spec: BranchSpec): Promise<boo
   const byName = new Map((await databasesWithOrigins(client)).rows.map((d) => [d.datname, d]));
   return spec.databases.every((db) => {
     const held = byName.get(db.name);
-    return held?.owner === db.ownerName && held.origin === db.origin;
+    return held?.owner === db.ownerName && held.origin === db.origin && held.granted === true;
   });
 }
