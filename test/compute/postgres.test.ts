@@ -83,6 +83,18 @@ function adminClient(port: number, database: string): pg.Client {
   });
 }
 
+/** Runs `sql` as the emulator's administrator on the running server of `on`'s branch (behind the emulator's back). */
+async function asAdmin(on: { projectId: string; branchId: string }, sql: string, database = "postgres") {
+  const port = Number(fs.readFileSync(postmasterPidFile(on), "utf8").split("\n")[3]);
+  const admin = adminClient(port, database);
+  await admin.connect();
+  try {
+    return (await admin.query(sql)).rows;
+  } finally {
+    await admin.end();
+  }
+}
+
 /** The folder of the servers' Unix sockets (named after the user and the data folder). */
 function serversSocketDir(): string {
   const dataHash = createHash("sha256").update(path.resolve(dir, "db-data")).digest("hex").slice(0, 12);
@@ -1097,17 +1109,13 @@ describe("computes are real Postgres servers", () => {
   });
 
   it("a data folder whose roles lack those attributes (made by an older emulator) gets them at the next start", async () => {
-    const pid = fs.readFileSync(postmasterPidFile(p), "utf8").split("\n");
-    const admin = adminClient(Number(pid[3]), "postgres");
-    await admin.connect();
-    try {
-      await admin.query("ALTER ROLE neon_superuser NOREPLICATION NOBYPASSRLS");
-      await admin.query("ALTER ROLE neondb_owner NOREPLICATION NOBYPASSRLS");
-      await admin.query("REVOKE pg_monitor, pg_signal_backend, pg_create_subscription FROM neon_superuser");
-      await admin.query("REVOKE ALL ON DATABASE neondb FROM neon_superuser");
-    } finally {
-      await admin.end();
-    }
+    await asAdmin(
+      p,
+      `ALTER ROLE neon_superuser NOREPLICATION NOBYPASSRLS;
+       ALTER ROLE neondb_owner NOREPLICATION NOBYPASSRLS;
+       REVOKE pg_monitor, pg_signal_backend, pg_create_subscription FROM neon_superuser;
+       REVOKE ALL ON DATABASE neondb FROM neon_superuser`,
+    );
     await changeState(p, "restart");
     const rows = await query(
       p.endpointId,
@@ -1135,23 +1143,11 @@ describe("computes are real Postgres servers", () => {
     expect(grants).toEqual([{ monitor: true, signal: true, subscribe: true, create_schema: true }]);
     // One whose neon_superuser has its attributes but not a later grant (pg_maintain, with ADMIN
     // OPTION): given it at the next start.
-    const again = adminClient(
-      Number(fs.readFileSync(postmasterPidFile(p), "utf8").split("\n")[3]),
-      "postgres",
-    );
-    await again.connect();
-    try {
-      await again.query("REVOKE pg_maintain FROM neon_superuser");
-    } finally {
-      await again.end();
-    }
+    await asAdmin(p, "REVOKE pg_maintain FROM neon_superuser");
     await changeState(p, "restart");
     expect(
-      await query(
-        p.endpointId,
-        p.role,
-        p.password,
-        "neondb",
+      await asAdmin(
+        p,
         "SELECT pg_has_role('neon_superuser', 'pg_maintain', 'MEMBER WITH ADMIN OPTION') AS maintain",
       ),
     ).toEqual([{ maintain: true }]);
@@ -1167,22 +1163,12 @@ describe("computes are real Postgres servers", () => {
       expect(res.status).toBeLessThan(300);
       await allSettled(c.projectId, res.body.operations);
     };
-    const port = () => Number(fs.readFileSync(postmasterPidFile(c), "utf8").split("\n")[3]);
-    const asAdmin = async (sql: string) => {
-      const admin = adminClient(port(), "postgres");
-      await admin.connect();
-      try {
-        return (await admin.query(sql)).rows;
-      } finally {
-        await admin.end();
-      }
-    };
     // A role made with SQL, taken by the control plane, then given a comment; the owner role and
     // the database get one too (Postgres 14/15 let a CREATEROLE role comment on any role).
     await owner("CREATE ROLE analyst LOGIN PASSWORD 'An4lyst-Pass-99'");
     await eventually(async () => (await api("GET", `${base}/roles/analyst`)).status === 200);
     await owner("COMMENT ON ROLE analyst IS 'BI team'");
-    await asAdmin(`COMMENT ON ROLE ${c.role} IS 'primary app owner'`);
+    await asAdmin(c, `COMMENT ON ROLE ${c.role} IS 'primary app owner'`);
     await owner("COMMENT ON DATABASE neondb IS 'main app'");
     const reset = await api("POST", `${base}/roles/analyst/reset_password`);
     await settledChange(reset);
@@ -1239,6 +1225,7 @@ describe("computes are real Postgres servers", () => {
       (await databases()).map(([id, name]: [number, string]) => [name, id]),
     );
     await asAdmin(
+      c,
       `DROP SCHEMA neon_emulator CASCADE;
        COMMENT ON ROLE ${c.role} IS 'neon-emulator'; COMMENT ON ROLE svc IS 'neon-emulator';
        COMMENT ON ROLE analyst IS 'neon-emulator:sql';
@@ -1261,6 +1248,7 @@ describe("computes are real Postgres servers", () => {
     ).toEqual([]);
     expect(
       await asAdmin(
+        c,
         "SELECT (SELECT count(*) FROM neon_emulator.roles)::int AS roles, (SELECT count(*) FROM neon_emulator.databases)::int AS databases",
       ),
     ).toEqual([{ roles: 3, databases: 3 }]);
