@@ -60,10 +60,9 @@ export function resetAccount(ctx: Ctx, accountId: string, callerKeyId: number, o
     const revokedKeys = opts.revoke_other_keys
       ? revokeOtherKeys(tx, accountId, callerKeyId, ctx.clock.now(accountId), ctx.config.startKeyHash)
       : 0;
-    return {
-      deleted: [...deleted, ...recoverable],
-      body: { deleted_projects: deleted.length, revoked_keys: revokedKeys },
-    };
+    // Deleted projects still recoverable go for good too, and are counted.
+    const all = [...deleted, ...recoverable];
+    return { deleted: all, body: { deleted_projects: all.length, revoked_keys: revokedKeys } };
   });
   // Their computes and data go as a project delete's delete_tenant would take them.
   return { body, events: deleted.map((projectId) => ({ type: "project_deleted" as const, projectId })) };

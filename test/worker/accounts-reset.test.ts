@@ -87,11 +87,15 @@ describe("reset", () => {
     await t.request("POST", "/api/v2/projects", { project: {} }, otherAuth);
     await t.api("POST", "/api/v2/projects", { project: {} });
     await t.api("POST", "/api/v2/projects", { project: {} });
+    // A deleted project still recoverable goes for good too, and is counted.
+    const gone = await t.api("POST", "/api/v2/projects", { project: {} });
+    expectStatus(await t.api("DELETE", `/api/v2/projects/${gone.body.project.id}`), 200);
     const second = await t.api("POST", "/api/v2/api_keys", { key_name: "second" });
     await t.api("POST", "/_emulator/faults", { action: "start_compute" });
     const res = await t.request("POST", "/_emulator/reset", undefined, { authorization: `Bearer ${t.key}` });
     expectStatus(res, 200);
-    expect(res.body).toEqual({ deleted_projects: 2, revoked_keys: 0 });
+    expect(res.body).toEqual({ deleted_projects: 3, revoked_keys: 0 });
+    expectStatus(await t.api("POST", `/api/v2/projects/${gone.body.project.id}/recover`), 404);
     expect((await t.api("GET", "/api/v2/projects")).body.projects).toEqual([]);
     expect((await t.api("GET", "/_emulator/faults")).body.faults).toEqual([]);
     expectStatus(
