@@ -11,7 +11,7 @@ const route = createRoute({
   operationId: "createSnapshot",
   tags: ["Snapshot"],
   summary:
-    "Take a snapshot of the branch's data as it is now (a consistent copy, with its roles and databases); lsn/timestamp answer 422 (no history is kept)",
+    "Take a snapshot of the branch's data (a consistent copy, with its roles and databases): as it is now, or at an lsn or timestamp of its history",
   security,
   request: { params: BranchParams, query: SnapshotCreateQuery },
   responses: {
