@@ -485,6 +485,34 @@ describe("history on disk", () => {
     expect(op).toMatchObject({ status: "failed" });
     expect(op.error).toContain(`missing WAL segment ${String(segments[0]).slice(0, 24)}`);
   });
+  it("segments a segment switch ended lose their zeroed tail in the background, and a branch at a point replays them", async () => {
+    const p = await createProject("trimmed");
+    await sql(p, "CREATE TABLE t (v int)");
+    await sql(p, "INSERT INTO t VALUES (1)");
+    // Each stop archives its last segment, a switch's: mostly zeros.
+    for (const verb of ["suspend", "start", "suspend", "start"]) {
+      const res = await api("POST", `/projects/${p.id}/endpoints/${p.endpointId}/${verb}`);
+      await allSettled(p.id, res.body.operations);
+    }
+    await sql(p, "INSERT INTO t VALUES (2)");
+    const t = await advance(60);
+    await sql(p, "INSERT INTO t VALUES (3)");
+    await advance(60);
+    const historyDir = path.join(dir, "db-data", "projects", p.id, "history");
+    const [history] = fs.readdirSync(historyDir);
+    // The size a gzip trailer gives: a whole segment's 16 MB until trimmed.
+    const trimmed = () =>
+      fs
+        .readdirSync(path.join(historyDir, String(history)))
+        .filter((f) => /^[0-9A-F]{24}\.gz$/.test(f))
+        .map((f) => fs.readFileSync(path.join(historyDir, String(history), f)))
+        .filter((gz) => gz.readUInt32LE(gz.length - 4) < 16 * 1024 * 1024).length;
+    for (let i = 0; i < 300 && trimmed() < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(trimmed()).toBeGreaterThanOrEqual(2);
+    const body = await branch(p, { name: "at-t", parent_timestamp: iso(t - 30_000) });
+    expect(values(await sql(p, "SELECT v FROM t ORDER BY v", body.endpoints[0].id))).toEqual([1, 2]);
+  });
+
   it("a deleted branch's history goes, unless a branch continues it", async () => {
     const p = await createProject("collect");
     const historyDir = path.join(dir, "db-data", "projects", p.id, "history");

@@ -44,6 +44,7 @@ import { neonEngine } from "./engine.js";
 import {
   adoptBase,
   archiveCommand,
+  archivedSegments,
   chainOf,
   collectHistories,
   continuedFrom,
@@ -62,6 +63,7 @@ import {
   stageWal,
   startHistory,
   tidyHistory,
+  trimSegment,
 } from "./history.js";
 import {
   closedFolderMessage,
@@ -120,6 +122,8 @@ const RECOVERY_TIMEOUT_MS = 30 * 60_000;
  * of it prunes that project's at once).
  */
 const PRUNE_EVERY_MS = 10 * 60_000;
+/** How often segments archived since are trimmed (trimAll). */
+const TRIM_EVERY_MS = 15_000;
 
 /** The longest the measure of a primary's WAL before it stops may hold up the stop. */
 const STOP_MEASURE_TIMEOUT_MS = 1000;
@@ -345,6 +349,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /** Prunings run one at a time, in order. */
   private pruning: Promise<void> = Promise.resolve();
   private pruneTimer: NodeJS.Timeout | undefined;
+  private trimTimer: NodeJS.Timeout | undefined;
+  /** Archived segments looked at by trimSegment (trimmed, or nothing to trim), as of the last round. */
+  private trimmedSegments = new Set<string>();
+  private trimRound: Promise<void> | undefined;
+  private trimAgain = false;
   /** Servers replaying a history for a copy at a point (stopped at close), and for a pruning (stopped as shutdown begins). */
   private readonly replays = new Set<PgServer>();
   private readonly pruneReplays = new Set<PgServer>();
@@ -777,6 +786,42 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await markTops(this.copiesFolders());
     this.pruneTimer ??= setInterval(() => this.pruneAll(), PRUNE_EVERY_MS);
     this.pruneTimer.unref();
+    this.trimTimer ??= setInterval(() => this.trimAll(), TRIM_EVERY_MS);
+    this.trimTimer.unref();
+    this.trimAll();
+  }
+
+  /**
+   * Every archived segment not looked at yet loses its zeroed tail (trimSegment), one at a time in
+   * the background: most are a segment switch's (each online copy, each stop), and a replay
+   * unpacks every segment since its base. A round still under way is not doubled.
+   */
+  private trimAll(): void {
+    if (this.closed) return;
+    // Asked for during a round (a stop archived a segment since it listed them): once more after.
+    if (this.trimRound) {
+      this.trimAgain = true;
+      return;
+    }
+    this.trimAgain = false;
+    this.trimRound = (async () => {
+      const seen = new Set<string>();
+      for (const project of readdir(path.join(this.dataDir, "projects")))
+        for (const file of archivedSegments(path.join(this.dataDir, "projects", project))) {
+          if (this.closed) return;
+          seen.add(file);
+          if (this.trimmedSegments.has(file)) continue;
+          await trimSegment(file).catch((err: unknown) => {
+            // Gone meanwhile (a pruning, a deletion): nothing to say.
+            if ((err as NodeJS.ErrnoException).code !== "ENOENT")
+              this.logger?.warn({ err, file }, "could not trim an archived WAL segment");
+          });
+        }
+      this.trimmedSegments = seen;
+    })().finally(() => {
+      this.trimRound = undefined;
+      if (this.trimAgain) this.trimAll();
+    });
   }
 
   /**
@@ -1703,6 +1748,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   stopping(): void {
     this.closed = true;
     clearInterval(this.pruneTimer);
+    clearInterval(this.trimTimer);
     for (const server of this.pruneReplays) void server.stop();
   }
 
@@ -2721,8 +2767,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
     else {
       this.measureStopped(running.projectId, running.branchId, ended);
-      // Its shutdown archived its last segments.
+      // Its shutdown archived its last segments (the last one a switch ended: trimmed).
       this.measureHistories(running.projectId);
+      this.trimAll();
     }
   }
 

@@ -77,6 +77,12 @@ class StagedWal {
         bytes = await fs.promises
           .readFile(`${name}.gz`)
           .then((zipped) => gunzip(zipped))
+          // Archived without its zeroed tail (trimSegment): the zeros put back.
+          .then((whole) =>
+            whole.length > 0 && whole.length < Number(SEGMENT_BYTES)
+              ? Buffer.concat([whole, Buffer.alloc(Number(SEGMENT_BYTES) - whole.length)])
+              : whole,
+          )
           .catch(() => fs.promises.readFile(name))
           .catch(() => undefined);
         if (bytes?.length === Number(SEGMENT_BYTES)) break;
