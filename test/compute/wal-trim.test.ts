@@ -38,8 +38,12 @@ describe("archived segments without their zeroed tail", () => {
     const original = switchedSegment(100_000);
     const file = path.join(dir, `${NAME}.gz`);
     fs.writeFileSync(file, zlib.gzipSync(original, { level: 1 }));
+    const archivedAt = new Date("2026-11-01T10:00:00Z");
+    fs.utimesSync(file, archivedAt, archivedAt);
     const before = fs.statSync(file).size;
     await trimSegment(file);
+    // Still dated when it was archived: the retention window reads that.
+    expect(fs.statSync(file).mtime).toEqual(archivedAt);
     // 100,000 bytes of WAL kept, up to the end of their page.
     expect(isize(file)).toBe(Math.ceil(100_000 / 8192) * 8192);
     expect(fs.statSync(file).size).toBeLessThan(before);

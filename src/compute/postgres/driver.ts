@@ -791,6 +791,21 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     this.trimAll();
   }
 
+  /** The project's archived segments not looked at yet lose their zeroed tail (trimSegment), one at a time. */
+  private async trimProject(projectId: string, seen?: Set<string>): Promise<void> {
+    for (const file of archivedSegments(this.projectDir(projectId))) {
+      if (this.closed) return;
+      seen?.add(file);
+      if (this.trimmedSegments.has(file)) continue;
+      await trimSegment(file).catch((err: unknown) => {
+        // Gone meanwhile (a pruning, a deletion): nothing to say.
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT")
+          this.logger?.warn({ err, file }, "could not trim an archived WAL segment");
+      });
+      this.trimmedSegments.add(file);
+    }
+  }
+
   /**
    * Every archived segment not looked at yet loses its zeroed tail (trimSegment), one at a time in
    * the background: most are a segment switch's (each online copy, each stop), and a replay
@@ -807,17 +822,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     this.trimRound = (async () => {
       const seen = new Set<string>();
       for (const project of readdir(path.join(this.dataDir, "projects")))
-        for (const file of archivedSegments(path.join(this.dataDir, "projects", project))) {
-          if (this.closed) return;
-          seen.add(file);
-          if (this.trimmedSegments.has(file)) continue;
-          await trimSegment(file).catch((err: unknown) => {
-            // Gone meanwhile (a pruning, a deletion): nothing to say.
-            if ((err as NodeJS.ErrnoException).code !== "ENOENT")
-              this.logger?.warn({ err, file }, "could not trim an archived WAL segment");
-          });
-        }
-      this.trimmedSegments = seen;
+        await this.trimProject(project, seen);
+      if (!this.closed) this.trimmedSegments = seen;
     })().finally(() => {
       this.trimRound = undefined;
       if (this.trimAgain) this.trimAll();
@@ -2767,9 +2773,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
     else {
       this.measureStopped(running.projectId, running.branchId, ended);
-      // Its shutdown archived its last segments (the last one a switch ended: trimmed).
+      // Its shutdown archived its last segments, the last one a switch ended: trimmed before the
+      // history is measured (consumption's instant restore bytes), so the measure stays true.
+      await this.trimProject(running.projectId);
       this.measureHistories(running.projectId);
-      this.trimAll();
     }
   }
 

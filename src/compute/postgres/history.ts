@@ -211,7 +211,7 @@ const TRIMMED_UP_TO = 4 * 1024 * 1024;
  * is not a segment's), larger, or without such a tail is left as it is.
  */
 export async function trimSegment(file: string): Promise<void> {
-  const { size } = await fs.promises.stat(file);
+  const { size, atime, mtime } = await fs.promises.stat(file);
   if (size > TRIMMED_UP_TO || size < 18) return;
   const handle = await fs.promises.open(file, "r");
   const trailer = Buffer.alloc(4);
@@ -225,9 +225,11 @@ export async function trimSegment(file: string): Promise<void> {
   let keep = bytes.length;
   while (keep > PAGE_BYTES && bytes.subarray(keep - PAGE_BYTES, keep).equals(ZERO_PAGE)) keep -= PAGE_BYTES;
   if (bytes.length !== Number(SEGMENT_BYTES) || keep === bytes.length) return;
-  const work = `${file}.trim-${process.pid}`;
+  const work = `${file}.trim-${process.pid}-${randomBytes(4).toString("hex")}`;
   try {
     await fs.promises.writeFile(work, await gzip(bytes.subarray(0, keep), { level: 1 }), { mode: 0o600 });
+    // Its time stays when it was archived: the retention window reads it (rollTarget).
+    await fs.promises.utimes(work, atime, mtime);
     await handOver(work);
     await fs.promises.rename(work, file);
   } finally {
@@ -557,7 +559,7 @@ export function tidyHistory(dir: string): number {
   if (!origin) return 0; // still being made, or unreadable: left as it is
   const base = origin.base ?? "base";
   for (const file of readdir(dir))
-    if ((/^base(-[0-9a-f]{8})?$/.test(file) && file !== base) || /\.gz\.trim-\d+$/.test(file))
+    if ((/^base(-[0-9a-f]{8})?$/.test(file) && file !== base) || /\.gz\.trim-\d+-[0-9a-f]{8}$/.test(file))
       fs.rmSync(path.join(dir, file), { recursive: true, force: true });
   if (origin.redo === undefined) return 0;
   const old = segmentsBefore(dir, parseLsn(origin.redo) / SEGMENT_BYTES);
