@@ -791,9 +791,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     this.trimAll();
   }
 
-  /** The project's archived segments not looked at yet lose their zeroed tail (trimSegment), one at a time. */
-  private async trimProject(projectId: string, seen?: Set<string>): Promise<void> {
-    for (const file of archivedSegments(this.projectDir(projectId))) {
+  /** Archived segments not looked at yet lose their zeroed tail (trimSegment), one at a time. */
+  private async trimSegments(files: string[], seen?: Set<string>): Promise<void> {
+    for (const file of files) {
       if (this.closed) return;
       seen?.add(file);
       if (this.trimmedSegments.has(file)) continue;
@@ -822,7 +822,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     this.trimRound = (async () => {
       const seen = new Set<string>();
       for (const project of readdir(path.join(this.dataDir, "projects")))
-        await this.trimProject(project, seen);
+        await this.trimSegments(archivedSegments(this.projectDir(project)), seen);
       if (!this.closed) this.trimmedSegments = seen;
     })().finally(() => {
       this.trimRound = undefined;
@@ -2764,6 +2764,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         : undefined;
     // Read before the stop, which clears it once the process exits.
     const subscribed = running.subscribed === true;
+    const stoppedAt = Date.now();
     await running.server.stop();
     if (this.servers.get(endpointId) === running) this.servers.delete(endpointId);
     // Killed (its stop timed out, or by hand meanwhile): what it left ends before its folder goes.
@@ -2773,9 +2774,21 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (running.replicaDir) fs.rmSync(running.replicaDir, { recursive: true, force: true });
     else {
       this.measureStopped(running.projectId, running.branchId, ended);
-      // Its shutdown archived its last segments, the last one a switch ended: trimmed before the
-      // history is measured (consumption's instant restore bytes), so the measure stays true.
-      await this.trimProject(running.projectId);
+      // Its shutdown archived its last segments, the last one a switch ended: those trimmed before
+      // the history is measured (consumption's instant restore bytes), so the measure stays true
+      // (a backlog, an older folder's, is the background's).
+      const history = namedHistory(this.branchDir(running.projectId, running.branchId));
+      const dir = history && path.join(historiesDir(this.projectDir(running.projectId)), history);
+      if (dir)
+        await this.trimSegments(
+          readdir(dir)
+            .map((file) => path.join(dir, file))
+            .filter(
+              (file) =>
+                file.endsWith(".gz") &&
+                (fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0) >= stoppedAt,
+            ),
+        );
       this.measureHistories(running.projectId);
     }
   }
