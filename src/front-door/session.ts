@@ -115,19 +115,18 @@ class PoolerRefusal extends Error {
  * What the pooler refuses before authentication, as Neon's PgBouncer (1.22) does: a client beyond
  * max_client_conn, and a startup parameter it does not take (pooledStartup): a replication
  * connection (logical replication goes through a direct connection), a `statement_timeout` or a
- * `-c search_path=…` in `options` (set them with SET, or per role or database).
+ * `-c search_path=…` in `options` (set them with SET, or per role or database). Returns the
+ * settings PgBouncer tracks from its startup parameters.
  */
 function checkPooled(
   pooler: Pooler,
   endpointId: string,
   params: Record<string, string>,
+  /** The settings a check before the login read already. */
+  read?: Map<string, string>,
 ): Map<string, string> {
   if (!pooler.admits(endpointId)) throw new PoolerRefusal();
-  return pooledSettingsOf(params);
-}
-
-/** The settings PgBouncer tracks from a pooled client's startup parameters, or its refusal. */
-function pooledSettingsOf(params: Record<string, string>): Map<string, string> {
+  if (read) return read;
   const startup = pooledStartup(params);
   if ("refused" in startup) throw new PoolerRefusal(startup.refused);
   return startup.settings;
@@ -257,8 +256,7 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
     if (login.target.pooled && ctx.pooler) {
       // Admitted again (clients came meanwhile); the parameters read once, before the login when
       // the route named the pooler, else now (the password named it).
-      if (!ctx.pooler.admits(login.target.endpointId)) throw new PoolerRefusal();
-      const settings = pooledSettings ?? pooledSettingsOf(params);
+      const settings = checkPooled(ctx.pooler, login.target.endpointId, params, pooledSettings);
       await ctx.pooler
         .serve(client, inbox, params, settings, login, ctx.cancelTargets)
         .catch((err: unknown) => {

@@ -44,6 +44,7 @@ import { neonEngine } from "./engine.js";
 import {
   adoptBase,
   archiveCommand,
+  archivedIn,
   archivedSegments,
   chainOf,
   collectHistories,
@@ -2781,13 +2782,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const dir = history && path.join(historiesDir(this.projectDir(running.projectId)), history);
       if (dir)
         await this.trimSegments(
-          readdir(dir)
-            .map((file) => path.join(dir, file))
-            .filter(
-              (file) =>
-                file.endsWith(".gz") &&
-                (fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0) >= stoppedAt,
-            ),
+          archivedIn(dir).filter(
+            (file) => (fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0) >= stoppedAt,
+          ),
         );
       this.measureHistories(running.projectId);
     }

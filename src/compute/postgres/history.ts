@@ -237,14 +237,17 @@ export async function trimSegment(file: string): Promise<void> {
   }
 }
 
-/** The archived segments of a project's histories (paths), for trimSegment. */
+/** The archived segments in a history's folder (paths), for trimSegment. */
+export function archivedIn(dir: string): string[] {
+  return readdir(dir)
+    .filter((file) => ARCHIVED_SEGMENT.test(file))
+    .map((file) => path.join(dir, file));
+}
+
+/** The archived segments of a project's histories (paths). */
 export function archivedSegments(projectDir: string): string[] {
   const root = historiesDir(projectDir);
-  return readdir(root).flatMap((id) =>
-    readdir(path.join(root, id))
-      .filter((file) => ARCHIVED_SEGMENT.test(file))
-      .map((file) => path.join(root, id, file)),
-  );
+  return readdir(root).flatMap((id) => archivedIn(path.join(root, id)));
 }
 
 /**

@@ -117,8 +117,8 @@ export function neonSuperuserGrants(serverVersionNum: number): string[] {
 }
 
 /** Whether neon_superuser lacks a membership Neon's compute gives it (a folder an earlier emulator made). */
-async function lacksNeonGrants(client: PgClient): Promise<boolean> {
-  const roles = neonSuperuserRoles(await versionNum(client)).map((r) => r.role);
+async function lacksNeonGrants(client: PgClient, serverVersionNum: number): Promise<boolean> {
+  const roles = neonSuperuserRoles(serverVersionNum).map((r) => r.role);
   const lacking = await client.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM unnest($1::text[]) AS r(name)
       WHERE NOT pg_has_role('${NEON_SUPERUSER}', r.name, 'MEMBER WITH ADMIN OPTION')`,
@@ -278,8 +278,9 @@ export async function reconcile(
   const reset: string[] = [];
   // A folder made before roles had Neon's attributes and grants (its neon_superuser cannot
   // replicate): given them once. Later changes a user makes to a role's attributes (NOBYPASSRLS) are kept.
-  if (await lacksNeonGrants(client))
-    for (const grant of neonSuperuserGrants(await versionNum(client))) await client.query(grant);
+  const version = await versionNum(client);
+  if (await lacksNeonGrants(client, version))
+    for (const grant of neonSuperuserGrants(version)) await client.query(grant);
   if (roles.rows.some((r) => r.rolname === NEON_SUPERUSER && !r.rolreplication)) {
     await client.query(`ALTER ROLE ${NEON_SUPERUSER} ${NEON_SUPERUSER_ATTRIBUTES}`);
     for (const r of roles.rows)
@@ -352,7 +353,7 @@ export async function reconcile(
       } else {
         // FILE_COPY (15+) copies the template's files instead of reading them through shared
         // buffers, which would leave ~15 MB of them in use in every new compute.
-        const modern = (await versionNum(client)) >= 150000;
+        const modern = version >= 150000;
         await client.query(
           `CREATE DATABASE ${ident(db.name)} OWNER ${ident(db.ownerName)}${modern ? " STRATEGY = FILE_COPY" : ""}`,
         );
@@ -519,7 +520,11 @@ export async function dropSubscription(
 export async function holdsSpec(client: PgClient, spec: BranchSpec): Promise<boolean> {
   if (spec.drops.roles.length || spec.drops.databases.length || !(await hasMarks(client))) return false;
   const byRole = new Map((await heldRoles(client)).rows.map((r) => [r.rolname, r]));
-  if (!byRole.get(NEON_SUPERUSER)?.rolreplication || (await lacksNeonGrants(client))) return false;
+  if (
+    !byRole.get(NEON_SUPERUSER)?.rolreplication ||
+    (await lacksNeonGrants(client, await versionNum(client)))
+  )
+    return false;
   for (const role of spec.roles) {
     const held = byRole.get(role.name);
     if (!held || held.adopted === null || held.rolcanlogin === role.noLogin) return false;
