@@ -87,7 +87,8 @@ export interface ComputeDriver {
   discard(event: DomainEvent): Promise<void>;
   /**
    * Shutdown begins (before the worker drains the effects under way): background work the driver
-   * does on its own stops where it can.
+   * does on its own stops where it can, and effects it can take up again at the next start (a
+   * replay of a branch's history) stop with EffectCutShort.
    */
   stopping?(): void;
   /** Ends whatever the driver holds (processes, sockets); called once at shutdown. */
@@ -95,3 +96,9 @@ export interface ComputeDriver {
   /** A shutdown asked for again while `close` waits: its processes end now, their work cut short. */
   closeNow?(): Promise<void>;
 }
+
+/**
+ * An effect the emulator's shutdown cut short: its operation is left claimed, as a crash leaves
+ * it, and the next start releases the claim and performs the effect again.
+ */
+export class EffectCutShort extends Error {}

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { ComputeDriver, EffectResult } from "../compute/driver.js";
+import { type ComputeDriver, EffectCutShort, type EffectResult } from "../compute/driver.js";
 import { noneDriver } from "../compute/none.js";
 import type { Ctx } from "../context.js";
 import { expireBranches } from "../control-plane/branches/service.js";
@@ -160,6 +160,13 @@ export class Worker {
       try {
         settle("finished", null, await this.driver.perform(claimed.effect));
       } catch (err) {
+        if (err instanceof EffectCutShort) {
+          this.logger?.info(
+            { operation: claimed.op.id, action: claimed.op.action },
+            "the shutdown cut an operation's effect short; the next start performs it again",
+          );
+          return;
+        }
         this.logger?.warn(
           { err, operation: claimed.op.id, action: claimed.op.action },
           "an operation's effect failed",

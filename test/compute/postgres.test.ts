@@ -1998,6 +1998,52 @@ describe("computes are real Postgres servers", () => {
     expect((await api("DELETE", `/projects/${p.projectId}/endpoints/${replica}`)).status).toBe(200);
   }, 60_000);
 
+  it("a shutdown stops a replay of a branch's history under way, and the next start makes the branch at its point", async () => {
+    const primary = (sql: string) => query(p.endpointId, p.role, p.password, "neondb", sql);
+    // WAL enough (~100 MB) that its replay takes a while.
+    await primary("CREATE TABLE replay_cut AS SELECT g AS v FROM generate_series(1, 3000000) g");
+    await new Promise((r) => setTimeout(r, 1200));
+    const at = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 1200));
+    await primary("INSERT INTO replay_cut VALUES (0)");
+    const made = await api("POST", `/projects/${p.projectId}/branches`, {
+      branch: { name: "replay-cut", parent_timestamp: at },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(made.status).toBe(201);
+    // The replay runs on the copy's folder, made under a name of its own until whole.
+    const branches = path.join(dir, "db-data", "projects", p.projectId, "branches");
+    const copy = path.join(branches, `${made.body.branch.id}.tmp-${server.proc.pid}`);
+    await eventually(async () => fs.existsSync(path.join(copy, "recovery.signal")), 60_000);
+    await server.stop();
+    const cut = server
+      .stdout()
+      .split("\n")
+      .filter((l) => l.includes("the shutdown cut an operation's effect short"))
+      .map((l) => JSON.parse(l));
+    // Its create_branch, and the start of its endpoint if that came to the copy before the shutdown.
+    const ops = made.body.operations as { id: string; action: string }[];
+    expect(cut.map((l) => l.operation)).toContain(ops.find((op) => op.action === "create_branch")?.id);
+    for (const line of cut) expect(ops.map((op) => op.id)).toContain(line.operation);
+    expect(fs.readdirSync(branches).filter((name) => name.startsWith(made.body.branch.id))).toEqual([]);
+    server = await startServer(env());
+    for (const op of made.body.operations)
+      expect((await settled(p.projectId, op.id)).status).toBe("finished");
+    expect(
+      await query(
+        made.body.endpoints[0].id,
+        p.role,
+        p.password,
+        "neondb",
+        "SELECT count(*)::int AS n, min(v) AS low FROM replay_cut",
+      ),
+    ).toEqual([{ n: 3_000_000, low: 1 }]);
+    expect((await api("DELETE", `/projects/${p.projectId}/branches/${made.body.branch.id}`)).status).toBe(
+      200,
+    );
+    await primary("DROP TABLE replay_cut");
+  }, 120_000);
+
   it("a terminal's Ctrl-C (SIGINT to the emulator's process group) stops the computes once what SQL changed is taken", async () => {
     await server.stop();
     server = await startServer(env(), { detached: true });

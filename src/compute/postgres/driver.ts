@@ -22,7 +22,13 @@ import { within } from "../../platform/clock.js";
 import type { Db } from "../../platform/db.js";
 import type { DomainEvent } from "../../platform/events.js";
 import { type PgClient, pg } from "../../platform/pg.js";
-import type { BranchReader, ComputeDriver, EffectResult, HistoryRange } from "../driver.js";
+import {
+  type BranchReader,
+  type ComputeDriver,
+  EffectCutShort,
+  type EffectResult,
+  type HistoryRange,
+} from "../driver.js";
 import { hasModule, type InstalledBinaries, installCommand, type PgBinaries, readdir } from "./binaries.js";
 import { run } from "./child-process.js";
 import {
@@ -355,9 +361,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private trimmedSegments = new Set<string>();
   private trimRound: Promise<void> | undefined;
   private trimAgain = false;
-  /** Servers replaying a history for a copy at a point (stopped at close), and for a pruning (stopped as shutdown begins). */
+  /**
+   * Servers replaying a history: for an operation's copy at a point and for a pruning (both
+   * stopped as shutdown begins: the next start takes them up again), and for a request's copy (a
+   * snapshot, a schema at a point; stopped at close, once the requests had their grace).
+   */
   private readonly replays = new Set<PgServer>();
   private readonly pruneReplays = new Set<PgServer>();
+  private readonly requestReplays = new Set<PgServer>();
   private closed = false;
 
   constructor(
@@ -904,7 +915,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   async close(): Promise<void> {
     this.stopping();
-    await Promise.all([...this.replays].map((server) => server.stop()));
+    await Promise.all([...this.requestReplays].map((server) => server.stop()));
     await this.pruning;
     // Starts under way (a compute started again after its server exited) end first, then stop.
     await Promise.all([...this.starting.values()].map((started) => started.catch(() => undefined)));
@@ -1570,15 +1581,19 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     );
   }
 
-  /** A copy of `sourceId`'s data into `dir`: of its head, or of the point its history is replayed to. */
+  /**
+   * A copy of `sourceId`'s data into `dir`: of its head, or of the point its history is replayed
+   * to (the replay kept in `replays` while it runs).
+   */
   private async copyFrom(
     projectId: string,
     sourceId: string,
     sourceDir: string,
     dir: string,
     point: HistoryPoint | undefined,
+    replays = this.replays,
   ): Promise<Copied> {
-    if (point) return this.copyAt(projectId, sourceId, sourceDir, dir, point);
+    if (point) return this.copyAt(projectId, sourceId, sourceDir, dir, point, replays);
     return this.copyBranch(sourceId, sourceDir, dir);
   }
 
@@ -1587,7 +1602,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * copied, the chain's WAL staged, and Postgres' archive recovery run to the point and promoted (a
    * new timeline, as on any point-in-time recovery). A time after the branch's last commit is its
    * head: the recovery then runs to where its WAL ends. The source's lock is held while the base is
-   * copied and its WAL (live files included) laid out, not through the replay.
+   * copied and its WAL (live files included) laid out, not through the replay. An operation's replay
+   * (kept in `this.replays`) stopped by the shutdown ends the copy with EffectCutShort.
    */
   private async copyAt(
     projectId: string,
@@ -1595,7 +1611,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     sourceDir: string,
     dir: string,
     point: HistoryPoint,
+    replays: Set<PgServer>,
   ): Promise<Copied> {
+    // An operation's effect that came to its copy once the shutdown began (it waited on a lock).
+    const cutShort = () =>
+      new EffectCutShort(`the shutdown stopped the replay of branch ${sourceId}'s history`);
+    if (this.closed && replays === this.replays) throw cutShort();
     const projectDir = this.projectDir(projectId);
     const major = this.view.pgVersion(projectId);
     if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
@@ -1659,8 +1680,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
             archive_mode: "off",
           },
           RECOVERY_TIMEOUT_MS,
-          (spawned) => this.replaying(spawned),
-        );
+          (spawned) => this.replaying(spawned, replays),
+        ).catch((err: unknown) => {
+          throw this.closed && replays === this.replays ? cutShort() : err;
+        });
         const redone = /redo done at ([0-9A-F]+\/[0-9A-F]+)/.exec(server.log())?.[1];
         committedAt = lastCommitTime(server.log());
         await server.stop();
@@ -1742,21 +1765,23 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   }
 
   /** A server replaying a history, kept in `set` while it runs (to be stopped at shutdown). */
-  private replaying(server: PgServer, set: Set<PgServer> = this.replays): void {
+  private replaying(server: PgServer, set: Set<PgServer>): void {
     set.add(server);
     void server.exited.then(() => set.delete(server));
-    if (this.closed && set === this.pruneReplays) void server.stop();
+    if (this.closed && set !== this.requestReplays) void server.stop();
   }
 
   /**
-   * Shutdown begins: pruning stops (between histories, and any replay of one under way), so the
-   * effects the worker drains end soon; what it had not done, the next start's pruning does.
+   * Shutdown begins: pruning stops (between histories, and any replay of one under way), and so
+   * do operations' replays (a branch or a restore at a point of a long history takes minutes), so
+   * the effects the worker drains end soon; what they had not done, the next start does (the
+   * operations stay claimed, as a crash leaves them, and run again).
    */
   stopping(): void {
     this.closed = true;
     clearInterval(this.pruneTimer);
     clearInterval(this.trimTimer);
-    for (const server of this.pruneReplays) void server.stop();
+    for (const server of [...this.pruneReplays, ...this.replays]) void server.stop();
   }
 
   /** Every project's histories pruned, one after another; a round still under way is not doubled. */
@@ -2025,7 +2050,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const made = this.ensureBranchData(projectId, branchId).then(
       () => this.copiedAt.get(branchId)?.lsn,
       (err: unknown) => {
-        this.logger?.warn({ err, branch: branchId }, "could not copy a new branch's data at its creation");
+        // Cut short by the shutdown: its create_branch makes it at the next start.
+        if (!(err instanceof EffectCutShort))
+          this.logger?.warn({ err, branch: branchId }, "could not copy a new branch's data at its creation");
         return undefined;
       },
     );
@@ -2045,7 +2072,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     fs.rmSync(work, { recursive: true, force: true });
     await makeCopiesFolder(path.dirname(dir));
     try {
-      const { lsn } = await this.copyFrom(projectId, branchId, branchDir, work, parsePoint(point));
+      const { lsn } = await this.copyFrom(
+        projectId,
+        branchId,
+        branchDir,
+        work,
+        parsePoint(point),
+        this.requestReplays,
+      );
       fs.renameSync(work, dir);
       const size = dataSize(dir);
       // Deleted while it was being copied: its deletion found no folder to remove.
@@ -2232,7 +2266,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const sourceDir = await this.ensureBranchData(projectId, branchId);
     const dir = path.join(path.dirname(sourceDir), `${AT_POINT_PREFIX}${randomBytes(6).toString("hex")}`);
     try {
-      await this.copyAt(projectId, branchId, sourceDir, dir, point);
+      await this.copyAt(projectId, branchId, sourceDir, dir, point, this.requestReplays);
       return await this.onFolder(major, dir, {}, work);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
