@@ -1691,6 +1691,18 @@ describe("computes are real Postgres servers", () => {
     );
     expect(reset.status).toBe(200);
     await allSettled(made.projectId, reset.body.operations);
+    // One shorter than any login: the administrator's sessions cannot get in either, so the
+    // operation fails saying why; the PATCH taking it back applies all the same (the server
+    // reloads its settings on a signal, not in a session).
+    const shut = await api("PATCH", target, {
+      endpoint: settings({ password_encryption: "md5", transaction_timeout: "1ms" }),
+    });
+    const shutOp = await settled(made.projectId, shut.body.operations[0].id);
+    expect(shutOp.status).toBe("failed");
+    expect(shutOp.error).toContain("transaction_timeout ends every login");
+    await expect(
+      query(made.endpointId, made.role, reset.body.role.password, "neondb", "SELECT 1"),
+    ).rejects.toThrow(/transaction timeout/);
     const undone = await api("PATCH", target, { endpoint: settings({ password_encryption: "md5" }) });
     expect(undone.status).toBe(200);
     await allSettled(made.projectId, undone.body.operations);

@@ -138,6 +138,11 @@ const STOP_MEASURE_TIMEOUT_MS = 1000;
 const ROLE_SYNC_MS = 1000;
 /** How long reading a server's roles may take (its login, each query). */
 const ROLE_READ_TIMEOUT_MS = 2000;
+/** An administrator's login ended by the server's transaction_timeout: tries in all, and the pause between. */
+const LOGIN_ATTEMPTS = 5;
+const LOGIN_RETRY_MS = 100;
+/** SQLSTATE of a session ended by transaction_timeout (Postgres 17+). */
+const TRANSACTION_TIMEOUT = "25P04";
 /** How long reading the roles of a server a previous run left may take (its login, each query). */
 const ORPHAN_READ_TIMEOUT_MS = 10_000;
 /** How long an administrator's session kept for reading roles may stay unused. */
@@ -593,24 +598,24 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       kept.used = Date.now();
       return kept;
     }
-    const client = this.adminClient(port, "postgres", ROLE_READ_TIMEOUT_MS);
     const entry = {
-      client: client.connect().then(() => client),
+      client: this.connectedAdmin(port, "postgres", ROLE_READ_TIMEOUT_MS),
       used: Date.now(),
       tail: Promise.resolve() as Promise<unknown>,
     };
     const drop = () => {
       if (this.roleReaders.get(endpointId) === entry) this.roleReaders.delete(endpointId);
       clearInterval(idle);
-      void client.end().catch(() => {});
+      void entry.client.then((client) => client.end()).catch(() => {});
     };
     const idle = setInterval(() => {
       if (Date.now() - entry.used > ROLE_READER_IDLE_MS) drop();
     }, ROLE_READER_IDLE_MS);
     idle.unref();
-    client.on("error", drop);
-    client.on("end", drop);
-    entry.client.catch(drop);
+    entry.client.then((client) => {
+      client.on("error", drop);
+      client.on("end", drop);
+    }, drop);
     this.roleReaders.set(endpointId, entry);
     return entry;
   }
@@ -706,8 +711,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         return { branch: { id: running.branchId, logicalSize: dataSize(dir) } };
       }
       case "apply_config":
-        if (effect.branchId) await this.applyConfig(effect.branchId);
+        // Settings first: a change taking back one that ends every login (a transaction_timeout
+        // of 1ms) then lets the administrator in for the roles and databases.
         if (effect.endpointId) await this.applyEndpointSettings(effect.endpointId);
+        if (effect.branchId) await this.applyConfig(effect.branchId);
         return undefined;
       case "delete_tenant":
         await this.deleteProject(effect.projectId);
@@ -1033,22 +1040,30 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const dataDir = running.replicaDir ?? this.branchDir(running.projectId, running.branchId);
     const own = ownSettings(preload, endpointPgSettings(endpoint.settings));
     await this.writeOwnSettings(running.projectId, endpointId, dataDir, own, running.managed);
-    const reload = this.withAdmin(running.server.port, async (client) => {
-      await client.query("SELECT pg_reload_conf()");
-      // What the reload could not apply, other than what waits for a restart: an unknown
-      // setting, a value Postgres does not take (the operation fails naming them). A row naming no
-      // setting ("setting could not be applied") is Postgres' summary of those, or of a setting
-      // read only at start that the change removed, which waits for a restart too.
-      const { rows } = await client.query<{ name: string; setting: string }>(
-        `SELECT f.name, f.setting FROM pg_catalog.pg_file_settings f
+    // Reloaded without a session first: a change taking back a transaction_timeout too short for
+    // any login applies. The session reloads too, so that what it reads is the reloaded state.
+    const reload = running.server.reload().then(() =>
+      this.withAdmin(running.server.port, async (client) => {
+        await client.query("SELECT pg_reload_conf()");
+        // What the reload could not apply, other than what waits for a restart: an unknown
+        // setting, a value Postgres does not take (the operation fails naming them). A row naming no
+        // setting ("setting could not be applied") is Postgres' summary of those, or of a setting
+        // read only at start that the change removed, which waits for a restart too.
+        const { rows } = await client.query<{ name: string; setting: string }>(
+          `SELECT f.name, f.setting FROM pg_catalog.pg_file_settings f
            LEFT JOIN pg_catalog.pg_settings s ON s.name = f.name
           WHERE f.error IS NOT NULL AND f.name IS NOT NULL AND NOT coalesce(s.pending_restart, false)`,
-      );
-      return rows;
-    });
+        );
+        return rows;
+      }),
+    );
     // A compute stopping meanwhile (a suspend, a restart) reads the settings at its next start.
     const refused = await reload.catch(async (err: unknown) => {
       if (await stoppedUnder(err, running.server)) return [];
+      if ((err as { code?: string }).code === TRANSACTION_TIMEOUT)
+        throw new Error(
+          `the compute's transaction_timeout ends every login, the administrator's included (${(err as Error).message}): the settings are applied, but which ones the server refused could not be read; a change of pg_settings taking it back applies`,
+        );
       throw err;
     });
     if (refused.length)
@@ -1373,12 +1388,35 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     timeoutMs?: number,
     major?: number,
   ): Promise<T> {
-    const client = this.adminClient(port, database, timeoutMs, major);
-    await client.connect();
+    const client = await this.connectedAdmin(port, database, timeoutMs, major);
     try {
       return await use(client);
     } finally {
       await client.end().catch(() => {});
+    }
+  }
+
+  /**
+   * An administrator's session, logged in. The administrator's transaction_timeout=0 applies only
+   * once it is in: a login the server ends for an endpoint's shorter one (its pg_settings; a busy
+   * machine's login takes longer than 50 ms) is tried again, LOGIN_ATTEMPTS times in all.
+   */
+  private async connectedAdmin(
+    port: number,
+    database: string,
+    timeoutMs?: number,
+    major?: number,
+  ): Promise<PgClient> {
+    for (let attempt = 1; ; attempt++) {
+      const client = this.adminClient(port, database, timeoutMs, major);
+      try {
+        await client.connect();
+        return client;
+      } catch (err) {
+        await client.end().catch(() => {});
+        if ((err as { code?: string }).code !== TRANSACTION_TIMEOUT || attempt === LOGIN_ATTEMPTS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, LOGIN_RETRY_MS));
+      }
     }
   }
 

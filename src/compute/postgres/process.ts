@@ -301,6 +301,22 @@ export class PgServer {
   }
 
   /**
+   * Has the server read its configuration files again, as pg_reload_conf() does, without a
+   * session (a setting such as a very short transaction_timeout may end every login): SIGHUP, or,
+   * without signals (Windows), pg_ctl's reload.
+   */
+  async reload(): Promise<void> {
+    if (unixTools.use) {
+      this.proc.kill("SIGHUP");
+      return;
+    }
+    await run(this.bin.pgCtl, ["reload", "-D", this.dataDir], {
+      ...serverIdentity(),
+      env: serverEnvironment(),
+    });
+  }
+
+  /**
    * Asks the server for a shutdown: its signal (fast: SIGINT, immediate: SIGQUIT), or, without
    * signals (Windows, where node's kill ends a process outright), pg_ctl's stop in that mode.
    */
