@@ -9,7 +9,8 @@ import { endpoints } from "../src/control-plane/endpoints/table.js";
 import { DEFAULT_OPERATION_MS } from "../src/control-plane/operations/rules.js";
 import { operations } from "../src/control-plane/operations/table.js";
 import { projects } from "../src/control-plane/projects/table.js";
-import { roles } from "../src/control-plane/roles-databases/table.js";
+import { originOf } from "../src/control-plane/roles-databases/store.js";
+import { databases, roles } from "../src/control-plane/roles-databases/table.js";
 import { ManualClock } from "../src/platform/clock.js";
 import { openStorage, type Storage } from "../src/platform/db.js";
 import { IdGenerator } from "../src/platform/ids.js";
@@ -86,6 +87,21 @@ describe("seeds", () => {
     const ops = ctx.db.select().from(operations).all();
     expect(ops.length).toBeGreaterThan(5);
     expect(ops.every((o) => o.status === "finished")).toBe(true);
+  });
+
+  it("a child branch's database of its parent's name is that database's copy: it keeps its origin (the mark its data carries)", () => {
+    const ctx = freshCtx();
+    applySeedFile(ctx, demoSeedFile());
+    const s = snapshot(ctx);
+    const rows = ctx.db.select().from(databases).all();
+    const shop = (branch: string) => {
+      const id = s.branches.find((b) => b.name === branch)?.id;
+      const row = rows.find((d) => d.branchId === id && d.name === "shop");
+      return row && originOf(row);
+    };
+    expect(shop("main")).toBeDefined();
+    expect(shop("staging")).toBe(shop("main"));
+    expect(shop("preview/pr-142-checkout")).toBe(shop("main"));
   });
 
   it("yields the same ids, names and keys every time", () => {

@@ -14,6 +14,7 @@ import { settleProjectOperations } from "../control-plane/operations/store.js";
 import { newProjectRow } from "../control-plane/projects/rules.js";
 import { countProjects, insertProject, setLocked } from "../control-plane/projects/store.js";
 import { addDatabase, addRole, dropWhatDataBrings } from "../control-plane/roles-databases/service.js";
+import { findDatabase, originOf } from "../control-plane/roles-databases/store.js";
 import type { PlanName } from "../plans.js";
 import type { Tx } from "../platform/db.js";
 import { IdGenerator, seededRandom } from "../platform/ids.js";
@@ -103,7 +104,13 @@ function seedProject(
     b.databases.forEach((d, j) => {
       if (!b.roles.some((r) => r.name === d.owner))
         throw new SeedError(`${at}.databases.${j}.owner: no role named "${d.owner}" on this branch`);
-      addDatabase(ctx, tx, branch, { name: d.name, ownerName: d.owner });
+      // One its parent holds is that one's copy (the branch's data is its parent's): its origin.
+      const copied = parent && findDatabase(tx, parent.id, d.name);
+      addDatabase(ctx, tx, branch, {
+        name: d.name,
+        ownerName: d.owner,
+        ...(copied ? { originId: originOf(copied) } : {}),
+      });
     });
     dropWhatDataBrings(tx, branch);
     for (const e of b.endpoints) {

@@ -1255,6 +1255,47 @@ describe("computes are real Postgres servers", () => {
     expect((await api("DELETE", `/projects/${c.projectId}`)).status).toBe(200);
   }, 60_000);
 
+  it("a database whose mark names none of its branch's databases (a copy's mark from its source, as earlier emulators and the demo seed left some) is the branch's database of that name", async () => {
+    const c = await createProject("foreign-mark");
+    const markOf = (on: { projectId: string; branchId: string }) =>
+      asAdmin(
+        on,
+        "SELECT m.origin FROM neon_emulator.databases m JOIN pg_database d ON d.oid = m.oid WHERE d.datname = 'neondb'",
+      );
+    const own = await markOf(c);
+    // The parent's data marks neondb with an id none of the branch's rows has: its copy comes so.
+    await asAdmin(
+      c,
+      "UPDATE neon_emulator.databases SET origin = 999999 WHERE oid = (SELECT oid FROM pg_database WHERE datname = 'neondb')",
+    );
+    const res = await api("POST", `/projects/${c.projectId}/branches`, {
+      branch: { name: "copy" },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(res.status).toBe(201);
+    await allSettled(c.projectId, res.body.operations);
+    const child = {
+      projectId: c.projectId,
+      branchId: res.body.branch.id,
+      endpointId: res.body.endpoints[0].id,
+    };
+    const base = `/projects/${c.projectId}/branches/${child.branchId}`;
+    // Its first start took neondb as the branch's: the changes after it apply.
+    const made = await api("POST", `${base}/roles`, { role: { name: "after_copy" } });
+    await allSettled(c.projectId, made.body.operations);
+    expect(
+      await query(
+        child.endpointId,
+        "after_copy",
+        made.body.role.password,
+        "neondb",
+        "SELECT current_user AS u",
+      ),
+    ).toEqual([{ u: "after_copy" }]);
+    expect(await markOf(child)).toEqual(own);
+    expect((await api("DELETE", `/projects/${c.projectId}`)).status).toBe(200);
+  });
+
   it("settings.enable_logical_replication: the running computes are suspended and start again with wal_level=logical", async () => {
     const made = await createProject("logical");
     const walLevel = "SELECT current_setting('wal_level') AS wal_level";

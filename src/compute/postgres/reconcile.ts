@@ -337,10 +337,13 @@ export async function reconcile(
     const renamed = [...byName.values()].find((d) => originOf(d) === db.origin && !wanted.has(d.datname));
     // The name is a database the control plane does not know (made with SQL a moment before it
     // took it): a rename onto it is refused, as Postgres refuses it, rather than that database
-    // taken over. (An unmarked one, or the template's default marked 0, is taken when no other
-    // holds the origin; one the control plane wants under another name moved aside above.)
+    // taken over. (An unmarked one, the template's default marked 0, or one marked as none of
+    // the branch's databases (a copy's mark from the branch it was copied from, where the control
+    // plane gave it another id) is taken when no other holds the origin; one the control plane
+    // wants under another name moved aside above.)
     const origin = current && originOf(current);
-    if (current && (origin ? origin !== db.origin : renamed !== undefined))
+    const ours = origin !== undefined && (wantedOrigins.has(origin) || dropOrigins.has(origin));
+    if (current && (ours ? origin !== db.origin : renamed !== undefined))
       throw new Error(`database "${db.name}" already exists`);
     if (!current) {
       if (renamed) {

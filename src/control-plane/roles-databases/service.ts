@@ -274,12 +274,15 @@ export function addRole(
   return row;
 }
 
-/** Adds a database inside the caller's transaction; its owner must exist on the branch. */
+/**
+ * Adds a database inside the caller's transaction; its owner must exist on the branch. A seeded
+ * branch's database its data brings (its parent's of that name) keeps that one's origin.
+ */
 export function addDatabase(
   ctx: Ctx,
   tx: Tx,
   branch: BranchRow,
-  input: { name: string; ownerName: string },
+  input: { name: string; ownerName: string; originId?: number },
 ): DatabaseRow {
   requireRole(tx, branch.id, input.ownerName);
   const now = ctx.clock.now(branch.accountId);
@@ -291,6 +294,7 @@ export function addDatabase(
     ownerName: input.ownerName,
     createdAt: now,
     updatedAt: now,
+    ...(input.originId === undefined ? {} : { originId: input.originId }),
   });
 }
 

@@ -125,8 +125,14 @@ export function copyRoles(tx: Tx, fromBranchId: string, toBranchId: string, now:
   return copies;
 }
 
-/** A database made on the branch (by the API or SQL): its own origin. */
-export function insertDatabase(tx: Tx, values: Omit<DatabaseRow, "id" | "originId">): DatabaseRow {
+/**
+ * A database made on the branch (by the API or SQL): its own origin, unless it is a copy of one
+ * the branch's data was copied with (`originId`: that one's origin).
+ */
+export function insertDatabase(
+  tx: Tx,
+  values: Omit<DatabaseRow, "id" | "originId"> & { originId?: number },
+): DatabaseRow {
   return uniqueOrConflict(
     () => tx.insert(databases).values(values).returning().get(),
     () => `database "${values.name}" already exists on branch ${values.branchId}`,
