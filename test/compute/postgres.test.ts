@@ -1894,6 +1894,20 @@ describe("computes are real Postgres servers", () => {
     own.on("error", () => {});
     await own.connect();
     await own.query("ALTER ROLE CURRENT_USER PASSWORD 'set-by-sql-before-kill'");
+    // Its marks kept as emulators before the marks tables kept them (comments): the server is
+    // read all the same, its marks moved first.
+    await asAdmin(
+      p,
+      `DO $$ DECLARE r record; BEGIN
+         FOR r IN SELECT a.rolname, m.adopted FROM neon_emulator.roles m JOIN pg_authid a ON a.oid = m.oid LOOP
+           EXECUTE format('COMMENT ON ROLE %I IS %L', r.rolname,
+             CASE WHEN r.adopted THEN 'neon-emulator:sql' ELSE 'neon-emulator' END);
+         END LOOP;
+         FOR r IN SELECT d.datname, m.origin FROM neon_emulator.databases m JOIN pg_database d ON d.oid = m.oid LOOP
+           EXECUTE format('COMMENT ON DATABASE %I IS %L', r.datname, 'neon-emulator:' || r.origin);
+         END LOOP;
+       END $$; DROP SCHEMA neon_emulator CASCADE`,
+    );
     const orphanPid = Number(fs.readFileSync(postmasterPidFile(p), "utf8").split("\n")[0]);
     await server.stop("SIGKILL");
     await own.end().catch(() => {});

@@ -867,7 +867,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await this.withBranch(branchId, () =>
       this.withAdmin(
         port,
-        (client) => this.takeCatalog(branchId, client),
+        async (client) => {
+          // Left by an earlier emulator, it may keep the marks in comments still: moved first.
+          await ensureMarks(client);
+          await this.takeCatalog(branchId, client);
+        },
         "postgres",
         ORPHAN_READ_TIMEOUT_MS,
         // Not one of this process's servers: its major is its project's.
