@@ -141,8 +141,10 @@ export function pooledStartup(
 /** What a server's own end of a session says (pg_terminate_backend, a fast shutdown): a client ended with it hears the same. */
 const TERMINATED = errorResponse({ severity: "FATAL", code: "57P01", message: TERMINATED_TEXT });
 
-/** How long a session its client abandoned mid-transaction may take to come back clean. */
+/** How long a session its client left may take to finish what the client sent and come back clean. */
 const ABANDON_MS = 5000;
+/** What a COPY FROM STDIN under way hears when its client is gone (Postgres' words at a client's end mid-copy). */
+const CLIENT_GONE = "unexpected EOF on client connection with an open transaction";
 
 /**
  * Server sessions a pool opens as soon as a client waits for one: two per core. Past them, a pool
@@ -1027,23 +1029,28 @@ class PooledClient {
     this.pool.forget(this);
   }
 
-  /** A session whose client left mid-transaction: its query cancelled, rolled back, back to the pool. */
+  /**
+   * A session whose client left. What the client had sent runs to its end, as on Postgres and
+   * behind PgBouncer (a statement it sent, a COMMIT, is kept: Postgres notices a client gone only
+   * at its next read), a COPY FROM STDIN under way fails as at the client's end, and a transaction
+   * left open is rolled back before the session goes back to the pool. One holding part of what the
+   * client was sending (half a message, an extended-protocol batch without its Sync), or still busy
+   * after ABANDON_MS, is closed, as PgBouncer closes it: Postgres then ends what it runs and rolls
+   * back what it leaves open.
+   */
   private abandon(server: Server): void {
     server.client = undefined;
     server.unblock();
-    if (this.framer.partial) {
-      // Half a message went to the server: the session cannot be used again. What it runs for the
-      // client is cancelled first (a closed socket is noticed only at its next read or write).
-      server.cancel();
+    if (this.midBatch || this.framer.partial) {
       server.socket.destroy();
       return;
     }
     const timer = setTimeout(() => server.socket.destroy(), ABANDON_MS);
     timer.unref();
-    server.cancel();
+    if (this.copyingIn) server.socket.write(message(COPY_FAIL, Buffer.from(`${CLIENT_GONE}\0`)));
     server
       .drain()
-      // Not while the cancel may still land: on the ROLLBACK, it would cost the session.
+      // Not while a cancel the client asked for may still land: on the ROLLBACK, it would cost the session.
       .then(() => server.cancelling)
       .then(() => (server.status === IDLE ? undefined : server.quietly("ROLLBACK")))
       .then(

@@ -20,7 +20,7 @@ import { NeonDialect } from "kysely-neon";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import ws from "ws";
-import { computeClient, sendCancelRequest, startComputeServer } from "../helpers/compute.js";
+import { computeClient, eventually, sendCancelRequest, startComputeServer } from "../helpers/compute.js";
 import { http, type RunningServer, randomKey } from "../helpers/server.js";
 
 /**
@@ -892,7 +892,7 @@ describe("the pooler (transaction mode)", () => {
     }
   }, 60_000);
 
-  it("a pooled client holds no server session with part of a message, and one that vanishes after half a message has its query cancelled", async () => {
+  it("a pooled client holds no server session with part of a message, and one that vanishes after half a message has its session closed once what it sent has run", async () => {
     const streamOf = (c: pg.Client) => (c as unknown as { connection: PgConnection }).connection.stream;
     // More clients than the pool has sessions (0.9 × 112), each with one byte of a Query sent.
     const partial = await Promise.all(
@@ -912,32 +912,29 @@ describe("the pooler (transaction mode)", () => {
     await other.end();
     for (const c of partial) streamOf(c).destroy();
 
-    // A whole query, then half of the next message, and the client is gone.
+    // A whole query, then half of the next message, and the client is gone: the query runs to its
+    // end (as Postgres runs what a client sent before it left), and its session is closed, not
+    // lent again with half a message in it.
     const direct = new pg.Client({ connectionString: p.uri });
     await direct.connect();
-    const sleeping = async () =>
+    const backends = async () =>
       (
         await direct.query(
-          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%AS half_sent%' AND pid <> pg_backend_pid()",
+          "SELECT pid, query LIKE '%AS half_sent%' AS sent, state FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
         )
-      ).rows[0].n;
+      ).rows as { pid: number; sent: boolean; state: string }[];
     const vanishing = pooledClient();
     vanishing.on("error", () => {});
     await vanishing.connect();
-    const text = Buffer.from("SELECT pg_sleep(30) AS half_sent\0");
+    const text = Buffer.from("SELECT pg_sleep(1) AS half_sent\0");
     const head = Buffer.alloc(5);
     head[0] = 0x51;
     head.writeInt32BE(4 + text.length, 1);
     streamOf(vanishing).write(Buffer.concat([head, text, Buffer.from("Q\0\0")]));
-    for (let i = 0; i < 100 && (await sleeping()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(await sleeping()).toBe(1);
+    await eventually(async () => (await backends()).some((b) => b.sent && b.state === "active"));
+    const pid = (await backends()).find((b) => b.sent)?.pid;
     streamOf(vanishing).destroy();
-    let left = 1;
-    for (let i = 0; i < 100 && left > 0; i++) {
-      left = await sleeping();
-      if (left) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(left).toBe(0);
+    await eventually(async () => !(await backends()).some((b) => b.pid === pid));
     await direct.end();
   }, 60_000);
 
@@ -1152,6 +1149,49 @@ describe("the pooler (transaction mode)", () => {
     await b.end();
   });
 
+  it("a pooled client that ends right after sending statements has them run to their end, as on Postgres: an autocommit INSERT and a COMMIT are kept, a batch without its Sync is not", async () => {
+    const direct = new pg.Client({ connectionString: p.uri });
+    await direct.connect();
+    await direct.query("CREATE TABLE sent_then_gone (n int)");
+    const count = async (where: string) =>
+      (await direct.query(`SELECT count(*)::int AS n FROM sent_then_gone WHERE ${where}`)).rows[0].n;
+    // Not awaited: node-postgres sends the INSERT, then Terminate at end().
+    const a = pooledClient();
+    await a.connect();
+    const sent = a
+      .query("INSERT INTO sent_then_gone SELECT 1 FROM generate_series(1, 100000)")
+      .catch(() => {});
+    await a.end();
+    await sent;
+    await eventually(async () => (await count("n = 1")) === 100_000);
+    const b = pooledClient();
+    await b.connect();
+    await b.query("BEGIN");
+    await b.query("INSERT INTO sent_then_gone VALUES (2)");
+    const committing = b.query("COMMIT").catch(() => {});
+    await b.end();
+    await committing;
+    await eventually(async () => (await count("n = 2")) === 1);
+    // Parse, Bind and Execute with no Sync, then Terminate: Postgres rolls the batch back at the
+    // client's end; its session is closed, not lent to the next client (whose Query would commit it).
+    const c = pooledClient();
+    await c.connect();
+    const connection = (c as unknown as { connection: PgConnection }).connection;
+    connection.parse({ text: "INSERT INTO sent_then_gone VALUES (3)" }, true);
+    connection.bind({}, true);
+    connection.execute({}, true);
+    connection.stream.write(Buffer.from([0x58, 0, 0, 0, 4]));
+    c.on("error", () => {});
+    await new Promise((r) => connection.stream.once("close", r));
+    const next = pooledClient();
+    await next.connect();
+    for (let i = 0; i < 10; i++) await next.query("SELECT 1");
+    await next.end();
+    expect(await count("n = 3")).toBe(0);
+    await direct.query("DROP TABLE sent_then_gone");
+    await direct.end();
+  });
+
   it("a role dropped and made again gets server sessions of its own; a reset password drops the clients logged in with the old one, as Neon says", async () => {
     const { allSettled } = computeClient(() => server, key);
     const branches = await api("GET", `/projects/${p.id}/branches`);
@@ -1312,7 +1352,7 @@ describe("the pooler (transaction mode)", () => {
       const busy = pooledClient();
       busy.on("error", () => {});
       await busy.connect();
-      const slow = busy.query("SELECT pg_sleep(5)").catch(() => {});
+      const slow = busy.query("SELECT pg_sleep(1)").catch(() => {});
       await new Promise((r) => setTimeout(r, 100));
       (busy as unknown as { connection: { stream: net.Socket } }).connection.stream.destroy();
       await slow;
