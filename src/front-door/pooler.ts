@@ -380,6 +380,8 @@ class Server {
   }
 
   private onData(chunk: Buffer): void {
+    // What answers the pooler's own query (a notice included) is not the client's, the end of it in this chunk too.
+    const quiet = this.talking;
     let out: Buffer[];
     try {
       out = this.framer.push(chunk);
@@ -388,7 +390,7 @@ class Server {
       return;
     }
     const client = this.client;
-    if (client && !this.internal && out.length) {
+    if (client && !quiet && out.length) {
       const bytes = out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
       client.sent.bytes += bytes.length;
       // A client reading slower than the server answers: the server waits (its socket unread), not
@@ -973,6 +975,12 @@ class PooledClient {
     });
     const go = () => {
       if (!this.alive || this.lending !== server) return;
+      // What the session took is the client's value as Postgres keeps it (an application_name cut
+      // to 63 bytes): the next session compared with it needs no SET again.
+      for (const name of set) {
+        const taken = server.parameters.get(name);
+        if (taken !== undefined) this.tracked.set(name, taken);
+      }
       this.lending = undefined;
       this.server = server;
       const pending = this.pending;
@@ -1251,7 +1259,11 @@ function sameCredential(a: Credential, b: Credential): boolean {
   );
 }
 
-/** A string literal for SET (standard_conforming_strings on). */
+/**
+ * A string literal for SET, read the same whatever the session's standard_conforming_strings: an
+ * escape string when it holds a backslash, as PgBouncer quotes it.
+ */
 function literal(value: string): string {
-  return `'${value.replace(/'/g, "''")}'`;
+  const quoted = value.replace(/'/g, "''");
+  return value.includes("\\") ? `E'${quoted.replace(/\\/g, "\\\\")}'` : `'${quoted}'`;
 }

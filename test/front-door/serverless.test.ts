@@ -1046,6 +1046,52 @@ describe("the pooler (transaction mode)", () => {
     }
   });
 
+  it("tracked settings are set on a session whatever its standard_conforming_strings, and an application_name Postgres cuts is set once, not before every transaction", async () => {
+    const { allSettled } = computeClient(() => server, key);
+    const branches = await api("GET", `/projects/${p.id}/branches`);
+    const base = `/projects/${p.id}/branches/${branches.body.branches[0].id}`;
+    // A role of its own: a pool of its own, whose one session each client below takes in turn.
+    const made = await unlocked("POST", `${base}/roles`, { role: { name: "escapes" } });
+    await allSettled(p.id, made.body.operations);
+    const uri = new URL(p.pooledUri as string);
+    const pooledAs = (config: pg.ClientConfig) =>
+      new pg.Client({
+        host: uri.hostname,
+        port: Number(uri.port),
+        user: "escapes",
+        password: made.body.role.password,
+        database: uri.pathname.slice(1),
+        ...config,
+        options: `${uri.searchParams.get("options")} -c standard_conforming_strings=off`,
+      });
+    const appName = async (config: pg.ClientConfig) => {
+      const c = pooledAs(config);
+      const notices: string[] = [];
+      c.on("notice", (n) => notices.push(n.message ?? ""));
+      await c.connect();
+      try {
+        const names: string[] = [];
+        for (let i = 0; i < 20; i++)
+          names.push((await c.query("SELECT current_setting('application_name') AS app")).rows[0].app);
+        return { names: [...new Set(names)], notices };
+      } finally {
+        await c.end();
+      }
+    };
+    // The first leaves its session with standard_conforming_strings off, where '\t' is a tab.
+    expect(await appName({ application_name: "first" })).toEqual({ names: ["first"], notices: [] });
+    expect(await appName({ application_name: "C:\\temp\\app" })).toEqual({
+      names: ["C:\\temp\\app"],
+      notices: [],
+    });
+    expect(await appName({ application_name: "it\\'s" })).toEqual({ names: ["it\\'s"], notices: [] });
+    const long = "a".repeat(70);
+    const cut = await appName({ application_name: long });
+    expect(cut.names).toEqual(["a".repeat(63)]);
+    expect(cut.notices.length).toBeLessThanOrEqual(1);
+    await allSettled(p.id, (await unlocked("DELETE", `${base}/roles/escapes`, undefined)).body.operations);
+  });
+
   it("startup parameters PgBouncer does not take are refused as Neon's pooler refuses them (08P01); tracked ones, in options too, hold; direct connections take them all", async () => {
     const refusals: [pg.ClientConfig, string][] = [
       [{ statement_timeout: 1000 }, "unsupported startup parameter: statement_timeout"],
