@@ -179,6 +179,8 @@ const PARSE_COMPLETE = 0x31; // '1'
 const CLOSE_COMPLETE = 0x33; // '3'
 /** Postgres' own limit on a message (PQ_LARGE_MESSAGE_LIMIT): what the framer may hold back. */
 const MAX_MESSAGE_BYTES = 0x3fffffff;
+/** How much of a message's body the framer reads to tell whether it must hold it whole (a Bind's portal name included). */
+const PEEK_BYTES = 128;
 /**
  * A client waiting for a session is lent one once its first message is whole, or once this much of
  * it came (larger messages stream through, as past PgBouncer's packet buffer): a client that sends
@@ -197,8 +199,9 @@ const poolerError = (message: string) => errorResponse({ severity: "FATAL", code
 export const MAX_CLIENT_CONN = "no more connections allowed (max_client_conn)";
 
 /**
- * Cuts a byte stream into Postgres messages as it arrives. Messages of the types `whole` names are
- * handed over complete (held back until they are) and may be replaced: `onWhole` puts what goes
+ * Cuts a byte stream into Postgres messages as it arrives. Messages `whole` names (from their type
+ * and the start of their body, at most PEEK_BYTES of it; undefined: too little of it came to tell)
+ * are handed over complete (held back until they are) and may be replaced: `onWhole` puts what goes
  * instead into `instead` and returns true, or returns false to send the message as it came. The
  * others pass through in pieces as their bytes arrive (their type is still reported). `push`
  * returns what to send on: in the common case, where nothing is replaced, the chunk itself.
@@ -214,7 +217,7 @@ class Framer {
   private left = 0;
 
   constructor(
-    private readonly whole: (type: number) => boolean,
+    private readonly whole: (type: number, head: Buffer) => boolean | undefined,
     private readonly onPassing: (type: number) => void,
     private readonly onWhole: (type: number, body: Buffer, instead: Buffer[]) => boolean,
   ) {}
@@ -257,14 +260,18 @@ class Framer {
       const total = data.length - at >= 5 ? 1 + data.readInt32BE(at + 1) : -1;
       if (total !== -1 && (total < 5 || total > MAX_MESSAGE_BYTES))
         throw new ProtocolError("invalid message length");
-      if (total === -1 || (this.whole(type) && data.length - at < total)) {
+      // Whole, or not, as far as the start of its body tells (all it reads of it: whole when that is not enough).
+      const peek = total === -1 ? 0 : Math.min(total - 5, PEEK_BYTES);
+      const head = data.subarray(at + 5, Math.min(data.length, at + 5 + peek));
+      const whole = total === -1 ? undefined : (this.whole(type, head) ?? (head.length === peek || undefined));
+      if (whole === undefined || (whole && data.length - at < total)) {
         if (at > run) out.push(data.subarray(run, at));
         this.carry = [Buffer.from(data.subarray(at))];
         this.carried = data.length - at;
-        this.need = total === -1 ? 5 : total;
+        this.need = total === -1 ? 5 : whole ? total : 5 + peek;
         return out;
       }
-      if (this.whole(type)) {
+      if (whole) {
         const instead: Buffer[] = [];
         if (this.onWhole(type, data.subarray(at + 5, at + total), instead)) {
           if (at > run) out.push(data.subarray(run, at));
@@ -769,9 +776,19 @@ class PooledClient {
   ) {
     for (const [name, value] of settings) this.tracked.set(name, value);
     this.framer = new Framer(
-      (t) => t === PARSE || t === BIND || t === DESCRIBE || t === CLOSE,
+      (t, head) => {
+        if (t === DESCRIBE || t === CLOSE) return true;
+        // A Parse of the unnamed statement, a Bind of it: passed on as they come (a parameter may be
+        // hundreds of MB), named ones renamed (rewrite).
+        if (t === PARSE) return head.length ? head[0] !== 0 : undefined;
+        if (t !== BIND) return false;
+        const portalEnd = head.indexOf(0);
+        return portalEnd === -1 || portalEnd + 1 === head.length ? undefined : head[portalEnd + 1] !== 0;
+      },
       (type) => {
         const server = this.server as Server;
+        // An unnamed statement's Parse, passed on: its ParseComplete is the client's.
+        if (type === PARSE) server.expected.push({ type: PARSE_COMPLETE, drop: false, batch: server.zSent });
         // A copy's messages belong to what began it (a Query, or an Execute before its Sync).
         if (type !== COPY_DATA && type !== COPY_DONE && type !== COPY_FAIL)
           this.unsynced = type !== Q && type !== S && type !== F && type !== X;

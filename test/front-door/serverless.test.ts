@@ -804,6 +804,52 @@ describe("the pooler (transaction mode)", () => {
     }
   });
 
+  it("a pooled client connecting as soon as its project is made is served once the compute starts: the start setting the role's password ends no client", async () => {
+    const res = await api("POST", "/projects", { project: { name: "pooled-at-once" } });
+    expect(res.status).toBe(201);
+    const project = res.body.project.id;
+    const uri = await api(
+      "GET",
+      `/projects/${project}/connection_uri?role_name=${res.body.roles[0].name}&database_name=neondb&pooled=true`,
+    );
+    const c = new pg.Client({ connectionString: uri.body.uri });
+    await c.connect();
+    try {
+      for (let i = 0; i < 5; i++)
+        expect((await c.query("SELECT $1::int AS n", [i])).rows).toEqual([{ n: i }]);
+    } finally {
+      await c.end();
+    }
+    expect((await api("DELETE", `/projects/${project}`)).status).toBe(200);
+  });
+
+  it("a pooled client's Parse and Bind of the unnamed statement pass through as they come: a 150 MB parameter is not held in the emulator's memory", async () => {
+    const rss = () => {
+      const status = fs.readFileSync(`/proc/${server.proc.pid}/status`, "utf8");
+      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) * 1024;
+    };
+    const c = pooledClient();
+    await c.connect();
+    const before = rss();
+    let peak = before;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rss());
+    }, 10);
+    try {
+      const big = Buffer.alloc(150 * 1024 * 1024, 7);
+      const rows = (await c.query("SELECT length($1::bytea) AS n", [big])).rows;
+      expect(rows).toEqual([{ n: big.length }]);
+      // Named statements still get the pool's names.
+      expect(
+        (await c.query({ name: "after_big", text: "SELECT $1::int + 1 AS n", values: [1] })).rows,
+      ).toEqual([{ n: 2 }]);
+    } finally {
+      clearInterval(sampler);
+      await c.end();
+    }
+    expect(peak - before).toBeLessThan(64 * 1024 * 1024);
+  }, 60_000);
+
   it("a pooled client is held back with its server session: a slow reader leaves the rest of its result in Postgres, a fast COPY waits for the server's reads", async () => {
     const direct = new pg.Client({ connectionString: p.uri });
     await direct.connect();

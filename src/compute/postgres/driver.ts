@@ -2399,7 +2399,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         if (primary) for (const keeper of this.idleSessionKeepers) keeper(primary, db);
       },
       (roles) => {
-        if (primary) for (const ender of this.roleSessionEnders) ender(primary, roles);
+        // Clients reach a primary once its roles are ready (addressOf): while its start brings them
+        // there, the pooled clients waiting for it logged in with the control plane's passwords.
+        if (primary && this.servers.get(primary)?.rolesReady)
+          for (const ender of this.roleSessionEnders) ender(primary, roles);
       },
     );
     this.dropsApplied?.(branchId, spec.drops);
