@@ -111,6 +111,16 @@ export function branchBeingMade(tx: Tx, branchId: string): boolean {
   );
 }
 
+/**
+ * A branch whose data a restore is replacing (accepted, its create_branch unfinished): a branch made
+ * from it, or a read of its schema, answers 423 until the restore is done, rather than copy or read
+ * what the restore is throwing away.
+ */
+export function requireNotBeingRestored(tx: Tx, branch: BranchRow): BranchRow {
+  if (branch.restoreSource !== null && branchBeingMade(tx, branch.id)) throw conflictingOperations();
+  return branch;
+}
+
 /** A branch by id alone (its account and project with it), for work that is not a client's request. */
 export function findBranchById(tx: Tx, branchId: string): BranchRow | undefined {
   return tx.select().from(branches).where(eq(branches.id, branchId)).get();

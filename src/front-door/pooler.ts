@@ -263,7 +263,8 @@ class Framer {
       // Whole, or not, as far as the start of its body tells (all it reads of it: whole when that is not enough).
       const peek = total === -1 ? 0 : Math.min(total - 5, PEEK_BYTES);
       const head = data.subarray(at + 5, Math.min(data.length, at + 5 + peek));
-      const whole = total === -1 ? undefined : (this.whole(type, head) ?? (head.length === peek || undefined));
+      const whole =
+        total === -1 ? undefined : (this.whole(type, head) ?? (head.length === peek || undefined));
       if (whole === undefined || (whole && data.length - at < total)) {
         if (at > run) out.push(data.subarray(run, at));
         this.carry = [Buffer.from(data.subarray(at))];

@@ -135,7 +135,41 @@ describe("restoring a branch", () => {
       preserve_under_name: "work_before",
     });
     expect(restored.status).toBe(200);
+    // Asked for at once, as a script would, retried while it answers 423 (the restore under way):
+    // a branch made from it and its schema hold what the restore brought, never what it replaced.
+    const untilUnlocked = async (method: string, url: string, body?: unknown) => {
+      for (;;) {
+        const res = await api(method, url, body);
+        if (res.status !== 423) return res;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const schema = await untilUnlocked(
+      "GET",
+      `/projects/${projectId}/branches/${work}/schema?db_name=neondb`,
+    );
+    expect(schema.status).toBe(200);
+    expect(schema.body.sql).not.toContain("only_work");
+    const child = await untilUnlocked("POST", `/projects/${projectId}/branches`, {
+      branch: { name: "work_child", parent_id: work },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(child.status).toBe(201);
     await allSettled(projectId, restored.body.operations);
+    await allSettled(projectId, child.body.operations);
+    expect(
+      await query(
+        child.body.endpoints[0].id,
+        role,
+        password,
+        "neondb",
+        "SELECT name FROM items WHERE id = 7",
+      ),
+    ).toEqual([{ name: "from main" }]);
+    await expect(
+      query(child.body.endpoints[0].id, role, password, "neondb", "SELECT * FROM only_work"),
+    ).rejects.toMatchObject({ code: "42P01" });
+    expect((await api("DELETE", `/projects/${projectId}/branches/${child.body.branch.id}`)).status).toBe(200);
     await writing;
     await writer.end().catch(() => {});
 

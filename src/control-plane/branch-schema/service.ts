@@ -1,7 +1,7 @@
 import { diffSchemas } from "../../compute/postgres/schema-dump/index.js";
 import type { Ctx } from "../../context.js";
 import { badRequest, unprocessable } from "../../errors.js";
-import { readBranch, requireBranch, requireProject } from "../access.js";
+import { readBranch, requireBranch, requireNotBeingRestored, requireProject } from "../access.js";
 import { historyPoint, requireInHistory } from "../branches/history.js";
 import { requireDatabase } from "../roles-databases/service.js";
 import type { BranchSchemaCompareInput, BranchSchemaInput } from "./schema.js";
@@ -66,7 +66,7 @@ async function readSchema(
   names = { lsn: "lsn", timestamp: "timestamp" },
 ): Promise<string> {
   const project = requireProject(ctx.db, accountId, projectId);
-  const branch = readBranch(ctx.db, accountId, projectId, branchId);
+  const branch = requireNotBeingRestored(ctx.db, readBranch(ctx.db, accountId, projectId, branchId));
   requireDatabase(ctx.db, branchId, database);
   // A point of the branch's history: checked as a branch create's parent_lsn/parent_timestamp.
   const { point } = historyPoint(ctx, ctx.db, project, branch, at, names);

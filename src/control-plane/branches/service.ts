@@ -9,6 +9,7 @@ import {
   type ProjectRow,
   readBranch,
   requireBranch,
+  requireNotBeingRestored,
   requireProject,
   requireSettledBranch,
   requireWritableProject,
@@ -142,6 +143,7 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
       ? requireBranch(tx, accountId, projectId, input.branch.parent_id)
       : findDefaultBranch(tx, projectId);
     if (!parent) throw notFound(`project ${projectId} has no default branch to branch from`);
+    requireNotBeingRestored(tx, parent);
     const at = historyPoint(
       ctx,
       tx,
