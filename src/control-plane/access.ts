@@ -121,6 +121,22 @@ export function requireNotBeingRestored(tx: Tx, branch: BranchRow): BranchRow {
   return branch;
 }
 
+/**
+ * Whether a restore of one of the project's branches is under way: the branch already names its
+ * new source while its data is still the old (a project deleted and recovered meanwhile would keep
+ * it so, its operations gone with the deletion).
+ */
+export function projectRestoring(tx: Tx, projectId: string): boolean {
+  return (
+    statement(
+      tx,
+      `SELECT 1 FROM operations o JOIN branches b ON b.id = o.branch_id
+        WHERE o.project_id = @projectId AND ${UNFINISHED_OPERATION_SQL}
+          AND o.action = 'create_branch' AND b.restore_source IS NOT NULL LIMIT 1`,
+    ).get({ projectId }) !== undefined
+  );
+}
+
 /** A branch by id alone (its account and project with it), for work that is not a client's request. */
 export function findBranchById(tx: Tx, branchId: string): BranchRow | undefined {
   return tx.select().from(branches).where(eq(branches.id, branchId)).get();

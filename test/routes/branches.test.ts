@@ -454,8 +454,12 @@ describe("POST /projects/{p}/branches/{b}/restore", () => {
     ).toEqual([["create_branch", devId]]);
     const roles = await t.api("GET", `${base()}/${devId}/roles`);
     expect(roles.body.roles.map((r: { name: string }) => r.name)).toEqual(["neondb_owner"]);
-    // A change while the restore runs meets a 423; once done, the branch is ready again.
+    // A change while the restore runs meets a 423, and so do a branch made from it and the
+    // project's deletion (a recovery would bring back a branch naming its new parent with its old
+    // data, the restore's operation gone with the deletion); once done, the branch is ready again.
     expectStatus(await t.api("POST", `${base()}/${devId}/roles`, { role: { name: "early" } }), 423);
+    expectStatus(await t.api("POST", base(), { branch: { parent_id: devId } }), 423);
+    expectStatus(await t.api("DELETE", `/api/v2/projects/${projectId}`), 423);
     t.advance(1);
     expect((await t.api("GET", `${base()}/${devId}`)).body.branch.current_state).toBe("ready");
     // The branch list shows no new branch.

@@ -4,9 +4,11 @@ import { iso } from "../../platform/clock.js";
 import type { Tx } from "../../platform/db.js";
 import { operationsStarted } from "../../platform/events.js";
 import {
+  conflictingOperations,
   findProject,
   type ProjectRow,
   projectNotFound,
+  projectRestoring,
   requireProject,
   requireWritableProject,
 } from "../access.js";
@@ -254,6 +256,7 @@ export function updateProject(ctx: Ctx, accountId: string, projectId: string, in
 export function deleteProject(ctx: Ctx, accountId: string, projectId: string) {
   const { body, op } = ctx.db.transaction((tx) => {
     const project = requireWritableProject(tx, accountId, projectId);
+    if (projectRestoring(tx, projectId)) throw conflictingOperations();
     const guarded = findProtectedBranch(tx, projectId);
     if (guarded !== undefined)
       throw conflict(
