@@ -47,7 +47,9 @@ export class Inbox {
   /** Hands the socket to TLS; resolves once the handshake is done. */
   async upgrade(secureContext: tlsTypes.SecureContext): Promise<tlsTypes.TLSSocket> {
     this.detach();
-    this.frames.rest(); // a client may not send anything between SSLRequest and the handshake
+    // Sent before the client read the server's answer: refused, as Postgres (and Neon's proxy)
+    // refuse it, not read as if it came through TLS (CVE-2021-23214).
+    if (this.frames.rest().length) throw new ProtocolError("received unencrypted data after SSL request");
     const secure = new (tls().TLSSocket)(this.socket, { isServer: true, secureContext });
     secure.on("error", () => {}); // handled through 'close'
     await new Promise<void>((resolve, reject) => {

@@ -647,6 +647,11 @@ describe("bad input at the front door", () => {
     const silentTls = await rawExchange(ssl, 6000);
     expect(silentTls.reply.subarray(0, 1).toString()).toBe("S");
     expect(silentTls.closed).toBe(true);
+    // One that sends its start-up in the clear with the SSLRequest (before reading the answer): refused.
+    const early = await rawExchange(Buffer.concat([ssl, start]));
+    expect(early.reply.subarray(0, 1).toString()).toBe("S");
+    expect(early.reply.toString()).toContain("received unencrypted data after SSL request");
+    expect(early.closed).toBe(true);
     // Clients that vanish mid-handshake.
     await Promise.all(
       Array.from(
