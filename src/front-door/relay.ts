@@ -135,9 +135,8 @@ export async function relay(
   hooks: RelayHooks,
 ): Promise<void> {
   const startup: Record<string, string> = {};
-  // Routing options stay at the door; protocol extensions (_pq_.*) are not negotiated through it.
-  for (const [name, value] of Object.entries(params))
-    if (name !== "options" && !name.startsWith("_pq_.")) startup[name] = value;
+  // Routing options stay at the door (protocol extensions, _pq_.*, never reach it: see serveClient).
+  for (const [name, value] of Object.entries(params)) if (name !== "options") startup[name] = value;
   const options = forwardedOptions(params.options);
   if (options) startup.options = options;
   const session = await logIn(backend, backendInbox, startup, login.credential);

@@ -29,6 +29,7 @@ import {
   DoorError,
   errorResponse,
   GSSENC_REQUEST,
+  negotiateProtocolVersion,
   type PgErrorFields,
   ProtocolError,
   SSL_REQUEST,
@@ -226,6 +227,13 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
         return;
       } else if (code >> 16 === 3) {
         params = startupParameters(body);
+        // As Postgres and Neon's proxy answer a newer minor version of the protocol (libpq 18's 3.2)
+        // or protocol options (_pq_.*): with the version spoken (3.0) and the options not taken, which go.
+        const extensions = Object.keys(params).filter((name) => name.startsWith("_pq_."));
+        if ((code & 0xffff) > 0 || extensions.length) {
+          client.write(negotiateProtocolVersion(0, extensions));
+          for (const name of extensions) delete params[name];
+        }
       } else {
         throw new DoorError({
           code: "0A000",

@@ -114,6 +114,10 @@ function auth(code: number, extra: Buffer = Buffer.alloc(0)): Buffer {
   return message("R", Buffer.concat([int32(code), extra]));
 }
 
+/** NegotiateProtocolVersion: the newest minor version of protocol 3 the server speaks, and the protocol options (_pq_.*) it does not. */
+export const negotiateProtocolVersion = (minor: number, options: readonly string[]): Buffer =>
+  message("v", int32(minor), int32(options.length), ...options.map((name) => Buffer.from(`${name}\0`)));
+
 export const authenticationOk = (): Buffer => auth(0);
 export const authenticationCleartextPassword = (): Buffer => auth(3);
 export const authenticationSasl = (mechanisms: readonly string[]): Buffer =>

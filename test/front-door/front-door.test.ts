@@ -612,6 +612,29 @@ function startupPacket(params: Record<string, string>): Buffer {
   return Buffer.concat([len, body]);
 }
 
+describe("protocol versions", () => {
+  it("a start-up asking for protocol 3.2 or protocol options (libpq 18) is told the door speaks 3.0 without them, as Postgres tells it, and goes on to its login", async () => {
+    for (const endpoint of [p.endpointId, `${p.endpointId}-pooler`]) {
+      const start = startupPacket({
+        user: p.role,
+        database: "neondb",
+        options: `endpoint=${endpoint}`,
+        "_pq_.test_option": "on",
+      });
+      start.writeInt16BE(2, 6);
+      const { reply } = await rawExchange(start, 1000);
+      const negotiated = reply.subarray(0, 1 + reply.readInt32BE(1));
+      expect(negotiated.subarray(0, 1).toString()).toBe("v");
+      expect(negotiated.readInt32BE(5)).toBe(0);
+      expect(negotiated.readInt32BE(9)).toBe(1);
+      expect(negotiated.subarray(13).toString()).toBe("_pq_.test_option\0");
+      // Then the password is asked for (AuthenticationSASL).
+      expect(reply.subarray(negotiated.length, negotiated.length + 1).toString()).toBe("R");
+      expect(reply.readInt32BE(negotiated.length + 5)).toBe(10);
+    }
+  });
+});
+
 describe("bad input at the front door", () => {
   it("garbage, bad lengths, oversized and truncated messages get an error or a close, never a crash or a hang", async () => {
     const garbage = await rawExchange(Buffer.from("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
