@@ -1,8 +1,11 @@
-import type { Duplex } from "node:stream";
+import { Duplex } from "node:stream";
 import type tlsTypes from "node:tls";
 import { wallNow } from "../platform/clock.js";
 import { tls } from "./tls.js";
 import { Frames, ProtocolError } from "./wire.js";
+
+/** The ALPN protocol of a Postgres connection (Postgres 17+). */
+export const POSTGRES_ALPN = "postgresql";
 
 /** The peer went away, or did not finish its start-up in time. */
 export class ClientGone extends Error {}
@@ -44,13 +47,22 @@ export class Inbox {
     this.socket.off("close", this.onGone);
   }
 
-  /** Hands the socket to TLS; resolves once the handshake is done. */
-  async upgrade(secureContext: tlsTypes.SecureContext): Promise<tlsTypes.TLSSocket> {
+  /**
+   * Hands the socket to TLS; resolves once the handshake is done. After an SSLRequest answered
+   * 'S', or `direct`ly (the client began with its TLS handshake, what is buffered its start; the
+   * ALPN protocol "postgresql" offered).
+   */
+  async upgrade(secureContext: tlsTypes.SecureContext, direct = false): Promise<tlsTypes.TLSSocket> {
     this.detach();
+    const early = this.frames.rest();
     // Sent before the client read the server's answer: refused, as Postgres (and Neon's proxy)
     // refuse it, not read as if it came through TLS (CVE-2021-23214).
-    if (this.frames.rest().length) throw new ProtocolError("received unencrypted data after SSL request");
-    const secure = new (tls().TLSSocket)(this.socket, { isServer: true, secureContext });
+    if (early.length && !direct) throw new ProtocolError("received unencrypted data after SSL request");
+    const secure = new (tls().TLSSocket)(direct ? withFirst(early, this.socket) : this.socket, {
+      isServer: true,
+      secureContext,
+      ...(direct ? { ALPNProtocols: [POSTGRES_ALPN] } : {}),
+    });
     secure.on("error", () => {}); // handled through 'close'
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new ClientGone()), Math.max(0, this.deadline - wallNow()));
@@ -99,4 +111,35 @@ export class Inbox {
       throw new ProtocolError(`expected password response, got message type ${message.raw[0]}`);
     return message.body;
   }
+}
+
+/**
+ * The socket, its stream beginning with `first` (bytes read from it already): TLS reads a socket's
+ * own handle, past what was read from it, so a handshake whose start was read goes through this.
+ */
+function withFirst(first: Buffer, socket: Duplex): Duplex {
+  const stream = new Duplex({
+    read: () => {
+      socket.resume();
+    },
+    write: (chunk: Buffer, _encoding, done) => {
+      socket.write(chunk, (err) => done(err ?? null));
+    },
+    final: (done) => {
+      socket.end();
+      done();
+    },
+    destroy: (err, done) => {
+      socket.destroy();
+      done(err);
+    },
+  });
+  stream.push(first);
+  socket.on("data", (chunk: Buffer) => {
+    if (!stream.push(chunk)) socket.pause();
+  });
+  socket.on("end", () => stream.push(null));
+  socket.on("close", () => stream.destroy());
+  socket.on("error", () => {});
+  return stream;
 }

@@ -14,7 +14,7 @@ import {
   verifies,
 } from "../platform/scram-verifier.js";
 import type { Compute, EgressMeter } from "./egress.js";
-import { ClientGone, Inbox } from "./inbox.js";
+import { ClientGone, Inbox, POSTGRES_ALPN } from "./inbox.js";
 import { MAX_CLIENT_CONN, type Pooler, pooledStartup } from "./pooler.js";
 import { type CancelTarget, ComputeRefused, cancelKeyOf, type Login, relay, sendCancel } from "./relay.js";
 import { fromPassword, RoutingError, routeOf, type Target } from "./routing.js";
@@ -35,6 +35,9 @@ import {
   SSL_REQUEST,
   startupParameters,
 } from "./wire.js";
+
+/** The first byte of a TLS handshake record. */
+const TLS_HANDSHAKE = 0x16;
 
 /** What the front door asks of the rest of the emulator. */
 export interface DoorServices {
@@ -204,6 +207,22 @@ export async function serveClient(socket: Duplex, ctx: SessionContext, transport
     let params: Record<string, string> | undefined;
     let gssenc = false;
     while (!params) {
+      // A TLS handshake first (libpq 17's sslnegotiation=direct): TLS at once, as Postgres 17 and
+      // Neon's proxy take it.
+      if (
+        client === socket &&
+        !transport.websocket &&
+        (await inbox.take((f) => f.first())) === TLS_HANDSHAKE
+      ) {
+        const secure = await inbox.upgrade(ctx.secureContext, true);
+        client = secure;
+        // As Postgres 17 refuses it (its answer goes through TLS).
+        if (secure.alpnProtocol !== POSTGRES_ALPN)
+          throw new ProtocolError(
+            "direct SSL connection was established without ALPN protocol negotiation extension",
+          );
+        continue;
+      }
       const body = await inbox.take((f) => f.untyped());
       const code = body.length >= 4 ? body.readInt32BE(0) : 0;
       if (code === SSL_REQUEST) {

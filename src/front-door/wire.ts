@@ -35,6 +35,11 @@ export class Frames {
     return rest;
   }
 
+  /** The first byte buffered, not taken; undefined until one came. */
+  first(): number | undefined {
+    return this.buffer[0];
+  }
+
   /** The next untyped message's body (after its length), or undefined until it is complete. */
   untyped(max = MAX_STARTUP_MESSAGE): Buffer | undefined {
     if (this.buffer.length < 4) return undefined;

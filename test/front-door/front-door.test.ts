@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import tls from "node:tls";
 import { promisify } from "node:util";
 import Database from "better-sqlite3";
 import pg from "pg";
@@ -184,6 +185,46 @@ describe("connection strings work as handed out", () => {
       "SELECT 'bound'",
     ]);
     expect(stdout.trim()).toBe("bound");
+  });
+});
+
+describe("direct SSL", () => {
+  it("takes a TLS handshake first (libpq 17's sslnegotiation=direct) with the ALPN protocol postgresql, and refuses one without it in Postgres' words", async () => {
+    const ca = await (await fetch(`${server.url}/_emulator/ca.pem`)).text();
+    const direct = (alpn?: string[]) =>
+      new Promise<tls.TLSSocket>((resolve, reject) => {
+        const s = tls.connect({
+          host: "127.0.0.1",
+          port: server.pgPort as number,
+          servername: p.host,
+          ca,
+          ...(alpn ? { ALPNProtocols: alpn } : {}),
+        });
+        s.once("secureConnect", () => resolve(s));
+        s.once("error", reject);
+      });
+    const socket = await direct(["postgresql"]);
+    expect(socket.alpnProtocol).toBe("postgresql");
+    // Routed by the server name, as after an SSLRequest.
+    const c = new pg.Client({ stream: () => socket, user: p.role, password: p.password, database: "neondb" });
+    await c.connect();
+    try {
+      expect((await c.query("SELECT 'direct' AS v")).rows).toEqual([{ v: "direct" }]);
+    } finally {
+      await c.end();
+    }
+    const bare = await direct();
+    const said = await new Promise<string>((resolve) => {
+      let got = "";
+      bare.on("data", (d: Buffer) => {
+        got += d.toString();
+      });
+      bare.on("error", () => {});
+      bare.on("close", () => resolve(got));
+    });
+    expect(said).toContain(
+      "direct SSL connection was established without ALPN protocol negotiation extension",
+    );
   });
 });
 
