@@ -2067,8 +2067,8 @@ describe("computes are real Postgres servers", () => {
 
   it("a shutdown stops a replay of a branch's history under way, and the next start makes the branch at its point", async () => {
     const primary = (sql: string) => query(p.endpointId, p.role, p.password, "neondb", sql);
-    // WAL enough (~100 MB) that its replay takes a while.
-    await primary("CREATE TABLE replay_cut AS SELECT g AS v FROM generate_series(1, 3000000) g");
+    // WAL enough (~170 MB) that its replay takes a while.
+    await primary("CREATE TABLE replay_cut AS SELECT g AS v FROM generate_series(1, 5000000) g");
     await new Promise((r) => setTimeout(r, 1200));
     const at = new Date().toISOString();
     await new Promise((r) => setTimeout(r, 1200));
@@ -2081,7 +2081,11 @@ describe("computes are real Postgres servers", () => {
     // The replay runs on the copy's folder, made under a name of its own until whole.
     const branches = path.join(dir, "db-data", "projects", p.projectId, "branches");
     const copy = path.join(branches, `${made.body.branch.id}.tmp-${server.proc.pid}`);
-    await eventually(async () => fs.existsSync(path.join(copy, "recovery.signal")), 60_000);
+    // Its server up and still replaying (its recovery.signal goes at the end), then at once the SIGTERM.
+    const replaying = () =>
+      fs.existsSync(path.join(copy, "postmaster.pid")) && fs.existsSync(path.join(copy, "recovery.signal"));
+    for (let i = 0; i < 6000 && !replaying(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(replaying()).toBe(true);
     await server.stop();
     const cut = server
       .stdout()
@@ -2104,7 +2108,7 @@ describe("computes are real Postgres servers", () => {
         "neondb",
         "SELECT count(*)::int AS n, min(v) AS low FROM replay_cut",
       ),
-    ).toEqual([{ n: 3_000_000, low: 1 }]);
+    ).toEqual([{ n: 5_000_000, low: 1 }]);
     expect((await api("DELETE", `/projects/${p.projectId}/branches/${made.body.branch.id}`)).status).toBe(
       200,
     );
