@@ -143,8 +143,6 @@ const TERMINATED = errorResponse({ severity: "FATAL", code: "57P01", message: TE
 
 /** How long a session its client left may take to finish what the client sent and come back clean. */
 const ABANDON_MS = 5000;
-/** What a COPY FROM STDIN under way hears when its client is gone (Postgres' words at a client's end mid-copy). */
-const CLIENT_GONE = "unexpected EOF on client connection with an open transaction";
 
 /**
  * Server sessions a pool opens as soon as a client waits for one: two per core. Past them, a pool
@@ -778,7 +776,7 @@ class PooledClient {
     for (const [name, value] of settings) this.tracked.set(name, value);
     this.framer = new Framer(
       (t, head) => {
-        if (t === DESCRIBE || t === CLOSE) return true;
+        if (t === X || t === DESCRIBE || t === CLOSE) return true;
         // A Parse of the unnamed statement, a Bind of it: passed on as they come (a parameter may be
         // hundreds of MB), named ones renamed (rewrite).
         if (t === PARSE) return head.length ? head[0] !== 0 : undefined;
@@ -792,7 +790,7 @@ class PooledClient {
         if (type === PARSE) server.expected.push({ type: PARSE_COMPLETE, drop: false, batch: server.zSent });
         // A copy's messages belong to what began it (a Query, or an Execute before its Sync).
         if (type !== COPY_DATA && type !== COPY_DONE && type !== COPY_FAIL)
-          this.unsynced = type !== Q && type !== S && type !== F && type !== X;
+          this.unsynced = type !== Q && type !== S && type !== F;
         if (type === Q || type === S || type === F) server.zSent++;
         if (type === EXECUTE || type === Q) {
           this.syncsSinceExecute = type === EXECUTE ? 0 : undefined;
@@ -803,9 +801,14 @@ class PooledClient {
           else this.copySyncsPending = this.syncsSinceExecute ?? 0;
           this.copyingIn = false;
           this.syncsSinceExecute = 0;
-        } else if (type === X) this.terminated = true;
+        }
       },
       (type, body, instead) => {
+        // The client's Terminate is the pooler's to act on: the session it holds goes on (see abandon).
+        if (type === X) {
+          this.terminated = true;
+          return true;
+        }
         this.unsynced = true;
         return this.rewrite(type, body, instead);
       },
@@ -1058,22 +1061,21 @@ class PooledClient {
   /**
    * A session whose client left. What the client had sent runs to its end, as on Postgres and
    * behind PgBouncer (a statement it sent, a COMMIT, is kept: Postgres notices a client gone only
-   * at its next read), a COPY FROM STDIN under way fails as at the client's end, and a transaction
-   * left open is rolled back before the session goes back to the pool. One holding part of what the
-   * client was sending (half a message, an extended-protocol batch without its Sync), or still busy
-   * after ABANDON_MS, is closed, as PgBouncer closes it: Postgres then ends what it runs and rolls
-   * back what it leaves open.
+   * at its next read), and a transaction left open is rolled back before the session goes back to
+   * the pool. One holding part of what the client was sending (half a message, an extended-protocol
+   * batch without its Sync, a COPY FROM STDIN under way), or still busy after ABANDON_MS, is
+   * closed, as PgBouncer closes it: Postgres then ends what it runs and rolls back what it leaves
+   * open (a COPY fails as at any client's end).
    */
   private abandon(server: Server): void {
     server.client = undefined;
     server.unblock();
-    if (this.midBatch || this.framer.partial) {
+    if (this.midBatch || this.framer.partial || this.copyingIn) {
       server.socket.destroy();
       return;
     }
     const timer = setTimeout(() => server.socket.destroy(), ABANDON_MS);
     timer.unref();
-    if (this.copyingIn) server.socket.write(message(COPY_FAIL, Buffer.from(`${CLIENT_GONE}\0`)));
     server
       .drain()
       // Not while a cancel the client asked for may still land: on the ROLLBACK, it would cost the session.

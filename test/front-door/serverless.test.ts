@@ -1284,6 +1284,40 @@ describe("the pooler (transaction mode)", () => {
     await direct.end();
   });
 
+  it("a client's Terminate ends the client alone: the server session it held goes back to the pool alive", async () => {
+    const { allSettled } = computeClient(() => server, key);
+    const branches = await api("GET", `/projects/${p.id}/branches`);
+    const base = `/projects/${p.id}/branches/${branches.body.branches[0].id}`;
+    // A role of its own: a pool of its own, with one session.
+    const made = await unlocked("POST", `${base}/roles`, { role: { name: "terminator" } });
+    await allSettled(p.id, made.body.operations);
+    const uri = new URL(p.pooledUri as string);
+    uri.username = "terminator";
+    uri.password = made.body.role.password;
+    const pidOf = async (c: pg.Client) => (await c.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+    const first = new pg.Client({ connectionString: uri.toString() });
+    await first.connect();
+    const pid = await pidOf(first);
+    await first.end();
+    // A statement and Terminate in one write (as a pipelining client sends them).
+    const second = new pg.Client({ connectionString: uri.toString() });
+    second.on("error", () => {});
+    await second.connect();
+    const stream = (second as unknown as { connection: PgConnection }).connection.stream;
+    const sql = Buffer.from("SELECT pg_sleep(0.2)\0");
+    const query = Buffer.alloc(5);
+    query.write("Q");
+    query.writeInt32BE(4 + sql.length, 1);
+    stream.write(Buffer.concat([query, sql, Buffer.from([0x58, 0, 0, 0, 4])]));
+    await new Promise((r) => stream.once("close", r));
+    await new Promise((r) => setTimeout(r, 500));
+    const third = new pg.Client({ connectionString: uri.toString() });
+    await third.connect();
+    expect(await pidOf(third)).toBe(pid);
+    await third.end();
+    await allSettled(p.id, (await unlocked("DELETE", `${base}/roles/terminator`, undefined)).body.operations);
+  });
+
   it("a role dropped and made again gets server sessions of its own; a reset password drops the clients logged in with the old one, as Neon says", async () => {
     const { allSettled } = computeClient(() => server, key);
     const branches = await api("GET", `/projects/${p.id}/branches`);
@@ -1626,6 +1660,8 @@ describe("a project's network settings (IP allow list, block_public_connections)
     await c.connect();
     const sleepThenCancel = async (seconds: number) => {
       const running = c.query(`SELECT pg_sleep(${seconds}), 1 AS done`);
+      // The caller awaits it; a cancel may end it before sendCancelRequest returns.
+      running.catch(() => {});
       await new Promise((r) => setTimeout(r, 300));
       await sendCancelRequest(server.pgPort as number, c);
       return running;
