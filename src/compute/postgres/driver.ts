@@ -1655,10 +1655,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     point: HistoryPoint,
     replays: Set<PgServer>,
   ): Promise<Copied> {
-    // An operation's effect that came to its copy once the shutdown began (it waited on a lock).
+    // An operation's replay, once the shutdown began (stopped, or come to its copy after a wait on a lock).
     const cutShort = () =>
-      new EffectCutShort(`the shutdown stopped the replay of branch ${sourceId}'s history`);
-    if (this.closed && replays === this.replays) throw cutShort();
+      this.closed && replays === this.replays
+        ? new EffectCutShort(`the shutdown stopped the replay of branch ${sourceId}'s history`)
+        : undefined;
+    const cut = cutShort();
+    if (cut) throw cut;
     const projectDir = this.projectDir(projectId);
     const major = this.view.pgVersion(projectId);
     if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
@@ -1724,7 +1727,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           RECOVERY_TIMEOUT_MS,
           (spawned) => this.replaying(spawned, replays),
         ).catch((err: unknown) => {
-          throw this.closed && replays === this.replays ? cutShort() : err;
+          throw cutShort() ?? err;
         });
         const redone = /redo done at ([0-9A-F]+\/[0-9A-F]+)/.exec(server.log())?.[1];
         committedAt = lastCommitTime(server.log());
