@@ -634,6 +634,26 @@ describe("the pooler (transaction mode)", () => {
       await new Promise((r) => setTimeout(r, 100));
     }
   };
+  /** The pooled connection string, logged in as `role`. */
+  const pooledUriAs = (role: string, password: string) => {
+    const uri = new URL(p.pooledUri as string);
+    uri.username = role;
+    uri.password = password;
+    return uri;
+  };
+  /** A role made through the API on the project's first branch (its clients get a pool of their own). */
+  const roleOfItsOwn = async (name: string) => {
+    const { allSettled } = computeClient(() => server, key);
+    const branches = await api("GET", `/projects/${p.id}/branches`);
+    const base = `/projects/${p.id}/branches/${branches.body.branches[0].id}`;
+    const made = await unlocked("POST", `${base}/roles`, { role: { name } });
+    await allSettled(p.id, made.body.operations);
+    return {
+      uri: pooledUriAs(name, made.body.role.password),
+      drop: async () =>
+        allSettled(p.id, (await unlocked("DELETE", `${base}/roles/${name}`, undefined)).body.operations),
+    };
+  };
 
   it("1,000 concurrent pooled clients share at most 0.9 × max_connections server sessions of a 0.25 CU compute; one more gets PgBouncer's FATAL 08P01", async () => {
     const clients = Array.from({ length: MAX_POOLED }, (_, i) =>
@@ -1093,19 +1113,15 @@ describe("the pooler (transaction mode)", () => {
   });
 
   it("tracked settings are set on a session whatever its standard_conforming_strings, and an application_name Postgres cuts is set once, not before every transaction", async () => {
-    const { allSettled } = computeClient(() => server, key);
-    const branches = await api("GET", `/projects/${p.id}/branches`);
-    const base = `/projects/${p.id}/branches/${branches.body.branches[0].id}`;
-    // A role of its own: a pool of its own, whose one session each client below takes in turn.
-    const made = await unlocked("POST", `${base}/roles`, { role: { name: "escapes" } });
-    await allSettled(p.id, made.body.operations);
-    const uri = new URL(p.pooledUri as string);
+    // A pool of its own, whose one session each client below takes in turn.
+    const role = await roleOfItsOwn("escapes");
+    const uri = role.uri;
     const pooledAs = (config: pg.ClientConfig) =>
       new pg.Client({
         host: uri.hostname,
         port: Number(uri.port),
         user: "escapes",
-        password: made.body.role.password,
+        password: decodeURIComponent(uri.password),
         database: uri.pathname.slice(1),
         ...config,
         options: `${uri.searchParams.get("options")} -c standard_conforming_strings=off`,
@@ -1135,7 +1151,7 @@ describe("the pooler (transaction mode)", () => {
     const cut = await appName({ application_name: long });
     expect(cut.names).toEqual(["a".repeat(63)]);
     expect(cut.notices.length).toBeLessThanOrEqual(1);
-    await allSettled(p.id, (await unlocked("DELETE", `${base}/roles/escapes`, undefined)).body.operations);
+    await role.drop();
   });
 
   it("startup parameters PgBouncer does not take are refused as Neon's pooler refuses them (08P01); tracked ones, in options too, hold; direct connections take them all", async () => {
@@ -1285,15 +1301,9 @@ describe("the pooler (transaction mode)", () => {
   });
 
   it("a client's Terminate ends the client alone: the server session it held goes back to the pool alive", async () => {
-    const { allSettled } = computeClient(() => server, key);
-    const branches = await api("GET", `/projects/${p.id}/branches`);
-    const base = `/projects/${p.id}/branches/${branches.body.branches[0].id}`;
-    // A role of its own: a pool of its own, with one session.
-    const made = await unlocked("POST", `${base}/roles`, { role: { name: "terminator" } });
-    await allSettled(p.id, made.body.operations);
-    const uri = new URL(p.pooledUri as string);
-    uri.username = "terminator";
-    uri.password = made.body.role.password;
+    // A pool of its own, with one session.
+    const role = await roleOfItsOwn("terminator");
+    const uri = role.uri;
     const pidOf = async (c: pg.Client) => (await c.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
     const first = new pg.Client({ connectionString: uri.toString() });
     await first.connect();
@@ -1315,19 +1325,15 @@ describe("the pooler (transaction mode)", () => {
     await third.connect();
     expect(await pidOf(third)).toBe(pid);
     await third.end();
-    await allSettled(p.id, (await unlocked("DELETE", `${base}/roles/terminator`, undefined)).body.operations);
+    await role.drop();
   });
 
   it("a role dropped and made again gets server sessions of its own; a reset password drops the clients logged in with the old one, as Neon says", async () => {
     const { allSettled } = computeClient(() => server, key);
     const branches = await api("GET", `/projects/${p.id}/branches`);
     const base = `/projects/${p.id}/branches/${branches.body.branches[0].id}`;
-    const pooledAs = (role: string, password: string) => {
-      const uri = new URL(p.pooledUri as string);
-      uri.username = role;
-      uri.password = password;
-      return pooledClient({ connectionString: uri.toString() });
-    };
+    const pooledAs = (role: string, password: string) =>
+      pooledClient({ connectionString: pooledUriAs(role, password).toString() });
     const who = async (c: pg.Client) => (await c.query("SELECT current_user AS u")).rows;
     const made = await unlocked("POST", `${base}/roles`, { role: { name: "cycled" } });
     await allSettled(p.id, made.body.operations);
