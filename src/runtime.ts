@@ -125,7 +125,7 @@ export function buildRuntime(env: Env, logger: Logger = createLogger(env)): Runt
   const driver: ComputeDriver = postgres ?? noneDriver;
   if (postgres) {
     ctx.branchData = postgres;
-    ctx.pgSettingsProblem = (major, settings) => postgres.settingsProblem(major, settings);
+    ctx.pgSettingsProblem = (major, settings) => postgres.settingsCheck.problem(major, settings);
     postgres.historyWindow = (projectId) => historyKeptSince(ctx, projectId);
   }
   const worker = new Worker(ctx, { driver, logger });

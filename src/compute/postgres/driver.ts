@@ -4,19 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import type { Logger } from "pino";
 import type { WalMeasure } from "../../control-plane/consumption/meter.js";
-import {
-  COMPUTE_SIZES,
-  maxConnections,
-  pgSettingProblem,
-  SHARED_BUFFERS,
-} from "../../control-plane/endpoints/rules.js";
+import { maxConnections } from "../../control-plane/endpoints/rules.js";
 import type { ComputeEffect } from "../../control-plane/operations/rules.js";
 import { DEFAULT_DATABASE_NAME, DEFAULT_ROLE_NAME } from "../../control-plane/projects/rules.js";
-import type {
-  CatalogTaken,
-  ServerDatabase,
-  ServerRole,
-} from "../../control-plane/roles-databases/service.js";
 import { badRequest, notFound, unprocessable } from "../../errors.js";
 import { within } from "../../platform/clock.js";
 import type { Db } from "../../platform/db.js";
@@ -29,8 +19,9 @@ import {
   type EffectResult,
   type HistoryRange,
 } from "../driver.js";
+import { ADMIN_USER, Administrator, TRANSACTION_TIMEOUT } from "./admin.js";
 import { hasModule, type InstalledBinaries, installCommand, type PgBinaries, readdir } from "./binaries.js";
-import { run } from "./child-process.js";
+import { type CatalogSink, enabledSubscriptions, RoleReaders, takeCatalog } from "./catalog.js";
 import {
   controlInfo,
   copyData,
@@ -46,10 +37,10 @@ import {
   segmentName,
   shareUnchanged,
 } from "./copy.js";
+import { dropSubscriptions, keepSchemaOnly, type OnFolder } from "./copy-preparation.js";
 import { neonEngine } from "./engine.js";
 import {
   adoptBase,
-  archiveCommand,
   archivedIn,
   archivedSegments,
   chainOf,
@@ -72,16 +63,14 @@ import {
   tidyHistory,
   trimSegment,
 } from "./history.js";
+import { DataLayout } from "./layout.js";
 import {
   closedFolderMessage,
   closedToServers,
   freePort,
   handOver,
-  handOverFile,
   initdb,
-  majorOnPort,
   PgServer,
-  serverEnvironment,
   serverIdentity,
   serverPids,
   stopAllNow,
@@ -90,8 +79,6 @@ import {
   API_ROLE_ATTRIBUTES,
   type BranchSpec,
   databaseGrant,
-  databasesWithOrigins,
-  dropSubscription,
   ensureMarks,
   grantInDatabases,
   holdsSpec,
@@ -104,6 +91,19 @@ import {
   specFingerprint,
 } from "./reconcile.js";
 import { dumpSchema } from "./schema-dump/index.js";
+import {
+  ADMIN_SERVER_SETTINGS,
+  archiving,
+  BASE_SETTINGS,
+  configText,
+  endpointPgSettings,
+  HOT_STANDBY_SETTINGS,
+  hotStandbySettings,
+  LOWER_THAN_PRIMARY,
+  ownSettings,
+  writeEndpointFile,
+} from "./server-settings.js";
+import { SettingsCheck } from "./settings-check.js";
 import { endOrphan, endStrays } from "./strays.js";
 import { ControlPlaneView } from "./view.js";
 import { lastTransactionEnd } from "./wal-scan.js";
@@ -136,17 +136,8 @@ const TRIM_EVERY_MS = 15_000;
 const STOP_MEASURE_TIMEOUT_MS = 1000;
 /** How long after a client's session ends its server's roles are read (sessions ending meanwhile share the read). */
 const ROLE_SYNC_MS = 1000;
-/** How long reading a server's roles may take (its login, each query). */
-const ROLE_READ_TIMEOUT_MS = 2000;
-/** An administrator's login ended by the server's transaction_timeout: tries in all, and the pause between. */
-const LOGIN_ATTEMPTS = 5;
-const LOGIN_RETRY_MS = 100;
-/** SQLSTATE of a session ended by transaction_timeout (Postgres 17+). */
-const TRANSACTION_TIMEOUT = "25P04";
 /** How long reading the roles of a server a previous run left may take (its login, each query). */
 const ORPHAN_READ_TIMEOUT_MS = 10_000;
-/** How long an administrator's session kept for reading roles may stay unused. */
-const ROLE_READER_IDLE_MS = 10_000;
 /** How long a change that met a compute's connection ending waits to see the server exit. */
 const STOP_WAIT_MS = 5000;
 /** How long an apply_config's statement waits on a lock a client holds before the branch's other work may go first (applyConfig). */
@@ -161,143 +152,10 @@ const STOP_SYNC_TIMEOUT_MS = 15_000;
 /** The longest a measure of a running primary's WAL may take (its login, its query). */
 const WAL_POLL_TIMEOUT_MS = 5000;
 
-/** The longest `postgres -C` may take to check an endpoint's pg_settings. */
-const SETTINGS_CHECK_TIMEOUT_MS = 10_000;
-/** How many settings found taken are remembered per major. */
-const TAKEN_SETTINGS_KEPT = 1000;
-/** Settings a start check leaves out: the control plane checks them against the compute's size, or a compute sets them. */
-const SIZED_ELSEWHERE = new Set(["superuser_reserved_connections", "reserved_connections", "wal_level"]);
-
 /** How many computes recorded active a start of the emulator brings back at once. */
 const RESUMED_AT_ONCE = 4;
 /** How many times a minute a compute's server that exits unasked is started again. */
 const RESTARTS_PER_MINUTE = 3;
-
-/**
- * Defaults an endpoint's `pg_settings` may change. wal_buffers: Postgres zeroes all of it at start
- * (4 MB, 1/32 of shared_buffers, by default), a quarter of an idle server's memory; 1 MB serves a
- * compute's writes as well at the sizes an emulator sees.
- */
-const DEFAULT_SETTINGS: Record<string, string> = { wal_buffers: "1MB" };
-
-/**
- * pg_stat_statements' defaults here, which an endpoint's `pg_settings` may change: its table is
- * made whole at start, 2.1 MB of shared memory at Postgres' default of 5,000 statements, which
- * took an idle compute over 16 MB; 1,000 statements take 0.4 MB.
- */
-const STAT_STATEMENTS_SETTINGS: Record<string, string> = { "pg_stat_statements.max": "1000" };
-
-/** pg_subscription's file in `global/` (a shared catalog keeps its OID as its file name). */
-const PG_SUBSCRIPTION_FILE = "6100";
-
-/** A connection string no server answers (port 1 refuses at once); it names a password, as a subscription owned by a non-superuser must. */
-const UNREACHABLE = "host=127.0.0.1 port=1 connect_timeout=1 password=unused";
-
-/**
- * Empties one database of a schema-only copy (see keepSchemaOnly), as one transaction, run by the
- * administrator on a session whose search_path holds nothing of the users' (withAdmin). Every
- * table with storage is truncated ONLY (a partitioned table's foreign partitions, whose rows live
- * elsewhere, are not reached); no user trigger runs as the administrator: TRUNCATE triggers of
- * the default kind do not fire under session_replication_role = replica, and those marked ALWAYS
- * or REPLICA are disabled for the truncation and given back their kind after it. Objects an
- * extension made are left to it.
- */
-const SCHEMA_ONLY_SQL = `
-SET session_replication_role = replica;
-DO $$
-DECLARE
-  own CONSTANT text := $q$
-    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname !~ '^pg_' AND n.nspname <> 'information_schema'
-      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
-                       WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')$q$;
-  tables text;
-  name text;
-  t record;
-BEGIN
-  CREATE TEMP TABLE firing ON COMMIT DROP AS
-    SELECT pg_catalog.format('%I.%I', n.nspname, c.relname) AS rel, g.tgname, g.tgenabled
-      FROM pg_catalog.pg_trigger g JOIN pg_catalog.pg_class c ON c.oid = g.tgrelid
-      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-     WHERE NOT g.tgisinternal AND g.tgenabled IN ('A', 'R') AND (g.tgtype::int & 32) <> 0;
-  FOR t IN SELECT * FROM firing LOOP
-    EXECUTE pg_catalog.format('ALTER TABLE ONLY %s DISABLE TRIGGER %I', t.rel, t.tgname);
-  END LOOP;
-  EXECUTE 'SELECT pg_catalog.string_agg(''ONLY '' || pg_catalog.format(''%I.%I'', n.nspname, c.relname), '', '') ' || own
-    || $q$ AND c.relkind = 'r'$q$ INTO tables;
-  IF tables IS NOT NULL THEN
-    EXECUTE 'TRUNCATE ' || tables || ' RESTART IDENTITY CASCADE';
-  END IF;
-  FOR t IN SELECT * FROM firing LOOP
-    EXECUTE pg_catalog.format('ALTER TABLE ONLY %s ENABLE %s TRIGGER %I', t.rel,
-      CASE t.tgenabled WHEN 'A' THEN 'ALWAYS' ELSE 'REPLICA' END, t.tgname);
-  END LOOP;
-  FOR name IN EXECUTE 'SELECT pg_catalog.format(''%I.%I'', n.nspname, c.relname) ' || own || $q$ AND c.relkind = 'S'$q$ LOOP
-    EXECUTE 'ALTER SEQUENCE ' || name || ' RESTART';
-  END LOOP;
-  FOR name IN EXECUTE 'SELECT pg_catalog.format(''%I.%I'', n.nspname, c.relname) ' || own || $q$ AND c.relkind = 'm'$q$ LOOP
-    EXECUTE 'REFRESH MATERIALIZED VIEW ' || name || ' WITH NO DATA';
-  END LOOP;
-  DELETE FROM pg_catalog.pg_statistic;
-  DELETE FROM pg_catalog.pg_statistic_ext_data;
-END $$;
-`;
-
-/**
- * Settings of every session of the administrator, given as the client's options, which come before
- * those a database's owner attaches to it (ALTER DATABASE … SET) and an endpoint's pg_settings:
- * the administrator works in users' databases. pg_stat_statements (readable by neon_superuser's
- * members) keeps none of its statements; built-in names resolve to the catalog's alone (a
- * database's search_path could put a user's function before a built-in one); the session stays
- * the administrator's (role); no read-only default or timeout stops its work (transaction_timeout:
- * Postgres 17+), and its commits wait for no synchronous standby (synchronous_standby_names).
- */
-function adminSessionOptions(major: number | undefined): string {
-  return [
-    "pg_stat_statements.track=none",
-    "search_path=pg_catalog,pg_temp",
-    "role=none",
-    "default_transaction_read_only=off",
-    "statement_timeout=0",
-    "lock_timeout=0",
-    "idle_in_transaction_session_timeout=0",
-    "idle_session_timeout=0",
-    "synchronous_commit=local",
-    ...((major ?? 0) >= 17 ? ["transaction_timeout=0"] : []),
-  ]
-    .map((setting) => `-c ${setting}`)
-    .join(" ");
-}
-
-/** The cluster superuser the emulator administers branches as (Neon's name for it); clients never log in as it. */
-export const ADMIN_USER = "cloud_admin";
-
-/**
- * Settings every server runs with. No statement is ever written to the server's log (a role's
- * password travels inside CREATE/ALTER ROLE); servers listen on the loopback interface only.
- */
-const BASE_SETTINGS: Record<string, string> = {
-  listen_addresses: "127.0.0.1",
-  unix_socket_directories: "",
-  shared_buffers: SHARED_BUFFERS,
-  log_min_error_statement: "panic",
-  log_statement: "none",
-  lc_messages: "C",
-  logging_collector: "off",
-};
-
-/**
- * What every compute's command line sets, whatever an endpoint's pg_settings say (a value there is
- * not used, so not checked: a locale the host lacks in lc_messages, say).
- */
-const OVERRIDDEN_SETTINGS = new Set([...Object.keys(BASE_SETTINGS), "max_connections"]);
-
-/**
- * Settings of a server the emulator starts on a branch's folder for its own work (no compute):
- * wal_level=logical, since a folder holding a logical replication slot (made under the project's
- * logical replication or an endpoint's pg_settings) starts with nothing less.
- */
-const ADMIN_SERVER_SETTINGS: Record<string, string> = { ...BASE_SETTINGS, wal_level: "logical" };
 
 interface Running {
   server: PgServer;
@@ -335,6 +193,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   readonly name = "postgres";
   readonly inline = false;
   private readonly view: ControlPlaneView;
+  private readonly layout: DataLayout;
+  private readonly admin: Administrator;
+  /** An administrator's session per running server, kept while logins read roles through it. */
+  private readonly roleReaders: RoleReaders;
+  /** Why Postgres would refuse an endpoint's pg_settings, asked before the API takes them. */
+  readonly settingsCheck: SettingsCheck;
   private readonly servers = new Map<string, Running>();
   private readonly templates = new Map<number, Promise<string>>();
   private readonly engines = new Map<number, { from: PgBinaries; engine: Promise<PgBinaries> }>();
@@ -343,7 +207,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * does reading a project's histories for a replay and moving one's base (withHistories).
    */
   private readonly branchLocks = new Map<string, Promise<unknown>>();
-  private adminPasswordCache: string | undefined;
   /** The LSN each branch copy was taken at (reported as the branch's parent_lsn). */
   private readonly copiedAt = new Map<string, { lsn: string; committedAt?: number | undefined }>();
   /**
@@ -383,6 +246,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     private readonly logger?: Logger,
   ) {
     this.view = new ControlPlaneView(db);
+    this.layout = new DataLayout(dataDir);
+    this.admin = new Administrator(dataDir);
+    this.roleReaders = new RoleReaders(this.admin);
+    this.settingsCheck = new SettingsCheck(binaries, dataDir, (major) => this.template(major), logger);
     const name = createHash("sha256").update(path.resolve(dataDir)).digest("hex").slice(0, 12);
     this.socketDir =
       process.platform === "win32"
@@ -414,16 +281,18 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       [...this.servers.values()]
         .filter((running) => running.server.running)
         .map((running) =>
-          this.withAdmin(
-            running.server.port,
-            (client) =>
-              client.query(
-                `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          this.admin
+            .session(
+              running.server.port,
+              (client) =>
+                client.query(
+                  `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                   WHERE backend_type = 'client backend' AND usename IS DISTINCT FROM current_user`,
-              ),
-            "postgres",
-            timeoutMs,
-          ).catch(() => undefined),
+                ),
+              "postgres",
+              timeoutMs,
+            )
+            .catch(() => undefined),
         ),
     );
   }
@@ -449,9 +318,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * origin id); none when unset. Read when a client's session ends (a second later, once for all that end
    * meanwhile), when a login reads a role, before an API change is applied, and before the primary stops.
    */
-  catalogSink:
-    | ((branchId: string, server: { roles: ServerRole[]; databases: ServerDatabase[] }) => CatalogTaken)
-    | undefined;
+  catalogSink: CatalogSink | undefined;
   /**
    * Told when a running primary comes to hold an enabled logical replication subscription (+1)
    * and when it no longer does or stops (-1): its apply workers keep it from auto-suspending, as
@@ -477,14 +344,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * clients end too, as Neon's reset_password says.
    */
   readonly roleSessionEnders: ((endpointId: string, roles: string[]) => void)[] = [];
-  /**
-   * An administrator's session per running server, kept while logins read roles through it; its
-   * users take turns (`tail`: the last one's end), as a session runs one query at a time.
-   */
-  private readonly roleReaders = new Map<
-    string,
-    { client: Promise<PgClient>; used: number; tail: Promise<unknown> }
-  >();
   private readonly roleSyncs = new Map<string, NodeJS.Timeout>();
 
   /**
@@ -499,7 +358,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const running = this.servers.get(endpointId);
     if (!running?.server.running || !running.rolesReady) return undefined;
     if (role === ADMIN_USER) return null;
-    const { rows } = await this.withRoleReader(endpointId, running.server.port, (client) =>
+    const { rows } = await this.roleReaders.session(endpointId, running.server.port, (client) =>
       client.query<{ rolpassword: string | null }>(
         `SELECT rolpassword FROM pg_authid
           WHERE rolname = $1 AND rolcanlogin AND (rolvaliduntil IS NULL OR rolvaliduntil > now())`,
@@ -539,95 +398,21 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const running = this.servers.get(endpointId);
     if (!this.catalogSink || !running?.server.running || !running.reconciled || running.replicaDir) return;
     const take = async (client: PgClient) =>
-      this.noteSubscriptions(endpointId, running, await this.takeCatalog(running.branchId, client));
-    await (session ? take(session) : this.withRoleReader(endpointId, running.server.port, take));
-  }
-
-  /**
-   * Hands the roles and databases the branch's primary holds (read through the administrator's
-   * `client`) to the control plane, and marks those it took; returns the enabled subscriptions
-   * the server holds.
-   */
-  private async takeCatalog(branchId: string, client: PgClient): Promise<number> {
-    if (!this.catalogSink) return 0;
-    const roles = await client.query<{
-      rolname: string;
-      rolpassword: string | null;
-      rolcanlogin: boolean;
-    }>(
-      `SELECT rolname, rolpassword, rolcanlogin FROM pg_authid
-        WHERE left(rolname, 3) <> 'pg_' AND rolname <> ALL($1) ORDER BY oid`,
-      [[ADMIN_USER, NEON_SUPERUSER]],
-    );
-    // Not one a DROP cut short left invalid (Postgres 15.4+): it is going.
-    const databases = await databasesWithOrigins(client, "d.datname <> 'postgres' AND d.datconnlimit <> -2");
-    const subscriptions = await enabledSubscriptions(client);
-    const taken = this.catalogSink(branchId, {
-      roles: roles.rows.map((r) => ({ name: r.rolname, verifier: r.rolpassword, canLogin: r.rolcanlogin })),
-      databases: databases.rows.map((d) => ({
-        name: d.datname,
-        owner: d.owner,
-        id: d.origin ?? undefined,
-      })),
-    });
-    // One renamed or dropped since the read is left for the next read.
-    for (const name of taken.roles) await client.query(markRole(name, true)).catch(() => {});
-    for (const db of taken.databases) await client.query(markDatabase(db.name, db.id)).catch(() => {});
-    return subscriptions;
-  }
-
-  /** Runs `work` on the endpoint's role reader once its users before have done with it. */
-  private withRoleReader<T>(
-    endpointId: string,
-    port: number,
-    work: (client: PgClient) => Promise<T>,
-  ): Promise<T> {
-    const entry = this.roleReader(endpointId, port);
-    const turn = entry.tail.then(() => entry.client).then(work);
-    entry.tail = turn.catch(() => {});
-    return turn;
-  }
-
-  /** The administrator's session on an endpoint's server, opened at need and closed after ROLE_READER_IDLE_MS unused. */
-  private roleReader(
-    endpointId: string,
-    port: number,
-  ): { client: Promise<PgClient>; used: number; tail: Promise<unknown> } {
-    const kept = this.roleReaders.get(endpointId);
-    if (kept) {
-      kept.used = Date.now();
-      return kept;
-    }
-    const entry = {
-      client: this.connectedAdmin(port, "postgres", ROLE_READ_TIMEOUT_MS),
-      used: Date.now(),
-      tail: Promise.resolve() as Promise<unknown>,
-    };
-    const drop = () => {
-      if (this.roleReaders.get(endpointId) === entry) this.roleReaders.delete(endpointId);
-      clearInterval(idle);
-      void entry.client.then((client) => client.end()).catch(() => {});
-    };
-    const idle = setInterval(() => {
-      if (Date.now() - entry.used > ROLE_READER_IDLE_MS) drop();
-    }, ROLE_READER_IDLE_MS);
-    idle.unref();
-    entry.client.then((client) => {
-      client.on("error", drop);
-      client.on("end", drop);
-    }, drop);
-    this.roleReaders.set(endpointId, entry);
-    return entry;
+      this.noteSubscriptions(
+        endpointId,
+        running,
+        await takeCatalog(this.catalogSink, running.branchId, client),
+      );
+    await (session ? take(session) : this.roleReaders.session(endpointId, running.server.port, take));
   }
 
   /** Ends the endpoint's role reader and pending read (its server stops). */
   private dropRoleReader(endpointId: string): void {
     clearTimeout(this.roleSyncs.get(endpointId));
     this.roleSyncs.delete(endpointId);
-    const kept = this.roleReaders.get(endpointId);
-    this.roleReaders.delete(endpointId);
-    if (kept) void kept.client.then((c) => c.end()).catch(() => {});
+    this.roleReaders.drop(endpointId);
   }
+
   /** Branches being copied online: their WAL moves for the copy, not for their clients. */
   private readonly walCopying = new Set<string>();
 
@@ -640,12 +425,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     for (const endpointId of endpointIds) {
       const running = this.servers.get(endpointId);
       if (!running || running.replicaDir || !running.server.running) continue;
-      const lsn = await this.withAdmin(
-        running.server.port,
-        currentLsn,
-        "postgres",
-        WAL_POLL_TIMEOUT_MS,
-      ).catch(() => undefined);
+      const lsn = await this.admin
+        .session(running.server.port, currentLsn, "postgres", WAL_POLL_TIMEOUT_MS)
+        .catch(() => undefined);
       if (
         lsn &&
         this.servers.get(endpointId) === running &&
@@ -665,7 +447,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         if (restoreFrom) {
           const restored = await this.restoreBranchData(effect.projectId, effect.branchId, restoreFrom);
           this.measureHistories(effect.projectId); // whose past each history is has changed
-          const dir = this.branchDir(effect.projectId, effect.branchId);
+          const dir = this.layout.branch(effect.projectId, effect.branchId);
           return {
             branch: {
               id: effect.branchId,
@@ -707,7 +489,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         await this.stop(effect.endpointId);
         // A primary's data may have grown while it ran.
         if (!running || running.replicaDir) return undefined;
-        const dir = this.branchDir(running.projectId, running.branchId);
+        const dir = this.layout.branch(running.projectId, running.branchId);
         return { branch: { id: running.branchId, logicalSize: dataSize(dir) } };
       }
       case "apply_config":
@@ -763,13 +545,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const closed = closedToServers(this.dataDir);
     if (closed) this.logger?.error(closedFolderMessage(closed, this.dataDir));
     await Promise.all(
-      this.pidFiles().map((file) =>
-        endOrphan(file, this.logger, (port) => this.takeOrphanCatalog(path.dirname(file), port)),
-      ),
+      this.layout
+        .pidFiles()
+        .map((file) =>
+          endOrphan(file, this.logger, (port) => this.takeOrphanCatalog(path.dirname(file), port)),
+        ),
     );
     await this.endStrays();
     // Copies a crash cut short (branch and snapshot folders being made, copies at a point, staged WAL).
-    const projectsDir = path.join(this.dataDir, "projects");
+    const projectsDir = this.layout.projects();
     for (const project of readdir(projectsDir)) {
       // What the control plane deleted while the folders' removal was still to come (it follows
       // the commit, and a crash or a kill in between left them for good).
@@ -782,12 +566,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       if (rows === "live") {
         for (const name of readdir(path.join(projectsDir, project, "branches")))
           if (/^br-[a-z0-9-]+$/.test(name) && !this.view.branch(name)) {
-            fs.rmSync(this.branchDir(project, name), { recursive: true, force: true });
-            fs.rmSync(this.replicasDir(project, name), { recursive: true, force: true });
+            fs.rmSync(this.layout.branch(project, name), { recursive: true, force: true });
+            fs.rmSync(this.layout.replicas(project, name), { recursive: true, force: true });
           }
         for (const name of readdir(path.join(projectsDir, project, "snapshots")))
           if (/^snap-[a-z0-9-]+$/.test(name) && !this.view.snapshotExists(name))
-            fs.rmSync(this.snapshotDir(project, name), { recursive: true, force: true });
+            fs.rmSync(this.layout.snapshot(project, name), { recursive: true, force: true });
       }
       for (const folder of ["branches", "snapshots"]) {
         const dir = path.join(projectsDir, project, folder);
@@ -802,7 +586,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       for (const id of readdir(histories)) tidyHistory(path.join(histories, id));
       if (rows === "live") this.collect(project); // the histories only removed branches reached
     }
-    await markTops(this.copiesFolders());
+    await markTops(this.layout.copiesFolders());
     this.pruneTimer ??= setInterval(() => this.pruneAll(), PRUNE_EVERY_MS);
     this.pruneTimer.unref();
     this.trimTimer ??= setInterval(() => this.trimAll(), TRIM_EVERY_MS);
@@ -840,8 +624,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     this.trimAgain = false;
     this.trimRound = (async () => {
       const seen = new Set<string>();
-      for (const project of readdir(path.join(this.dataDir, "projects")))
-        await this.trimSegments(archivedSegments(this.projectDir(project)), seen);
+      for (const project of readdir(this.layout.projects()))
+        await this.trimSegments(archivedSegments(this.layout.project(project)), seen);
       if (!this.closed) this.trimmedSegments = seen;
     })().finally(() => {
       this.trimRound = undefined;
@@ -863,14 +647,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const projectId = path.basename(path.dirname(path.dirname(dataDir)));
     const primary = this.view.primaryOf(branchId);
     if (!primary || this.view.endpoint(primary)?.currentState !== "active") return;
-    if (!fs.existsSync(this.reconciledMark(projectId, primary)) || this.view.restorePending(branchId)) return;
+    if (!fs.existsSync(this.layout.reconciledMark(projectId, primary)) || this.view.restorePending(branchId))
+      return;
     await this.withBranch(branchId, () =>
-      this.withAdmin(
+      this.admin.session(
         port,
         async (client) => {
           // Left by an earlier emulator, it may keep the marks in comments still: moved first.
           await ensureMarks(client);
-          await this.takeCatalog(branchId, client);
+          await takeCatalog(this.catalogSink, branchId, client);
         },
         "postgres",
         ORPHAN_READ_TIMEOUT_MS,
@@ -894,14 +679,14 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     } else if (event.type === "project_deleted") await this.deleteProject(event.projectId);
     else if (event.type === "project_suspended") await this.stopProject(event.projectId);
     else if (event.type === "snapshot_deleted")
-      fs.rmSync(this.snapshotDir(event.projectId, event.snapshotId), { recursive: true, force: true });
+      fs.rmSync(this.layout.snapshot(event.projectId, event.snapshotId), { recursive: true, force: true });
     else if (event.type === "branch_deleted") {
       const { projectId, branchId } = event;
       await this.withBranch(branchId, async () => {
         await this.stopBranch(branchId);
         this.heldSpecs.delete(branchId);
-        fs.rmSync(this.branchDir(projectId, branchId), { recursive: true, force: true });
-        fs.rmSync(this.replicasDir(projectId, branchId), { recursive: true, force: true });
+        fs.rmSync(this.layout.branch(projectId, branchId), { recursive: true, force: true });
+        fs.rmSync(this.layout.replicas(projectId, branchId), { recursive: true, force: true });
       });
       this.collect(projectId);
     }
@@ -912,7 +697,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   /** Ends what is left of servers that are gone (strays.ts) in the projects' folders. */
   private endStrays(): Promise<void> {
-    const root = path.join(this.dataDir, "projects");
+    const root = this.layout.projects();
     this.strayEnds = this.strayEnds
       .then(() => endStrays(root, serverPids(), this.logger))
       .catch((err: unknown) => this.logger?.warn({ err }, "could not end what a gone server left"));
@@ -952,59 +737,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
   }
 
-  private pidFiles(): string[] {
-    const files: string[] = [];
-    const projectsDir = path.join(this.dataDir, "projects");
-    for (const project of readdir(projectsDir)) {
-      // Branch folders, and those of copies and replays under way (a crash may have left their servers).
-      for (const folder of ["branches", "snapshots"])
-        for (const name of readdir(path.join(projectsDir, project, folder)))
-          files.push(path.join(projectsDir, project, folder, name, "postmaster.pid"));
-      const replicas = path.join(projectsDir, project, "replicas");
-      for (const branch of readdir(replicas))
-        for (const endpoint of readdir(path.join(replicas, branch)))
-          files.push(path.join(replicas, branch, endpoint, "postmaster.pid"));
-    }
-    return files;
-  }
-
-  /** The folders copies are made in, as makeCopiesFolder marks them (a data folder older than the mark gets it here). */
-  private copiesFolders(): string[] {
-    const projectsDir = path.join(this.dataDir, "projects");
-    if (!fs.existsSync(projectsDir)) return [];
-    const folders = [projectsDir];
-    for (const project of readdir(projectsDir)) {
-      const dir = path.join(projectsDir, project);
-      const replicas = path.join(dir, "replicas");
-      folders.push(dir, path.join(dir, "branches"), path.join(dir, "snapshots"), replicas);
-      for (const branch of readdir(replicas)) folders.push(path.join(replicas, branch));
-    }
-    return folders.filter((dir) => fs.existsSync(dir));
-  }
-
-  private projectDir(projectId: string): string {
-    return path.join(this.dataDir, "projects", projectId);
-  }
-
-  private branchDir(projectId: string, branchId: string): string {
-    return path.join(this.projectDir(projectId), "branches", branchId);
-  }
-
-  /** A snapshot's copy of a branch's folder. */
-  private snapshotDir(projectId: string, snapshotId: string): string {
-    return path.join(this.projectDir(projectId), "snapshots", snapshotId);
-  }
-
-  /** Where a branch's read replicas keep their folders. */
-  private replicasDir(projectId: string, branchId: string): string {
-    return path.join(this.projectDir(projectId), "replicas", branchId);
-  }
-
-  /** A running compute's own settings (its endpoint's pg_settings), the configuration file its server reads. */
-  private ownSettingsFile(projectId: string, endpointId: string): string {
-    return path.join(this.projectDir(projectId), "endpoints", `${endpointId}.conf`);
-  }
-
   /**
    * Writes the compute's configuration file: the data folder's own postgresql.conf, then `own`,
    * then what the command line sets (later lines win; the file agrees with the command line, so a
@@ -1018,7 +750,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     own: Record<string, string>,
     managed: Record<string, string>,
   ): Promise<string> {
-    const file = this.ownSettingsFile(projectId, endpointId);
+    const file = this.layout.ownSettings(projectId, endpointId);
     const lines = [`include ${configText(path.join(dataDir, "postgresql.conf"))}`];
     for (const [name, value] of Object.entries({ ...own, ...managed }))
       lines.push(`${name} = ${configText(value)}`);
@@ -1041,13 +773,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const { preload } = this.view.projectServerSettings(running.projectId, (library) =>
       hasModule(bin, library),
     );
-    const dataDir = running.replicaDir ?? this.branchDir(running.projectId, running.branchId);
+    const dataDir = running.replicaDir ?? this.layout.branch(running.projectId, running.branchId);
     const own = ownSettings(preload, endpointPgSettings(endpoint.settings));
     await this.writeOwnSettings(running.projectId, endpointId, dataDir, own, running.managed);
     // Reloaded without a session first: a change taking back a transaction_timeout too short for
     // any login applies. The session reloads too, so that what it reads is the reloaded state.
     const reload = running.server.reload().then(() =>
-      this.withAdmin(running.server.port, async (client) => {
+      this.admin.session(running.server.port, async (client) => {
         await client.query("SELECT pg_reload_conf()");
         // What the reload could not apply, other than what waits for a restart: an unknown
         // setting, a value Postgres does not take (the operation fails naming them). A row naming no
@@ -1085,116 +817,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * restored branch's previous one that no branch continues); folders being made count.
    */
   private collect(projectId: string): void {
-    const branchesDir = path.join(this.projectDir(projectId), "branches");
+    const branchesDir = path.join(this.layout.project(projectId), "branches");
     // Named by a folder, whole or still being made.
     const live = readdir(branchesDir)
       .map((name) => namedHistory(path.join(branchesDir, name)))
       .filter((id): id is string => id !== undefined);
-    collectHistories(this.projectDir(projectId), live);
-  }
-
-  /** Settings Postgres took, by major (`name=value`): a request repeating them spawns nothing. */
-  private readonly takenSettings = new Map<number, Set<string>>();
-
-  /**
-   * Why Postgres `major` would refuse these settings (an unknown one, a value of the wrong type or
-   * outside its range, one that cannot be changed), in its own words; null when it takes them.
-   * Asked of the postgres binary itself: `postgres -C` reads its settings as a start does, then
-   * prints one and exits; then what only a start checks (startProblem).
-   */
-  async settingsProblem(major: number, settings: Record<string, string>): Promise<string | null> {
-    const bin = this.binaries.get(major);
-    if (!bin) return null;
-    const taken = this.takenSettings.get(major) ?? new Set<string>();
-    const asked = Object.entries(settings).filter(
-      ([name, value]) => !taken.has(`${name}=${value}`) && !OVERRIDDEN_SETTINGS.has(name.toLowerCase()),
-    );
-    if (!asked.length) return null;
-    const nul = asked.find(([, value]) => value.includes("\0"));
-    if (nul) return `the value of ${nul[0]} holds a NUL character`;
-    const args = ["-D", this.settingsCheckDir(), "-C", "port"];
-    for (const [name, value] of asked) args.push("-c", `${name}=${value}`);
-    const problem = (await this.askPostgres(bin, args)) ?? (await this.startProblem(bin, asked));
-    if (problem) return problem;
-    if (taken.size + asked.length > TAKEN_SETTINGS_KEPT) taken.clear();
-    for (const [name, value] of asked) taken.add(`${name}=${value}`);
-    this.takenSettings.set(major, taken);
-    return null;
-  }
-
-  /**
-   * What no compute could start with, which Postgres checks only at start: settings against one
-   * another (`max_worker_processes` and the others a server's processes count against its limit)
-   * and the shared memory they size, against this machine's memory. Asked of `postgres -C
-   * shared_memory_size` (Postgres 15+) on the major's template folder at the smallest compute's
-   * max_connections, which the need only grows with; the connections reserved for superusers,
-   * which depend on the size alone, are the control plane's rule (sizedSettingsProblem), and
-   * `wal_level=minimal` becomes `replica` on a compute.
-   */
-  private async startProblem(bin: PgBinaries, asked: [string, string][]): Promise<string | undefined> {
-    if (bin.major < 15) return undefined;
-    const template = await this.template(bin.major).catch(() => undefined);
-    if (!template) return undefined; // the compute's start will say
-    const args = ["-D", template, "-C", "shared_memory_size"];
-    for (const [name, value] of asked)
-      if (!SIZED_ELSEWHERE.has(name.toLowerCase())) args.push("-c", `${name}=${value}`);
-    args.push(
-      "-c",
-      `max_connections=${maxConnections(COMPUTE_SIZES[0])}`,
-      "-c",
-      `shared_buffers=${SHARED_BUFFERS}`,
-    );
-    return await this.askPostgres(bin, args, (stdout) => {
-      const needed = Number(stdout.trim());
-      const machine = Math.floor(os.totalmem() / 2 ** 20);
-      return needed > machine
-        ? `these settings need ${needed} MB of shared memory, more than this machine's ${machine} MB`
-        : undefined;
-    });
-  }
-
-  /**
-   * Runs `postgres` with `args` (a `-C` check): its refusal in its own words (FATAL, with its HINT),
-   * what `judge` makes of what it printed, else undefined (also when the check itself failed: the
-   * compute's start says what it refuses).
-   */
-  private async askPostgres(
-    bin: PgBinaries,
-    args: string[],
-    judge?: (stdout: string) => string | undefined,
-  ): Promise<string | undefined> {
-    try {
-      const { stdout } = await run(bin.postgres, args, {
-        ...serverIdentity(),
-        env: serverEnvironment(),
-        timeout: SETTINGS_CHECK_TIMEOUT_MS,
-      });
-      return judge?.(stdout);
-    } catch (err) {
-      const stderr = String((err as { stderr?: unknown }).stderr ?? "");
-      const refused = /FATAL:\s+(.*)/.exec(stderr)?.[1];
-      if (refused) {
-        const hint = /HINT:\s+(.*)/.exec(stderr)?.[1];
-        return hint ? `${refused} (${hint})` : refused;
-      }
-      this.logger?.warn({ major: bin.major, error: (err as Error).message }, "could not check pg_settings");
-      return undefined;
-    }
-  }
-
-  /** A folder with an empty postgresql.conf, where `postgres -C` reads no one's settings but the ones given. */
-  private settingsCheckDir(): string {
-    const dir = path.join(this.dataDir, "settings-check");
-    const file = path.join(dir, "postgresql.conf");
-    if (!fs.existsSync(file)) {
-      fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o711 });
-      fs.mkdirSync(dir, { recursive: true });
-      fs.writeFileSync(file, "");
-      // Readable by the user servers run as, whatever the emulator's umask.
-      fs.chmodSync(dir, 0o755);
-      fs.chmodSync(file, 0o644);
-    }
-    return dir;
+    collectHistories(this.layout.project(projectId), live);
   }
 
   /** The endpoint's Postgres major when its binaries are not installed (why its start fails), else undefined. */
@@ -1224,7 +852,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // Made again from binaries installed again (a package npm removed and put back, or another build).
     let engine = made?.from === bin ? made.engine : undefined;
     if (!engine) {
-      engine = neonEngine(bin, path.join(this.dataDir, "engines")).then(
+      engine = neonEngine(bin, this.layout.engines()).then(
         (made) => made ?? bin,
         (err: Error) => {
           this.logger?.warn(
@@ -1290,17 +918,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     return dir;
   }
 
-  private adminPassword(): string {
-    if (this.adminPasswordCache) return this.adminPasswordCache;
-    const file = path.join(this.dataDir, "admin-password");
-    if (!fs.existsSync(file)) {
-      fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o711 });
-      fs.writeFileSync(file, randomBytes(24).toString("hex"), { mode: 0o600, flag: "wx" });
-    }
-    this.adminPasswordCache = fs.readFileSync(file, "utf8").trim();
-    return this.adminPasswordCache;
-  }
-
   /** The template cluster of a major, initialised once (with the neon_superuser role every API role joins). */
   private template(major: number): Promise<string> {
     let made = this.templates.get(major);
@@ -1314,7 +931,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   private async makeTemplate(major: number): Promise<string> {
     const bin = this.binariesFor(major);
-    const dir = path.join(this.dataDir, "templates", `pg${major}`);
+    const dir = this.layout.template(major);
     if (fs.existsSync(path.join(dir, "PG_VERSION"))) return dir;
     const closed = closedToServers(this.dataDir);
     if (closed) throw new Error(closedFolderMessage(closed, this.dataDir));
@@ -1324,7 +941,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     fs.mkdirSync(path.dirname(work), { recursive: true, mode: 0o711 });
     fs.mkdirSync(work, { mode: 0o700 });
     const pwfile = path.join(path.dirname(work), `.pw-${process.pid}`);
-    fs.writeFileSync(pwfile, this.adminPassword(), { mode: 0o600 });
+    fs.writeFileSync(pwfile, this.admin.password(), { mode: 0o600 });
     try {
       await handOver(work);
       await handOver(pwfile);
@@ -1334,7 +951,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
     const server = await PgServer.start(bin, work, await freePort(), BASE_SETTINGS);
     try {
-      await this.withAdmin(server.port, async (client) => {
+      await this.admin.session(server.port, async (client) => {
         await client.query(`CREATE ROLE ${NEON_SUPERUSER} ${NEON_SUPERUSER_ATTRIBUTES}`);
         for (const grant of neonSuperuserGrants(major * 10000)) await client.query(grant);
         // A new project's default role and database are in the template already (reconcile gives
@@ -1349,7 +966,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         await client.query(markRole(DEFAULT_ROLE_NAME, false));
         await client.query(markDatabase(DEFAULT_DATABASE_NAME, 0));
         await grantInDatabases(client, [DEFAULT_DATABASE_NAME], (db, work) =>
-          this.withAdmin(server.port, work, db),
+          this.admin.session(server.port, work, db),
         );
       });
     } finally {
@@ -1357,71 +974,6 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     }
     fs.renameSync(work, dir);
     return dir;
-  }
-
-  /**
-   * An administrator's client (not yet connected) for the server at `port`, of Postgres `major`
-   * (known for the servers this process runs); `timeoutMs` bounds its login and each query.
-   */
-  private adminClient(
-    port: number,
-    database: string,
-    timeoutMs?: number,
-    major = majorOnPort(port),
-  ): PgClient {
-    const client = new (pg().Client)({
-      host: "127.0.0.1",
-      port,
-      user: ADMIN_USER,
-      password: this.adminPassword(),
-      database,
-      options: adminSessionOptions(major),
-      ...(timeoutMs ? { connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs } : {}),
-    });
-    // A server that stops meanwhile ends the session: the query under way fails with it, and
-    // the end itself (between queries) must not be an unhandled error.
-    client.on("error", () => {});
-    return client;
-  }
-
-  /** An administrator's session on the server at `port`; `timeoutMs` bounds its login and each query. */
-  private async withAdmin<T>(
-    port: number,
-    use: (client: PgClient) => Promise<T>,
-    database = "postgres",
-    timeoutMs?: number,
-    major?: number,
-  ): Promise<T> {
-    const client = await this.connectedAdmin(port, database, timeoutMs, major);
-    try {
-      return await use(client);
-    } finally {
-      await client.end().catch(() => {});
-    }
-  }
-
-  /**
-   * An administrator's session, logged in. The administrator's transaction_timeout=0 applies only
-   * once it is in: a login the server ends for an endpoint's shorter one (its pg_settings; a busy
-   * machine's login takes longer than 50 ms) is tried again, LOGIN_ATTEMPTS times in all.
-   */
-  private async connectedAdmin(
-    port: number,
-    database: string,
-    timeoutMs?: number,
-    major?: number,
-  ): Promise<PgClient> {
-    for (let attempt = 1; ; attempt++) {
-      const client = this.adminClient(port, database, timeoutMs, major);
-      try {
-        await client.connect();
-        return client;
-      } catch (err) {
-        await client.end().catch(() => {});
-        if ((err as { code?: string }).code !== TRANSACTION_TIMEOUT || attempt === LOGIN_ATTEMPTS) throw err;
-        await new Promise((resolve) => setTimeout(resolve, LOGIN_RETRY_MS));
-      }
-    }
   }
 
   /**
@@ -1437,7 +989,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   ): Promise<string> {
     if (!sourceStopped) await this.untilKeptByRestore(projectId, branchId);
     return this.withBranch(branchId, async () => {
-      const dir = this.branchDir(projectId, branchId);
+      const dir = this.layout.branch(projectId, branchId);
       if (fs.existsSync(path.join(dir, "PG_VERSION"))) return dir;
       const branch = this.view.branch(branchId);
       const major = this.view.pgVersion(projectId);
@@ -1453,11 +1005,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       try {
         // A restore's preserved state is made from the restored branch's data, any other branch from its parent's.
         const from = branch.dataSource ?? branch.parentId;
-        const projectDir = this.projectDir(projectId);
+        const projectDir = this.layout.project(projectId);
         let continues: Origin | undefined;
         if (from?.startsWith("snap-")) {
           // A snapshot holds only the WAL it needs (an online copy's, from its backup's start): all of it.
-          const snapshotDir = this.snapshotDir(projectId, from);
+          const snapshotDir = this.layout.snapshot(projectId, from);
           await copyData(snapshotDir, work);
           await copyWal(snapshotDir, work, segmentName(controlInfo(snapshotDir).tli, 0n));
           this.copiedAt.set(branchId, { lsn: this.view.snapshotLsn(from) ?? checkpointLsn(work) });
@@ -1465,7 +1017,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           const point = parsePoint(branch.historyPoint);
           const copied =
             sourceStopped && !point
-              ? await copyStoppedBranch(this.branchDir(projectId, from), work)
+              ? await copyStoppedBranch(this.layout.branch(projectId, from), work)
               : await this.copyFrom(
                   projectId,
                   from,
@@ -1481,8 +1033,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           await copyStopped(await this.template(major), work);
         }
         if (continues) await startHistory(projectDir, work, continues);
-        if (from) await this.dropSubscriptions(major, work, projectDir);
-        if (branch.initSource === "schema-only") await this.keepSchemaOnly(major, work);
+        if (from) await dropSubscriptions(this.folderWork(major), this.admin, work, projectDir);
+        if (branch.initSource === "schema-only")
+          await keepSchemaOnly(this.folderWork(major), this.admin, work);
         if (!continues) {
           // A root: its history starts from a base copy of its own (the template's files, linked).
           await this.startRootHistory(
@@ -1534,7 +1087,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * leaves it to be made as any branch is.
    */
   private async untilKeptByRestore(projectId: string, branchId: string): Promise<void> {
-    const made = () => fs.existsSync(path.join(this.branchDir(projectId, branchId), "PG_VERSION"));
+    const made = () => fs.existsSync(path.join(this.layout.branch(projectId, branchId), "PG_VERSION"));
     // A branch whose folder is there (every start but a new branch's first) reads nothing more.
     if (made()) return;
     const from = this.view.branch(branchId)?.dataSource;
@@ -1550,8 +1103,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const sourceDir = await this.ensureBranchData(projectId, sourceId);
     const major = this.view.pgVersion(projectId);
     if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
-    const projectDir = this.projectDir(projectId);
-    const dir = this.branchDir(projectId, branchId);
+    const projectDir = this.layout.project(projectId);
+    const dir = this.layout.branch(projectId, branchId);
     const work = `${dir}.tmp-${process.pid}`;
     fs.rmSync(work, { recursive: true, force: true });
     await makeCopiesFolder(path.dirname(dir));
@@ -1566,7 +1119,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       );
       const continues = continuing(copied, branchId, false);
       if (continues) await startHistory(projectDir, work, continues);
-      await this.dropSubscriptions(major, work, projectDir);
+      await dropSubscriptions(this.folderWork(major), this.admin, work, projectDir);
       if (!continues) await this.startRootHistory(major, projectDir, work, branchId);
       await this.withBranch(branchId, async () => {
         wereRunning = await this.stopBranch(branchId);
@@ -1662,7 +1215,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         : undefined;
     const cut = cutShort();
     if (cut) throw cut;
-    const projectDir = this.projectDir(projectId);
+    const projectDir = this.layout.project(projectId);
     const major = this.view.pgVersion(projectId);
     if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
     const stage = `${dir}.stage`;
@@ -1676,7 +1229,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           if (!history) throw noHistory(sourceId);
           const chain = chainOf(projectDir, history);
           // Where its WAL ends: written out (to the files staged from its live pg_wal), or its shutdown checkpoint.
-          const live = await this.onRunningPrimary(sourceId, (port) => this.withAdmin(port, currentLsn));
+          const live = await this.onRunningPrimary(sourceId, (port) => this.admin.session(port, currentLsn));
           // A stopped folder a crash left is brought to a clean stop: its WAL then ends at its checkpoint.
           if (!live && !controlInfo(sourceDir).clean)
             await this.onFolder(major, sourceDir, archiving(projectDir, sourceDir), async () => {});
@@ -1784,7 +1337,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   /** The folder of the branch still writing to a history (its live pg_wal holds what is not archived yet), if any. */
   private liveFolder(projectId: string, link: HistoryLink): string | undefined {
-    const live = this.branchDir(projectId, link.origin.branchId);
+    const live = this.layout.branch(projectId, link.origin.branchId);
     return historyOf(live) === link.id ? live : undefined;
   }
 
@@ -1832,7 +1385,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /** Every project's histories pruned, one after another; a round still under way is not doubled. */
   private pruneAll(): void {
     if (this.pruneRound) return;
-    const projects = readdir(path.join(this.dataDir, "projects"));
+    const projects = readdir(this.layout.projects());
     this.pruneRound = (async () => {
       for (const projectId of projects) {
         if (this.closed) return;
@@ -1861,7 +1414,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const before = this.historyWindow?.(projectId);
       // A create or restore at a point, accepted and not yet made, may need what would go.
       if (before === undefined || this.closed || this.view.pointsPending(projectId)) return;
-      const projectDir = this.projectDir(projectId);
+      const projectDir = this.layout.project(projectId);
       this.collect(projectId); // none reached by no branch is rolled
       const depths: [string, number][] = [];
       for (const id of readdir(historiesDir(projectDir)))
@@ -1887,7 +1440,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   /** Rolls one history's base forward past its WAL archived before `before` (wall ms), if any. */
   private async rollForward(projectId: string, id: string, before: number): Promise<void> {
-    const projectDir = this.projectDir(projectId);
+    const projectDir = this.layout.project(projectId);
     const major = this.view.pgVersion(projectId);
     if (major === undefined || !fs.existsSync(path.join(historiesDir(projectDir), id))) return;
     const chain = chainOf(projectDir, id);
@@ -2033,7 +1586,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   ): Promise<{ start: string; end: string }> {
     this.walCopying.add(parentId);
     try {
-      return await this.withAdmin(port, async (client) => {
+      return await this.admin.session(port, async (client) => {
         this.walMeter?.wal(parentId, "wrote", await currentLsn(client));
         const copied = await this.backUp(client, parentDir, dir);
         this.walMeter?.wal(parentId, "skip", await currentLsn(client));
@@ -2112,7 +1665,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   ): Promise<{ lsn: string; size: number }> {
     await this.cleared;
     const branchDir = await this.ensureBranchData(projectId, branchId);
-    const dir = this.snapshotDir(projectId, snapshotId);
+    const dir = this.layout.snapshot(projectId, snapshotId);
     const work = `${dir}.tmp-${process.pid}`;
     fs.rmSync(work, { recursive: true, force: true });
     await makeCopiesFolder(path.dirname(dir));
@@ -2137,13 +1690,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   }
 
   async historyRange(projectId: string, branchId: string): Promise<HistoryRange | null | undefined> {
-    const dir = this.branchDir(projectId, branchId);
+    const dir = this.layout.branch(projectId, branchId);
     if (!fs.existsSync(path.join(dir, "PG_VERSION"))) return undefined;
     const history = historyOf(dir);
     if (!history) return null;
-    const chain = chainOf(this.projectDir(projectId), history);
+    const chain = chainOf(this.layout.project(projectId), history);
     const live = await this.onRunningPrimary(branchId, (port) =>
-      this.withAdmin(port, currentLsn, "postgres", WAL_POLL_TIMEOUT_MS),
+      this.admin.session(port, currentLsn, "postgres", WAL_POLL_TIMEOUT_MS),
     );
     const end = live ? live.value : checkpointLsn(dir);
     const start = historyStart(chain);
@@ -2180,105 +1733,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       await server.stop();
     }
   }
-
-  private async dropSubscriptions(major: number, dir: string, projectDir: string): Promise<void> {
-    const catalog = path.join(dir, "global", PG_SUBSCRIPTION_FILE);
-    if (fs.existsSync(catalog) && fs.statSync(catalog).size === 0) return;
-    const settings = { max_logical_replication_workers: "0", ...archiving(projectDir, dir) };
-    await this.onFolder(major, dir, settings, async (port) => {
-      const subscriptions = await this.withAdmin(port, async (client) => {
-        const found = await client.query<{ subname: string; datname: string }>(
-          "SELECT s.subname, d.datname FROM pg_subscription s JOIN pg_database d ON d.oid = s.subdbid",
-        );
-        return found.rows;
-      });
-      for (const { subname, datname } of subscriptions)
-        await this.withAdmin(
-          port,
-          // The source's table synchronisation slots carry the same names as the copy's would (same
-          // subscription id and system): the copy's subscription goes without reaching them.
-          (client) => dropSubscription(client, subname, UNREACHABLE),
-          datname,
-        );
-    });
-  }
-
-  /**
-   * A schema-only branch's copy loses its rows before any compute runs on it, in every database:
-   * its tables are emptied (their sequences and identities restarted, no trigger fired), its
-   * materialized views left unpopulated (as `pg_dump --schema-only` restores them), its large
-   * objects removed, and the planner's statistics, which hold sample values of the columns,
-   * dropped with the cumulative statistics and pg_stat_statements' saved queries; the catalogs
-   * that held them are rewritten and the WAL that held the rows removed, so no file keeps their
-   * bytes. What extensions made (their member tables) stays. Roles, databases, schemas,
-   * functions, indexes and every other definition stay as the source has them.
-   */
-  private async keepSchemaOnly(major: number, dir: string): Promise<void> {
-    for (const folder of ["pg_stat", "pg_stat_tmp"])
-      for (const file of readdir(path.join(dir, folder)))
-        fs.rmSync(path.join(dir, folder, file), { force: true });
-    const settings = {
-      max_logical_replication_workers: "0",
-      wal_recycle: "off",
-      // One transaction locks every table, its TOAST table and its indexes (thousands of
-      // partitions): ~18,000 locks in the shared lock table, which a few connections leave small.
-      max_connections: "20",
-      max_locks_per_transaction: "512",
-    };
-    await this.onFolder(major, dir, settings, async (port) => {
-      // Every database but template0 (nothing can change it); one left invalid by a DROP cut
-      // short, which no one can use and whose files may hold rows, goes.
-      const databases = await this.withAdmin(port, async (client) => {
-        const invalid = await client.query<{ datname: string }>(
-          "SELECT datname FROM pg_catalog.pg_database WHERE datconnlimit = -2",
-        );
-        for (const { datname } of invalid.rows)
-          await client.query(`DROP DATABASE ${pg().escapeIdentifier(datname)}`);
-        const found = await client.query<{ datname: string; datallowconn: boolean }>(
-          `SELECT datname, datallowconn FROM pg_catalog.pg_database
-            WHERE datname <> 'template0' ORDER BY datname`,
-        );
-        // One its owner closed to connections is opened for this alone.
-        for (const db of found.rows)
-          if (!db.datallowconn)
-            await client.query(`ALTER DATABASE ${pg().escapeIdentifier(db.datname)} ALLOW_CONNECTIONS true`);
-        return found.rows;
-      });
-      for (const { datname } of databases)
-        await this.withAdmin(
-          port,
-          async (client) => {
-            await client.query(SCHEMA_ONLY_SQL);
-            // Large objects go a batch per transaction (each one unlinked takes a lock).
-            for (;;) {
-              const gone = await client.query<{ n: number }>(
-                `SELECT pg_catalog.count(pg_catalog.lo_unlink(oid))::int AS n
-                   FROM (SELECT oid FROM pg_catalog.pg_largeobject_metadata LIMIT 1000) batch`,
-              );
-              if (gone.rows[0]?.n === 0) break;
-            }
-            // Deleted rows stay in a table's pages until it is rewritten.
-            await client.query(
-              "VACUUM FULL pg_catalog.pg_statistic, pg_catalog.pg_statistic_ext_data, pg_catalog.pg_largeobject, pg_catalog.pg_largeobject_metadata",
-            );
-          },
-          datname,
-        );
-      await this.withAdmin(port, async (client) => {
-        for (const db of databases)
-          if (!db.datallowconn)
-            await client.query(`ALTER DATABASE ${pg().escapeIdentifier(db.datname)} ALLOW_CONNECTIONS false`);
-        // The WAL that held the rows is removed, not kept for reuse (wal_recycle=off).
-        await client.query("SELECT pg_catalog.pg_switch_wal()");
-        await client.query("CHECKPOINT");
-      });
-    });
-    // Segments made ahead of need (recycled by the source's server before the copy) hold old WAL.
-    const { checkpoint, tli } = controlInfo(dir);
-    const current = segmentName(tli, checkpoint);
-    const wal = path.join(dir, "pg_wal");
-    for (const file of readdir(wal))
-      if (/^[0-9A-F]{24}$/.test(file) && file > current) fs.rmSync(path.join(wal, file), { force: true });
+  /** onFolder for servers of Postgres `major`. */
+  private folderWork(major: number): OnFolder {
+    return (dir, settings, work) => this.onFolder(major, dir, settings, work);
   }
 
   async schema(projectId: string, branchId: string, database: string, point?: string): Promise<string> {
@@ -2286,7 +1743,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const at = parsePoint(point);
     if (at)
       return this.atPoint(projectId, branchId, at, (port) =>
-        this.withAdmin(port, dumpSchema, database).catch((err: { code?: string }) => {
+        this.admin.session(port, dumpSchema, database).catch((err: { code?: string }) => {
           // 3D000: the database did not exist yet then.
           if (err.code === "3D000")
             throw notFound(`database "${database}" did not exist on branch ${branchId} at that point`);
@@ -2334,17 +1791,17 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const primary = this.view.primaryOf(branchId);
       return primary ? this.portOf(primary) : undefined;
     };
-    const live = await this.onRunningPrimary(branchId, (port) => this.withAdmin(port, work, database));
+    const live = await this.onRunningPrimary(branchId, (port) => this.admin.session(port, work, database));
     if (live) return live.value;
     const major = this.view.pgVersion(projectId);
     if (major === undefined) throw new Error(`project ${projectId} no longer exists`);
     const dir = await this.ensureBranchData(projectId, branchId);
     return this.withBranch(branchId, async () => {
       const started = running();
-      if (started !== undefined) return this.withAdmin(started, work, database);
-      return this.onFolder(major, dir, archiving(this.projectDir(projectId), dir), async (port) => {
-        await this.withAdmin(port, (client) => this.reconcileBranch(client, port, branchId));
-        return this.withAdmin(port, work, database);
+      if (started !== undefined) return this.admin.session(started, work, database);
+      return this.onFolder(major, dir, archiving(this.layout.project(projectId), dir), async (port) => {
+        await this.admin.session(port, (client) => this.reconcileBranch(client, port, branchId));
+        return this.admin.session(port, work, database);
       });
     });
   }
@@ -2390,7 +1847,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       client,
       spec,
       (db, work) =>
-        this.withAdmin(
+        this.admin.session(
           port,
           async (c) => {
             await bounded(c);
@@ -2472,7 +1929,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // The server starts, and the primary's roles and databases are brought to the control plane's,
     // as one piece of work on the branch (an apply_config of the branch waits for it).
     await this.withBranch(endpoint.branchId, async () => {
-      const projectDir = this.projectDir(endpoint.projectId);
+      const projectDir = this.layout.project(endpoint.projectId);
       // A folder made before history was kept: its history starts now, from a copy of it.
       if (!historyOf(dir)) await this.startRootHistory(major, projectDir, dir, endpoint.branchId);
       const managed = { ...settings, ...archiving(projectDir, dir) };
@@ -2511,7 +1968,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         return;
       }
       try {
-        await this.withAdmin(server.port, async (client) => {
+        await this.admin.session(server.port, async (client) => {
           // Where the branch's written data counts from, when its data was just made or replaced.
           this.walMeter?.wal(endpoint.branchId, "begin", await currentLsn(client));
           await this.reconcileBranch(client, server.port, endpoint.branchId);
@@ -2544,7 +2001,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     settings: Record<string, string>,
     own: Record<string, string>,
   ): Promise<void> {
-    const dir = path.join(this.replicasDir(endpoint.projectId, endpoint.branchId), endpoint.id);
+    const dir = path.join(this.layout.replicas(endpoint.projectId, endpoint.branchId), endpoint.id);
     await this.beforeStartOn(dir);
     fs.rmSync(dir, { recursive: true, force: true });
     await makeCopiesFolder(path.dirname(dir));
@@ -2606,44 +2063,26 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   /** How a read replica reaches its primary: the administrator's password in its password file. */
   private conninfo(primaryPort: number, projectId: string, replicaId: string): string {
-    const passfile = this.replicaPassfile(projectId, replicaId).replace(/[\\']/g, "\\$&");
+    const passfile = this.layout.replicaPassfile(projectId, replicaId).replace(/[\\']/g, "\\$&");
     return `host=127.0.0.1 port=${primaryPort} user=${ADMIN_USER} passfile='${passfile}' application_name=${replicaId}`;
   }
 
-  /**
-   * A read replica's password file (libpq's format), beside its settings file: never in
-   * primary_conninfo, which pg_monitor's members (every role the API makes) may read, nor in its
-   * data folder, which a base backup over a replication connection would stream to a client.
-   */
-  private replicaPassfile(projectId: string, replicaId: string): string {
-    return path.join(this.projectDir(projectId), "endpoints", `${replicaId}.pgpass`);
-  }
-
-  /**
-   * A file beside a primary's settings saying a reconcile succeeded on its server: after a crash
-   * of the emulator, what SQL changed in the roles and databases of a server so marked is taken
-   * from it before it is ended (takeOrphanCatalog).
-   */
-  private reconciledMark(projectId: string, endpointId: string): string {
-    return path.join(this.projectDir(projectId), "endpoints", `${endpointId}.reconciled`);
-  }
-
   private markReconciled(endpointId: string, running: Running): void {
-    if (!running.reconciled) writeEndpointFile(this.reconciledMark(running.projectId, endpointId), "");
+    if (!running.reconciled) writeEndpointFile(this.layout.reconciledMark(running.projectId, endpointId), "");
     running.reconciled = true;
   }
 
   /** Removes the files a compute's server ran with outside its folder (its settings, a replica's password file, its reconcile's mark). */
   private removeEndpointFiles(projectId: string, endpointId: string): void {
-    fs.rmSync(this.ownSettingsFile(projectId, endpointId), { force: true });
-    fs.rmSync(this.reconciledMark(projectId, endpointId), { force: true });
-    fs.rmSync(this.replicaPassfile(projectId, endpointId), { force: true });
+    fs.rmSync(this.layout.ownSettings(projectId, endpointId), { force: true });
+    fs.rmSync(this.layout.reconciledMark(projectId, endpointId), { force: true });
+    fs.rmSync(this.layout.replicaPassfile(projectId, endpointId), { force: true });
   }
 
   private writeReplicaPassfile(projectId: string, replicaId: string): void {
-    const password = this.adminPassword().replace(/[\\:]/g, "\\$&");
+    const password = this.admin.password().replace(/[\\:]/g, "\\$&");
     writeEndpointFile(
-      this.replicaPassfile(projectId, replicaId),
+      this.layout.replicaPassfile(projectId, replicaId),
       `127.0.0.1:*:*:${ADMIN_USER}:${password}\n`,
     );
   }
@@ -2657,23 +2096,25 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       ([id, r]) => r.branchId === branchId && r.replicaDir && (only === undefined || id === only),
     );
     if (!replicas.length) return;
-    const primary = await this.withAdmin(primaryPort, hotStandbySettings).catch(() => undefined);
+    const primary = await this.admin.session(primaryPort, hotStandbySettings).catch(() => undefined);
     for (const [id, replica] of replicas) {
-      const attached = await this.withAdmin(replica.server.port, async (client) => {
-        // A standby with fewer connections (or prepared transactions, locks, ...) than its
-        // primary pauses its replay at the first WAL that says so (a primary made bigger): it
-        // starts again, sized for it.
-        const own = await hotStandbySettings(client);
-        if (primary && [...primary].some(([name, value]) => (own.get(name) ?? 0) < value)) return false;
-        await client.query(
-          `ALTER SYSTEM SET primary_conninfo = ${pg().escapeLiteral(this.conninfo(primaryPort, replica.projectId, id))}`,
-        );
-        await client.query("SELECT pg_reload_conf()");
-        return true;
-      }).catch((err) => {
-        this.logger?.warn({ err, endpoint: id }, "could not attach a read replica to its primary");
-        return true;
-      });
+      const attached = await this.admin
+        .session(replica.server.port, async (client) => {
+          // A standby with fewer connections (or prepared transactions, locks, ...) than its
+          // primary pauses its replay at the first WAL that says so (a primary made bigger): it
+          // starts again, sized for it.
+          const own = await hotStandbySettings(client);
+          if (primary && [...primary].some(([name, value]) => (own.get(name) ?? 0) < value)) return false;
+          await client.query(
+            `ALTER SYSTEM SET primary_conninfo = ${pg().escapeLiteral(this.conninfo(primaryPort, replica.projectId, id))}`,
+          );
+          await client.query("SELECT pg_reload_conf()");
+          return true;
+        })
+        .catch((err) => {
+          this.logger?.warn({ err, endpoint: id }, "could not attach a read replica to its primary");
+          return true;
+        });
       if (!attached) void this.restartReplica(id);
     }
   }
@@ -2826,8 +2267,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     };
     const held =
       !running.replicaDir && running.server.running
-        ? await this.withRoleReader(endpointId, running.server.port, syncAndCheck)
-            .catch(() => this.withAdmin(running.server.port, syncAndCheck, "postgres", STOP_SYNC_TIMEOUT_MS))
+        ? await this.roleReaders
+            .session(endpointId, running.server.port, syncAndCheck)
+            .catch(() =>
+              this.admin.session(running.server.port, syncAndCheck, "postgres", STOP_SYNC_TIMEOUT_MS),
+            )
             .catch((err: unknown) => {
               this.logger?.warn(
                 { err, endpoint: endpointId },
@@ -2841,9 +2285,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     // the last one into the branch's history), which is not theirs.
     const ended =
       this.walMeter && !running.replicaDir && running.server.running
-        ? await this.withAdmin(running.server.port, currentLsn, "postgres", STOP_MEASURE_TIMEOUT_MS).catch(
-            () => undefined,
-          )
+        ? await this.admin
+            .session(running.server.port, currentLsn, "postgres", STOP_MEASURE_TIMEOUT_MS)
+            .catch(() => undefined)
         : undefined;
     // Read before the stop, which clears it once the process exits.
     const subscribed = running.subscribed === true;
@@ -2860,8 +2304,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       // Its shutdown archived its last segments, the last one a switch ended: those trimmed before
       // the history is measured (consumption's instant restore bytes), so the measure stays true
       // (a backlog, an older folder's, is the background's).
-      const history = namedHistory(this.branchDir(running.projectId, running.branchId));
-      const dir = history && path.join(historiesDir(this.projectDir(running.projectId)), history);
+      const history = namedHistory(this.layout.branch(running.projectId, running.branchId));
+      const dir = history && path.join(historiesDir(this.layout.project(running.projectId)), history);
       if (dir)
         await this.trimSegments(
           archivedIn(dir).filter(
@@ -2875,7 +2319,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /** A primary that held the spec with `fingerprint` stopped: kept with its folder's shutdown checkpoint, if it shut down cleanly. */
   private keepHeldSpec(running: Running, fingerprint: string, subscribed: boolean): void {
     try {
-      const info = controlInfo(this.branchDir(running.projectId, running.branchId));
+      const info = controlInfo(this.layout.branch(running.projectId, running.branchId));
       if (info.clean)
         this.heldSpecs.set(running.branchId, {
           fingerprint,
@@ -2889,8 +2333,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
 
   /** Reports the WAL the project's histories hold (instant restore storage). */
   private measureHistories(projectId: string): void {
-    if (!this.walMeter || !fs.existsSync(this.projectDir(projectId))) return;
-    this.walMeter.history(projectId, historyBytesByBranch(this.projectDir(projectId)));
+    if (!this.walMeter || !fs.existsSync(this.layout.project(projectId))) return;
+    this.walMeter.history(projectId, historyBytesByBranch(this.layout.project(projectId)));
   }
 
   /**
@@ -2900,7 +2344,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   private measureStopped(projectId: string, branchId: string, ended: string | undefined): void {
     let lsn: string;
     try {
-      lsn = checkpointLsn(this.branchDir(projectId, branchId));
+      lsn = checkpointLsn(this.layout.branch(projectId, branchId));
     } catch {
       return; // its folder is gone (a deleted branch or project)
     }
@@ -2936,7 +2380,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       );
       const running = this.servers.get(primary);
       try {
-        await this.withAdmin(port, (client) =>
+        await this.admin.session(port, (client) =>
           this.reconcileBranch(client, port, branchId, APPLY_LOCK_TIMEOUT_MS),
         );
       } catch (err) {
@@ -2960,12 +2404,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    */
   private async deleteProject(projectId: string): Promise<void> {
     await this.stopProject(projectId);
-    fs.rmSync(this.projectDir(projectId), { recursive: true, force: true });
+    fs.rmSync(this.layout.project(projectId), { recursive: true, force: true });
   }
 
   /** Stops every server of the project, each under its branch's lock; the folders stay. */
   private async stopProject(projectId: string): Promise<void> {
-    const branchIds = new Set(readdir(path.join(this.projectDir(projectId), "branches")));
+    const branchIds = new Set(readdir(path.join(this.layout.project(projectId), "branches")));
     for (const running of this.servers.values())
       if (running.projectId === projectId) branchIds.add(running.branchId);
     await Promise.all(
@@ -3072,81 +2516,6 @@ async function stoppedUnder(err: unknown, server: PgServer): Promise<boolean> {
   );
 }
 
-/** The enabled logical replication subscriptions of a server (pg_subscription is shared by its databases). */
-async function enabledSubscriptions(client: PgClient): Promise<number> {
-  const { rows } = await client.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM pg_subscription WHERE subenabled",
-  );
-  return rows[0]?.n ?? 0;
-}
-
-/** An endpoint's `settings.pg_settings`; a setting the API no longer takes (stored before it was refused) is left out. */
-function endpointPgSettings(settings: unknown): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries((settings as { pg_settings?: Record<string, string> }).pg_settings ?? {}).filter(
-      ([name]) => pgSettingProblem(name) === null,
-    ),
-  );
-}
-
-/** What a compute's own configuration file sets: the emulator's defaults, then the endpoint's pg_settings. */
-function ownSettings(preload: string[], pgSettings: Record<string, string>): Record<string, string> {
-  return {
-    ...DEFAULT_SETTINGS,
-    ...(preload.includes("pg_stat_statements") ? STAT_STATEMENTS_SETTINGS : {}),
-    ...pgSettings,
-  };
-}
-
-/**
- * Writes a file of an endpoint's (its settings, a replica's password file) whole, readable by the
- * servers' user alone, in the project's `endpoints` folder: passable only, as the folders above a
- * branch's are.
- */
-function writeEndpointFile(file: string, text: string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o711 });
-  fs.chmodSync(path.dirname(file), 0o711);
-  const written = `${file}.${randomBytes(4).toString("hex")}.tmp`;
-  fs.writeFileSync(written, text, { mode: 0o600 });
-  handOverFile(written);
-  fs.renameSync(written, file);
-}
-
-/** A value (or file name) as a configuration file takes it: single-quoted, quotes doubled, backslashes and line ends escaped. */
-function configText(value: string): string {
-  const escaped = value
-    .replace(/\\/g, "\\\\")
-    .replace(/'/g, "''")
-    .replace(/\n/g, "\\n")
-    .replace(/\r/g, "\\r");
-  return `'${escaped}'`;
-}
-
-/**
- * The settings a hot standby needs at least as high as its primary's (Postgres' check of the
- * primary's parameters in the WAL); past them it stops (at start) or pauses its replay.
- */
-const HOT_STANDBY_SETTINGS = [
-  "max_connections",
-  "max_worker_processes",
-  "max_wal_senders",
-  "max_prepared_transactions",
-  "max_locks_per_transaction",
-];
-
-/** Postgres' refusal of a standby for one of them (lc_messages=C): the setting and the primary's value. */
-const LOWER_THAN_PRIMARY =
-  /(\w+) = \d+ is a lower setting than on the primary server, where its value was (\d+)/g;
-
-/** A server's values of HOT_STANDBY_SETTINGS. */
-async function hotStandbySettings(client: PgClient): Promise<Map<string, number>> {
-  const { rows } = await client.query<{ name: string; setting: string }>(
-    "SELECT name, setting FROM pg_catalog.pg_settings WHERE name = ANY($1)",
-    [HOT_STANDBY_SETTINGS],
-  );
-  return new Map(rows.map((row) => [row.name, Number(row.setting)]));
-}
-
 /** The branch row's `history_point` (`lsn:X/X` or `time:<ms>`), if any. */
 function parsePoint(text: string | null | undefined): HistoryPoint | undefined {
   if (!text) return undefined;
@@ -3159,16 +2528,6 @@ function parsePoint(text: string | null | undefined): HistoryPoint | undefined {
 async function copyWhole(from: string, to: string): Promise<void> {
   await copyData(from, to);
   await copyWal(from, to, segmentName(controlInfo(from).tli, 0n));
-}
-
-/** The settings that archive a primary's completed WAL segments into the history its folder writes to. */
-function archiving(projectDir: string, dir: string): Record<string, string> {
-  const history = historyOf(dir);
-  if (!history) return {};
-  return {
-    archive_mode: "on",
-    archive_command: archiveCommand(path.join(historiesDir(projectDir), history)),
-  };
 }
 
 /**
