@@ -1,7 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { computeClient, fileFlags, startComputeServer, takesTopMark } from "../helpers/compute.js";
+import {
+  behindTheBack,
+  computeClient,
+  fileFlags,
+  startComputeServer,
+  takesTopMark,
+} from "../helpers/compute.js";
 import { type RunningServer, randomKey } from "../helpers/server.js";
 
 /**
@@ -23,6 +29,7 @@ afterAll(async () => {
 });
 
 const { api, allSettled, clientOf, query } = computeClient(() => server, key);
+const { asAdmin } = behindTheBack(() => dir);
 
 let projectId = "";
 let mainId = "";
@@ -439,8 +446,58 @@ describe("a schema-only branch", () => {
     // The source keeps its rows, the foreign partition's among them (the copy never reached them).
     expect(await onSource("neondb", "SELECT count(*)::int AS n FROM patients")).toEqual([{ n: 50 }]);
     expect(await onSource("ledger", "SELECT count(*)::int AS n FROM old_events")).toEqual([{ n: 1 }]);
+
+    // It takes API changes as any branch does: a role made through the API logs in, owning a
+    // database made through the API (the copy keeps the emulator's marks of its roles).
+    const masked = { projectId: p, branchId: branch.body.branch.id, endpoint: branch.body.endpoints[0].id };
+    const roleLogsIn = async (name: string) => {
+      const made = await api("POST", `/projects/${p}/branches/${masked.branchId}/roles`, { role: { name } });
+      expect(made.status).toBe(201);
+      await allSettled(p, made.body.operations);
+      const db = await api("POST", `/projects/${p}/branches/${masked.branchId}/databases`, {
+        database: { name: `${name}_db`, owner_name: name },
+      });
+      await allSettled(p, db.body.operations);
+      expect(
+        await query(masked.endpoint, name, made.body.role.password, `${name}_db`, "SELECT current_user AS u"),
+      ).toEqual([{ u: name }]);
+    };
+    await roleLogsIn("analyst");
+    // A schema-only branch an earlier build made lost those marks: its next start takes the roles
+    // the control plane names as its own again.
+    await asAdmin(masked, "TRUNCATE neon_emulator.roles, neon_emulator.databases");
+    const restart = await api("POST", `/projects/${p}/endpoints/${masked.endpoint}/restart`);
+    await allSettled(p, restart.body.operations);
+    await roleLogsIn("auditor");
+
+    // Of a protected branch, its roles get new passwords, as any child of a protected branch's does:
+    // the one handed out logs in, the source's no longer does.
+    const protect = await api("PATCH", `/projects/${p}/branches/${res.body.branch.id}`, {
+      branch: { protected: true },
+    });
+    expect(protect.status).toBe(200);
+    await allSettled(p, protect.body.operations);
+    const guarded = await api("POST", `/projects/${p}/branches`, {
+      branch: { name: "masked-protected", init_source: "schema-only" },
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(guarded.status).toBe(201);
+    await allSettled(p, guarded.body.operations);
+    const fresh = guarded.body.connection_uris[0].connection_parameters;
+    expect(fresh.password).not.toBe(source.pw);
+    const endpoint = guarded.body.endpoints[0].id;
+    expect(await query(endpoint, fresh.role, fresh.password, "neondb", "SELECT 1 AS one")).toEqual([
+      { one: 1 },
+    ]);
+    await expect(query(endpoint, fresh.role, source.pw, "neondb", "SELECT 1")).rejects.toMatchObject({
+      code: "28P01",
+    });
+    const unprotect = await api("PATCH", `/projects/${p}/branches/${res.body.branch.id}`, {
+      branch: { protected: false },
+    });
+    await allSettled(p, unprotect.body.operations);
     expect((await api("DELETE", `/projects/${p}`)).status).toBe(200);
-  });
+  }, 120_000);
 });
 
 describe("files on disk", () => {

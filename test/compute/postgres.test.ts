@@ -6,7 +6,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { computeClient, eventually, fileFlags, takesTopMark } from "../helpers/compute.js";
+import { behindTheBack, computeClient, eventually, fileFlags, takesTopMark } from "../helpers/compute.js";
 import { processAlive, type RunningServer, randomKey, startServer, tempDir } from "../helpers/server.js";
 
 /**
@@ -45,6 +45,7 @@ afterAll(async () => {
 });
 
 const { api, settled, allSettled, clientOf, query } = computeClient(() => server, key);
+const { postmasterPidFile, adminClient, asAdmin } = behindTheBack(() => dir);
 
 interface Created {
   projectId: string;
@@ -65,34 +66,6 @@ async function roleOwningTable(on: Created, name: string, table: string): Promis
   await query(on.endpointId, on.role, on.password, "neondb", `GRANT CREATE ON SCHEMA public TO ${name}`);
   await query(on.endpointId, name, role.body.role.password, "neondb", `CREATE TABLE ${table} (x int)`);
   return role.body.role.password;
-}
-
-/** The pid file of the server on a branch's folder (its first line: the postmaster's pid; its fourth: its port). */
-function postmasterPidFile(on: { projectId: string; branchId: string }): string {
-  return path.join(dir, "db-data", "projects", on.projectId, "branches", on.branchId, "postmaster.pid");
-}
-
-/** A session of the emulator's administrator on a server's own port (what the tests do behind the emulator's back). */
-function adminClient(port: number, database: string): pg.Client {
-  return new pg.Client({
-    host: "127.0.0.1",
-    port,
-    user: "cloud_admin",
-    password: fs.readFileSync(path.join(dir, "db-data", "admin-password"), "utf8").trim(),
-    database,
-  });
-}
-
-/** Runs `sql` as the emulator's administrator on the running server of `on`'s branch (behind the emulator's back). */
-async function asAdmin(on: { projectId: string; branchId: string }, sql: string, database = "postgres") {
-  const port = Number(fs.readFileSync(postmasterPidFile(on), "utf8").split("\n")[3]);
-  const admin = adminClient(port, database);
-  await admin.connect();
-  try {
-    return (await admin.query(sql)).rows;
-  } finally {
-    await admin.end();
-  }
 }
 
 /** The folder of the servers' Unix sockets (named after the user and the data folder). */

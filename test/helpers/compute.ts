@@ -203,3 +203,39 @@ export function sendCancelRequest(port: number, client: pg.Client): Promise<void
     socket.on("error", () => resolve());
   });
 }
+
+/**
+ * What the tests do behind the emulator's back on the servers of its data folder (`<dir>/db-data`,
+ * read when called): a branch's server's pid file, and sessions as the emulator's administrator.
+ */
+export function behindTheBack(dir: () => string) {
+  /** The pid file of the server on a branch's folder (its first line: the postmaster's pid; its fourth: its port). */
+  function postmasterPidFile(on: { projectId: string; branchId: string }): string {
+    return path.join(dir(), "db-data", "projects", on.projectId, "branches", on.branchId, "postmaster.pid");
+  }
+
+  /** A session of the emulator's administrator on a server's own port. */
+  function adminClient(port: number, database: string): pg.Client {
+    return new pg.Client({
+      host: "127.0.0.1",
+      port,
+      user: "cloud_admin",
+      password: fs.readFileSync(path.join(dir(), "db-data", "admin-password"), "utf8").trim(),
+      database,
+    });
+  }
+
+  /** Runs `sql` as the emulator's administrator on the running server of `on`'s branch. */
+  async function asAdmin(on: { projectId: string; branchId: string }, sql: string, database = "postgres") {
+    const port = Number(fs.readFileSync(postmasterPidFile(on), "utf8").split("\n")[3]);
+    const admin = adminClient(port, database);
+    await admin.connect();
+    try {
+      return (await admin.query(sql)).rows;
+    } finally {
+      await admin.end();
+    }
+  }
+
+  return { postmasterPidFile, adminClient, asAdmin };
+}

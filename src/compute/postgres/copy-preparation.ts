@@ -4,7 +4,7 @@ import { pg } from "../../platform/pg.js";
 import type { Administrator } from "./admin.js";
 import { readdir } from "./binaries.js";
 import { controlInfo, segmentName } from "./copy.js";
-import { dropSubscription } from "./reconcile.js";
+import { dropSubscription, MARKS } from "./reconcile.js";
 import { archiving } from "./server-settings.js";
 
 /**
@@ -32,7 +32,9 @@ const UNREACHABLE = "host=127.0.0.1 port=1 connect_timeout=1 password=unused";
  * elsewhere, are not reached); no user trigger runs as the administrator: TRUNCATE triggers of
  * the default kind do not fire under session_replication_role = replica, and those marked ALWAYS
  * or REPLICA are disabled for the truncation and given back their kind after it. Objects an
- * extension made are left to it.
+ * extension made are left to it, and the emulator's marks of its roles and databases (the MARKS
+ * schema of `postgres`, which no user can write) to the emulator: without them, every role the
+ * copy holds would look made with SQL, and no API change could be applied to the branch.
  */
 const SCHEMA_ONLY_SQL = `
 SET session_replication_role = replica;
@@ -41,6 +43,7 @@ DECLARE
   own CONSTANT text := $q$
     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname !~ '^pg_' AND n.nspname <> 'information_schema'
+      AND NOT (n.nspname = '${MARKS}' AND pg_catalog.current_database() = 'postgres')
       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
                        WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')$q$;
   tables text;

@@ -23,7 +23,7 @@ export interface BranchSpec {
  * The project's roles may write any table (pg_write_all_data): a trigger refuses their writes
  * there (a restore of a dump of `postgres` from another branch would bring that branch's marks).
  */
-const MARKS = "neon_emulator";
+export const MARKS = "neon_emulator";
 
 /** What the emulator marked its roles and databases with before the marks tables (`neon-emulator`, `:sql`, `:<id>`). */
 const LEGACY = "neon-emulator";
@@ -288,13 +288,17 @@ export async function reconcile(
     const made = await databasesWithOrigins(client, "m.origin IS NOT NULL");
     for (const d of made.rows) await client.query(databaseGrant(ident(d.datname)));
   }
+  // No role marked at all: the marks of a schema-only copy an earlier build made were emptied with
+  // its tables; the roles its source's marks named are the control plane's (as databases, below).
+  const marksLost = roles.rows.every((r) => r.adopted === null);
   for (const role of spec.roles) {
     const login = role.noLogin ? "NOLOGIN" : "LOGIN";
     const managed = existingRoles.get(role.name);
     // A role the emulator did not make (cloud_admin, neon_superuser, pg_*) is never taken over,
     // unless the control plane took it from SQL (its verifier is known) and its mark did not land.
-    if (managed === false && role.verifier === null) throw new Error(`role "${role.name}" already exists`);
-    if (managed === false) await client.query(markRole(role.name, true));
+    if (managed === false && role.verifier === null && !marksLost)
+      throw new Error(`role "${role.name}" already exists`);
+    if (managed === false) await client.query(markRole(role.name, role.verifier !== null));
     if (managed === undefined) {
       // One transaction (one query of two statements): a server stopping between them would leave
       // a role without its mark, which the next reconcile could not tell from one SQL made.
