@@ -122,6 +122,25 @@ describe("POST /projects", () => {
     expect((await t.api("GET", branch)).body.branch.name).toBe(made.branch.name);
     expect((await t.api("GET", `/api/v2/projects/${id}/branches`)).body.branches).toHaveLength(1);
   });
+
+  it("refuses an empty project or endpoint name (400, minLength 1 in Neon's document), writing nothing", async () => {
+    const made = await createProject({ name: "plain" });
+    const id = made.project.id as string;
+    const empty = async (method: string, path: string, body: unknown) => {
+      const res = await t.api(method, path, body);
+      expectStatus(res, 400);
+      expect(res.body.message).toMatch(/name: Too small: expected string to have >=1 characters/);
+    };
+    await empty("POST", "/api/v2/projects", { project: { name: "" } });
+    expect((await t.api("GET", "/api/v2/projects")).body.projects).toHaveLength(1);
+    const endpoint = `/api/v2/projects/${id}/endpoints/${made.endpoints[0].id}`;
+    await empty("PATCH", endpoint, { endpoint: { name: "" } });
+    await empty("POST", `/api/v2/projects/${id}/endpoints`, {
+      endpoint: { branch_id: made.branch.id, type: "read_only", name: "" },
+    });
+    expect((await t.api("GET", endpoint)).body.endpoint.name).toBe(made.endpoints[0].name);
+    expect((await t.api("GET", `/api/v2/projects/${id}/endpoints`)).body.endpoints).toHaveLength(1);
+  });
 });
 
 describe("GET /projects", () => {

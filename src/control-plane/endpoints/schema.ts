@@ -82,6 +82,7 @@ const endpointAttributes = {
   passwordless_access: z.boolean().optional(),
   name: z
     .string()
+    .min(1)
     .max(64, "must be at most 64 characters")
     .refine(...noNul)
     .optional(),

@@ -154,6 +154,7 @@ export const ProjectCreateRequest = z
     project: z.object({
       name: z
         .string()
+        .min(1)
         .max(256, "must be at most 256 characters")
         .refine(...noNul)
         .optional(),
