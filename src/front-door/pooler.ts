@@ -15,7 +15,7 @@ import {
   type MessageSource,
   sendCancel,
 } from "./relay.js";
-import { forwardedOptions } from "./routing.js";
+import { computeOptionTokens } from "./routing.js";
 import type { Credential } from "./scram.js";
 import {
   authenticationOk,
@@ -112,7 +112,7 @@ export function pooledStartup(
       if (refused) return { refused };
       continue;
     }
-    const args = (forwardedOptions(value) ?? "").split(/\s+/).filter(Boolean);
+    const args = computeOptionTokens(value);
     for (let i = 0; i < args.length; i++) {
       const arg = args[i] as string;
       const setting =

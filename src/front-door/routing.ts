@@ -8,6 +8,10 @@
 export const MISSING_ENDPOINT =
   "Endpoint ID is not specified. Either please upgrade the postgres client library (libpq) for SNI support or pass the endpoint ID (first part of the domain name) as a parameter: '?options=endpoint%3D<endpoint-id>'. See more at https://neon.tech/sni";
 
+/** A connection asking for Neon's Time Travel (the `neon` CLI's `<branch>@<timestamp|lsn>` strings). */
+export const TIME_TRAVEL =
+  "Time Travel connections (neon_timestamp / neon_lsn in options) are not available on neon-emulator: create a branch at that point (parent_timestamp or parent_lsn) and connect to its endpoint";
+
 export class RoutingError extends Error {}
 
 export interface Target {
@@ -34,7 +38,7 @@ function target(id: string): Target {
 export function fromOptions(options: string | undefined): string | undefined {
   if (!options) return undefined;
   const found: string[] = [];
-  for (const token of options.split(/\s+/)) {
+  for (const token of optionTokens(options)) {
     const m = /^(?:--)?(?:endpoint|project)=(.*)$/.exec(token);
     if (m) found.push(m[1] as string);
   }
@@ -65,6 +69,8 @@ export function routeOf(
   serverName: string | undefined,
   domain: string,
 ): Target | undefined {
+  if (params.options && optionTokens(params.options).some((token) => /^neon_(?:timestamp|lsn):/.test(token)))
+    throw new RoutingError(TIME_TRAVEL);
   const byOption = fromOptions(params.options);
   const bySni = fromServerName(serverName, domain);
   if (byOption && bySni && byOption !== bySni)
@@ -82,12 +88,42 @@ export function fromPassword(password: string): { target: Target; password: stri
   return { target: target(checked(m[1] as string)), password: m[2] as string };
 }
 
-/** The options to pass on to the compute: the routing tokens removed. */
+/** What separates options tokens: C's isspace, as Postgres tests each byte. */
+const SPACE = /[ \t\n\v\f\r]/;
+
+/**
+ * The tokens of an `options` start-up parameter as Postgres splits them (pg_split_opts):
+ * separated by whitespace, a backslash taking the next character as it is (`\ ` a space in a value).
+ */
+export function optionTokens(options: string): string[] {
+  const tokens: string[] = [];
+  let token: string | undefined;
+  let escaped = false;
+  for (const char of options) {
+    if (!escaped && SPACE.test(char)) {
+      if (token !== undefined) tokens.push(token);
+      token = undefined;
+    } else if (!escaped && char === "\\") {
+      escaped = true;
+      token ??= "";
+    } else {
+      escaped = false;
+      token = (token ?? "") + char;
+    }
+  }
+  if (token !== undefined) tokens.push(token);
+  return tokens;
+}
+
+/** The options tokens meant for the compute: the routing tokens removed. */
+export function computeOptionTokens(options: string | undefined): string[] {
+  return options ? optionTokens(options).filter((t) => !/^(?:--)?(?:endpoint|project)=/.test(t)) : [];
+}
+
+/** The options to pass on to the compute: the routing tokens removed, the others escaped as Postgres reads them. */
 export function forwardedOptions(options: string | undefined): string | undefined {
-  if (!options) return undefined;
-  const kept = options
-    .split(/\s+/)
-    .filter((t) => t && !/^(?:--)?(?:endpoint|project)=/.test(t))
+  const kept = computeOptionTokens(options)
+    .map((token) => token.replace(/[\\ \t\n\v\f\r]/g, "\\$&"))
     .join(" ");
   return kept || undefined;
 }

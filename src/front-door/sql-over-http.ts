@@ -462,16 +462,9 @@ function connectionOf(value: string | null): Connection {
   }
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") throw bad("incorrect scheme");
   if (!url.pathname) throw bad("missing database name");
-  let user: string;
-  let password: string;
-  let database: string;
-  try {
-    user = decodeURIComponent(url.username);
-    password = decodeURIComponent(url.password);
-    database = decodeURIComponent(url.pathname.slice(1));
-  } catch {
-    throw bad("invalid username: invalid utf-8 sequence");
-  }
+  const user = decoded(url.username, "invalid username: invalid utf-8 sequence");
+  const password = decoded(url.password, "invalid password: invalid utf-8 sequence");
+  const database = decoded(url.pathname.slice(1), "invalid database name");
   if (!user) throw bad("missing username");
   if (!password) throw bad("missing authentication credentials: required password");
   const host = url.hostname.replace(/^\[|\]$/g, "");
@@ -487,6 +480,15 @@ function connectionOf(value: string | null): Connection {
   } catch (err) {
     if (err instanceof RoutingError) throw bad(err.message);
     throw err;
+  }
+}
+
+/** A part of the connection string, percent-decoded; `refusal` names that part when it does not decode. */
+function decoded(part: string, refusal: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw bad(refusal);
   }
 }
 

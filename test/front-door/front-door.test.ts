@@ -249,6 +249,18 @@ describe("Neon's errors", () => {
       code: "28P01",
       message: "password authentication failed for user 'ghost'",
     });
+    // What `neon connection-string main@<time>` builds (the branch id as the host's first label).
+    for (const point of ["neon_timestamp:2026-11-29T16:17:19Z", "neon_lsn:0/1992418"]) {
+      const timeTravel = await refusal({
+        user: p.role,
+        password: p.password,
+        options: `endpoint=${p.endpointId} ${point}`,
+      });
+      expect(timeTravel).toMatchObject({ code: "XX000", severity: "ERROR" });
+      expect(timeTravel.message).toMatch(
+        /^Time Travel connections .* are not available on neon-emulator: create a branch at that point/,
+      );
+    }
     const missing = await refusal({ user: p.role, password: p.password });
     expect(missing.message).toMatch(/^Endpoint ID is not specified\. .*https:\/\/neon\.tech\/sni$/);
     const ca = await (await fetch(`${server.url}/_emulator/ca.pem`)).text();

@@ -197,6 +197,27 @@ describe("SQL over HTTP (neon())", () => {
     expect(((await unknown.json()) as { message: string }).message).toBe(
       `password authentication failed for user '${p.role}'`,
     );
+    // A part of the connection string that does not decode is named.
+    const url = new URL(p.uri);
+    const malformed = async (change: (u: URL) => void) => {
+      const bent = new URL(url);
+      change(bent);
+      const res = await fetch(`${server.url}/sql`, {
+        method: "POST",
+        headers: { "Neon-Connection-String": bent.href },
+        body: '{"query":"select 1"}',
+      });
+      return [res.status, ((await res.json()) as { message: string }).message];
+    };
+    expect(await malformed((u) => (u.username = "sp%"))).toEqual([
+      400,
+      "invalid username: invalid utf-8 sequence",
+    ]);
+    expect(await malformed((u) => (u.password = "%C3%28"))).toEqual([
+      400,
+      "invalid password: invalid utf-8 sequence",
+    ]);
+    expect(await malformed((u) => (u.pathname = "/sp%"))).toEqual([400, "invalid database name"]);
     // Bytes that are not UTF-8, and the connection string sent twice (node would join the two).
     const latin1 = await fetch(`${server.url}/sql`, {
       method: "POST",
@@ -1202,12 +1223,29 @@ describe("the pooler (transaction mode)", () => {
     } finally {
       await taken.end();
     }
-    const direct = new pg.Client({ connectionString: p.uri, statement_timeout: 1234 });
-    await direct.connect();
+    // Values with spaces written as Postgres and PgBouncer read options (a backslash takes the next
+    // character as it is), pooled and direct alike.
+    const escaped =
+      "-c application_name=my\\ app\\\\x -c t\\imezone=\\P\\o\\r\\t\\ugal --DateStyle=German,\\ YMD";
+    const settings =
+      "SELECT current_setting('application_name') AS app, current_setting('TimeZone') AS tz, current_setting('DateStyle') AS ds";
+    const direct = new pg.Client({
+      connectionString: p.uri.replace(/\?.*$/, ""),
+      options: `${new URL(p.uri).searchParams.get("options")} ${escaped}`,
+      statement_timeout: 1234,
+    });
+    const pooled = pooledWith({ options: escaped });
     try {
+      for (const client of [direct, pooled]) {
+        client.on("error", () => {});
+        await client.connect();
+        expect((await client.query(settings)).rows).toEqual([
+          { app: "my app\\x", tz: "Portugal", ds: "German, YMD" },
+        ]);
+      }
       expect((await direct.query("SHOW statement_timeout")).rows).toEqual([{ statement_timeout: "1234ms" }]);
     } finally {
-      await direct.end();
+      await Promise.all([direct, pooled].map((client) => client.end().catch(() => {})));
     }
   });
 
