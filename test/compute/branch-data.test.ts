@@ -500,6 +500,45 @@ describe("a schema-only branch", () => {
   }, 120_000);
 });
 
+describe("a point of a branch's history, to the microsecond", () => {
+  it("parent_timestamp: a commit stamped at the time asked is in the branch, and one stamped a microsecond after is not", async () => {
+    const res = await api("POST", "/projects", { project: { name: "micros" } });
+    expect(res.status).toBe(201);
+    const p = res.body.project.id;
+    await allSettled(p, res.body.operations);
+    const endpoint = res.body.endpoints[0].id;
+    const on = (sql: string, at = endpoint) =>
+      query(at, res.body.roles[0].name, res.body.roles[0].password, "neondb", sql);
+    // Postgres stamps commits to the microsecond; track_commit_timestamp shows the stamp (read at start).
+    const settings = await api("PATCH", `/projects/${p}/endpoints/${endpoint}`, {
+      endpoint: { settings: { pg_settings: { track_commit_timestamp: "on" } } },
+    });
+    await allSettled(p, settings.body.operations);
+    const restart = await api("POST", `/projects/${p}/endpoints/${endpoint}/restart`);
+    await allSettled(p, restart.body.operations);
+    await on("CREATE TABLE stamps (v int)");
+    for (const v of [1, 2, 3]) await on(`INSERT INTO stamps VALUES (${v})`);
+    const format = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+    const [stamp] = await on(
+      `SELECT to_char(t AT TIME ZONE 'UTC', ${format}) AS at,
+              to_char((t - interval '1 microsecond') AT TIME ZONE 'UTC', ${format}) AS before
+         FROM (SELECT pg_xact_commit_timestamp(xmin) AS t FROM stamps WHERE v = 2) c`,
+    );
+    const rowsAt = async (name: string, parent_timestamp: string) => {
+      const made = await api("POST", `/projects/${p}/branches`, {
+        branch: { name, parent_timestamp },
+        endpoints: [{ type: "read_write" }],
+      });
+      expect(made.status).toBe(201);
+      await allSettled(p, made.body.operations);
+      return (await on("SELECT v FROM stamps ORDER BY v", made.body.endpoints[0].id)).map((r) => r.v);
+    };
+    expect(await rowsAt("at-the-commit", stamp.at)).toEqual([1, 2]);
+    expect(await rowsAt("just-before-it", stamp.before)).toEqual([1]);
+    expect((await api("DELETE", `/projects/${p}`)).status).toBe(200);
+  }, 60_000);
+});
+
 describe("files on disk", () => {
   it("are their owner's alone: the database and every data folder and file (folders above a branch only passable, 0711)", () => {
     const offending: string[] = [];

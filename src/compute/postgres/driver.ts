@@ -2516,7 +2516,7 @@ async function stoppedUnder(err: unknown, server: PgServer): Promise<boolean> {
   );
 }
 
-/** The branch row's `history_point` (`lsn:X/X` or `time:<ms>`), if any. */
+/** The branch row's `history_point` (`lsn:X/X`, or `time:<ms>` to the microsecond), if any. */
 function parsePoint(text: string | null | undefined): HistoryPoint | undefined {
   if (!text) return undefined;
   if (text.startsWith("lsn:")) return { lsn: text.slice(4) };
@@ -2545,9 +2545,11 @@ function lastCommitTime(log: string): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-/** A wall time as recovery_target_time takes it (its parser refuses ISO 8601's T and Z). */
+/** A wall time (ms, to the microsecond) as recovery_target_time takes it (its parser refuses ISO 8601's T and Z). */
 function timestampText(ms: number): string {
-  return `${new Date(ms).toISOString().replace("T", " ").replace("Z", "")}+00`;
+  const micros = Math.round(ms * 1000);
+  const second = new Date(Math.floor(micros / 1_000_000) * 1000).toISOString().slice(0, 19).replace("T", " ");
+  return `${second}.${String(micros % 1_000_000).padStart(6, "0")}+00`;
 }
 
 /** A point asked of a branch whose data was made before the emulator kept history. */

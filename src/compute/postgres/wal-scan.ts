@@ -156,7 +156,7 @@ export async function lastTransactionEnd(
   const first = ranges[0];
   if (!first) return undefined;
   const wal = new StagedWal(stage, ranges);
-  const limit = BigInt(Math.floor(wallMs)) * 1000n - PG_EPOCH_US;
+  const limit = BigInt(Math.round(wallMs * 1000)) - PG_EPOCH_US;
   let found: bigint | undefined;
   let previous: bigint | undefined;
   let at = first.start;

@@ -23,7 +23,7 @@ export interface PointRequest {
 
 /** A point checked: what the branch's data is made from (`history_point`), and what the branch shows of it. */
 export interface HistoryPoint {
-  /** `lsn:X/X` or `time:<wall ms>`; undefined for the source's head. */
+  /** `lsn:X/X` or `time:<wall ms>` (to the microsecond: `time:<ms>.<µs>`); undefined for the source's head. */
   point?: string;
   parentLsn?: string;
   parentTimestamp?: number;
@@ -75,7 +75,8 @@ export function historyPoint(
       `${names.timestamp} ${at.timestamp} is older than the project keeps history for (history_retention_seconds: ${project.historyRetentionSeconds}; the earliest point is ${iso(now - window)})`,
     );
   if (ms === now) return { parentTimestamp: ms };
-  if (ctx.clock.mode === "real") return { point: `time:${ms}`, parentTimestamp: ms };
+  if (ctx.clock.mode === "real")
+    return { point: `time:${ms}${subMillisecond(at.timestamp)}`, parentTimestamp: ms };
   // The manual clock stood at or before `ms` until the advance past it.
   const wall = wallTimeOf(tx, accountId, ms);
   if (wall === undefined)
@@ -83,6 +84,16 @@ export function historyPoint(
       `${names.timestamp} ${at.timestamp}: the emulator has no record of when the manual clock moved past it (it was advanced before the emulator kept one)`,
     );
   return { point: `time:${wall}`, parentTimestamp: ms };
+}
+
+/**
+ * The microseconds past the millisecond a timestamp names (its fraction's 4th to 6th digits), as
+ * `.uuu`, which Date.parse drops; none when they are zero. Postgres stamps commits to the
+ * microsecond: a point cut to its millisecond would leave out a commit made before it.
+ */
+function subMillisecond(timestamp: string): string {
+  const micros = (/\d:\d\d\.\d{3}(\d{1,3})/.exec(timestamp)?.[1] ?? "").padEnd(3, "0");
+  return /^0*$/.test(micros) ? "" : `.${micros}`;
 }
 
 /**
