@@ -500,6 +500,44 @@ describe("a schema-only branch", () => {
   }, 120_000);
 });
 
+describe("branches of a running parent's head asked for at once", () => {
+  it("share one copy of it: each is answered with its parent_lsn, and none holds what the parent wrote after the answers", async () => {
+    const res = await api("POST", "/projects", { project: { name: "burst" } });
+    expect(res.status).toBe(201);
+    const p = res.body.project.id;
+    await allSettled(p, res.body.operations);
+    const on = (sql: string, at = res.body.endpoints[0].id) =>
+      query(at, res.body.roles[0].name, res.body.roles[0].password, "neondb", sql);
+    // ~70 MB, so that a backup of it takes a while.
+    await on("CREATE TABLE big AS SELECT g, repeat('x', 200) AS pad FROM generate_series(1, 300000) g");
+    const made = await Promise.all(
+      Array.from({ length: 9 }, (_, i) =>
+        api("POST", `/projects/${p}/branches`, { branch: { name: `burst-${i}` } }),
+      ),
+    );
+    await on("INSERT INTO big VALUES (0, 'written after the answers')");
+    expect(made.map((m) => m.status)).toEqual(made.map(() => 201));
+    const lsns = made.map((m) => m.body.branch.parent_lsn);
+    expect(lsns).toEqual(made.map(() => expect.stringMatching(/^[0-9A-F]+\/[0-9A-F]+$/)));
+    // Those asked for while one backup of the parent ran share it (at most one more for a late one).
+    expect(new Set(lsns).size).toBeLessThanOrEqual(2);
+    for (const m of made) await allSettled(p, m.body.operations);
+    for (const m of [made[0], made[8]]) {
+      const compute = await api("POST", `/projects/${p}/endpoints`, {
+        endpoint: { branch_id: m?.body.branch.id, type: "read_write" },
+      });
+      expect(compute.status).toBe(201);
+      await allSettled(p, compute.body.operations);
+      expect(await on("SELECT count(*)::int AS n, min(g) AS low FROM big", compute.body.endpoint.id)).toEqual(
+        [{ n: 300_000, low: 1 }],
+      );
+      const removed = await api("DELETE", `/projects/${p}/endpoints/${compute.body.endpoint.id}`);
+      await allSettled(p, removed.body.operations);
+    }
+    expect((await api("DELETE", `/projects/${p}`)).status).toBe(200);
+  }, 120_000);
+});
+
 describe("a point of a branch's history, to the microsecond", () => {
   it("parent_timestamp: a commit stamped at the time asked is in the branch, and one stamped a microsecond after is not", async () => {
     const res = await api("POST", "/projects", { project: { name: "micros" } });

@@ -413,6 +413,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     this.roleReaders.drop(endpointId);
   }
 
+  /** Copies of a parent (by id) sharing one backup of it, while they may still join (copyBranch). */
+  private readonly copyBatches = new Map<string, { dirs: string[]; made: Promise<Copied> }>();
   /** Branches being copied online: their WAL moves for the copy, not for their clients. */
   private readonly walCopying = new Set<string>();
 
@@ -1545,33 +1547,74 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   /**
    * A consistent copy of a parent's folder: a file copy while no server runs on it; while one
    * does, an online copy through Postgres' low-level backup API (the copy recovers to the backup's
-   * end from the WAL copied with it).
+   * end from the WAL copied with it). Copies of one parent asked for before a backup of it ends
+   * share that backup (copyBatch): each holds the parent at the backup's end, after every one of
+   * them was asked for.
    */
   private copyBranch(parentId: string, parentDir: string, dir: string): Promise<Copied> {
-    // Under the parent's lock, so a server starting on it cannot come up mid file copy (nor a
-    // restore swap its folder): the history and timeline read are those of the data copied.
-    return this.withBranch(parentId, async () => {
+    let batch = this.copyBatches.get(parentId);
+    if (!batch) {
+      const dirs: string[] = [];
+      // Under the parent's lock, so a server starting on it cannot come up mid file copy (nor a
+      // restore swap its folder): the history and timeline read are those of the data copied.
+      const made = this.withBranch(parentId, () => this.copyBatch(parentId, parentDir, dirs));
+      batch = { dirs, made };
+      this.copyBatches.set(parentId, batch);
+    }
+    batch.dirs.push(dir);
+    return batch.made;
+  }
+
+  /**
+   * Copies the parent's folder into each of `dirs` (the batch's, which copies asked for join until
+   * it closes): while its server runs, one online copy into the first, closing the batch as its
+   * backup ends, then a file copy of that into the others; else a file copy of the stopped
+   * folder into each (a batch then closes at once: no copy of a stopped folder waits for another).
+   */
+  private async copyBatch(parentId: string, parentDir: string, dirs: string[]): Promise<Copied> {
+    const close = () => {
+      if (this.copyBatches.get(parentId)?.dirs === dirs) this.copyBatches.delete(parentId);
+    };
+    try {
       const history = historyOf(parentDir);
       const tli = controlInfo(parentDir).tli;
       const primary = this.view.primaryOf(parentId);
       const running = primary ? this.servers.get(primary) : undefined;
       const port = primary ? this.portOf(primary) : undefined;
-      const stopped = () => copyStoppedBranch(parentDir, dir);
-      if (port === undefined || !running) return stopped();
+      const stopped = async () => {
+        close();
+        let copied: Copied | undefined;
+        for (const dir of dirs) copied = await copyStoppedBranch(parentDir, dir);
+        return copied as Copied;
+      };
+      if (port === undefined || !running) return await stopped();
+      const first = dirs[0] as string;
+      let end: string;
       try {
         // The copy replays the parent's WAL to the backup's end (its segment then switches): its
         // data is the parent's there, what a branch at that LSN holds.
-        const copied = await this.copyOnline(parentId, port, parentDir, dir);
-        return { lsn: copied.end, tli, history };
+        ({ end } = await this.copyOnline(parentId, port, parentDir, first, close));
       } catch (err) {
         // Its server stopped under the copy (a suspend, which takes no branch lock; auto-suspend
         // can come at any time): nothing starts it again while this lock is held, so its folder,
         // shut down cleanly, is copied as it is.
         if (!(await stoppedUnder(err, running.server))) throw err;
-        fs.rmSync(dir, { recursive: true, force: true });
-        return stopped();
+        fs.rmSync(first, { recursive: true, force: true });
+        return await stopped();
       }
-    });
+      const firstSegment = readdir(path.join(first, "pg_wal"))
+        .filter((name) => /^[0-9A-F]{24}$/.test(name))
+        .sort()[0];
+      // Those that joined while the backup ran too (the batch is closed now).
+      for (const dir of dirs.slice(1)) {
+        await copyData(first, dir);
+        if (firstSegment) await copyWal(first, dir, firstSegment);
+        await handOver(dir);
+      }
+      return { lsn: end, tli, history };
+    } finally {
+      close();
+    }
   }
 
   /**
@@ -1583,12 +1626,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     port: number,
     parentDir: string,
     dir: string,
+    onStopped: () => void = () => {},
   ): Promise<{ start: string; end: string }> {
     this.walCopying.add(parentId);
     try {
       return await this.admin.session(port, async (client) => {
         this.walMeter?.wal(parentId, "wrote", await currentLsn(client));
-        const copied = await this.backUp(client, parentDir, dir);
+        const copied = await this.backUp(client, parentDir, dir, onStopped);
         this.walMeter?.wal(parentId, "skip", await currentLsn(client));
         return copied;
       });
@@ -1601,11 +1645,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
    * An online copy of `parentDir` into `dir` through the backup API, on the parent's session
    * `client`; resolves to where the backup started and ended (the copy's LSN, where its own WAL
    * begins: the WAL between is the parent's, replayed by the copy at its first start).
+   * `onStopped` is called as the backup ends, once its end is fixed.
    */
   private async backUp(
     client: PgClient,
     parentDir: string,
     dir: string,
+    onStopped: () => void,
   ): Promise<{ start: string; end: string }> {
     const version = Number((await client.query("SHOW server_version_num")).rows[0].server_version_num);
     const modern = version >= 150000;
@@ -1624,6 +1670,7 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         ? "SELECT lsn, labelfile, spcmapfile FROM pg_backup_stop(false)"
         : "SELECT lsn, labelfile, spcmapfile FROM pg_stop_backup(false, false)",
     );
+    onStopped();
     const label = stopped.rows[0];
     if (!label) throw new Error("pg_backup_stop returned no backup label");
     fs.writeFileSync(path.join(dir, "backup_label"), label.labelfile, { mode: 0o600 });
