@@ -1,6 +1,8 @@
+import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ComputeDriver } from "../../src/compute/driver.js";
 import { noneDriver } from "../../src/compute/none.js";
+import { branches } from "../../src/control-plane/branches/table.js";
 import { createTestApp, expectStatus, type TestApp } from "../helpers/app.js";
 
 let t: TestApp;
@@ -548,7 +550,7 @@ describe("POST /projects/{p}/branches/{b}/restore", () => {
 });
 
 describe("branch expiry", () => {
-  it("deletes a branch when its expires_at passes, its endpoint with it; a protected one waits until it is not", async () => {
+  it("deletes a branch when its expires_at passes, its endpoint with it", async () => {
     const discarded: string[] = [];
     const driver: ComputeDriver = {
       ...noneDriver,
@@ -566,10 +568,6 @@ describe("branch expiry", () => {
         endpoints: [{ type: "read_write" }],
       });
       expectStatus(ttl, 201);
-      const guarded = await f.api("POST", branches, {
-        branch: { name: "guarded", protected: true, expires_at: at },
-      });
-      expectStatus(guarded, 201);
       // The worker wakes at the expiry (a manual advance stops there).
       expect(f.worker.nextEventAt(f.accountId)).toBeLessThanOrEqual(Date.parse(at));
       f.advance(59);
@@ -584,19 +582,88 @@ describe("branch expiry", () => {
         404,
       );
       expect(discarded).toEqual([ttl.body.branch.id]);
-      // Protected, it stays past its expiry; unprotected, it goes at the next pass.
-      f.advance(3600);
-      expectStatus(await f.api("GET", `${branches}/${guarded.body.branch.id}`), 200);
-      expectStatus(
-        await f.api("PATCH", `${branches}/${guarded.body.branch.id}`, { branch: { protected: false } }),
-        200,
-      );
-      f.advance(1);
-      expectStatus(await f.api("GET", `${branches}/${guarded.body.branch.id}`), 404);
-      expect(discarded).toEqual([ttl.body.branch.id, guarded.body.branch.id]);
     } finally {
       f.close();
     }
+  });
+
+  it("refuses what Neon refuses of expiring branches, writing nothing: more than 30 days ahead, an expiry on a protected or default branch or a parent, a branch made of an expiring one; keeps it to the second", async () => {
+    const main = (await t.api("GET", base())).body.branches.find((b: { default: boolean }) => b.default);
+    const ahead = (ms: number) => new Date(t.clock.now() + ms).toISOString();
+    const refused = async (method: string, path: string, body: unknown, message: RegExp) => {
+      const res = await t.api(method, path, body);
+      expectStatus(res, 400);
+      expect(res.body.message).toMatch(message);
+    };
+    const count = async () => (await t.api("GET", base())).body.branches.length;
+    const before = await count();
+    await refused(
+      "POST",
+      base(),
+      { branch: { name: "far", expires_at: ahead(31 * 86400_000) } },
+      /at most 30 days/,
+    );
+    await refused(
+      "POST",
+      base(),
+      { branch: { name: "guarded", protected: true, expires_at: ahead(3600_000) } },
+      /would be protected and expire/,
+    );
+    expect(await count()).toBe(before);
+    const asked = t.clock.now() + 3600_789;
+    const expiring = await t.api("POST", base(), {
+      branch: { name: "expiring", expires_at: new Date(asked).toISOString() },
+    });
+    expectStatus(expiring, 201);
+    expect(expiring.body.branch.expires_at).toBe(
+      new Date(Math.floor(asked / 1000) * 1000).toISOString().replace(".000Z", "Z"),
+    );
+    t.advance(1);
+    const id = expiring.body.branch.id;
+    await refused(
+      "POST",
+      base(),
+      { branch: { name: "child", parent_id: id } },
+      /no branch can be made from an expiring branch/,
+    );
+    await refused(
+      "PATCH",
+      `${base()}/${id}`,
+      { branch: { protected: true } },
+      /would be protected and expire/,
+    );
+    await refused(
+      "POST",
+      `${base()}/${id}/set_as_default`,
+      undefined,
+      /would be the default branch and expire/,
+    );
+    await refused(
+      "PATCH",
+      `${base()}/${main.id}`,
+      { branch: { expires_at: ahead(3600_000) } },
+      /would be the default branch/,
+    );
+    const parent = await t.api("POST", base(), { branch: { name: "parent" } });
+    const child = await t.api("POST", base(), {
+      branch: { name: "child-of-parent", parent_id: parent.body.branch.id },
+    });
+    expectStatus(child, 201);
+    t.advance(1);
+    await refused(
+      "PATCH",
+      `${base()}/${parent.body.branch.id}`,
+      { branch: { expires_at: ahead(3600_000) } },
+      new RegExp(`would expire with a child branch \\(${child.body.branch.id}\\)`),
+    );
+    const after = await t.api("GET", `${base()}/${id}`);
+    expect(after.body.branch).toMatchObject({ protected: false, default: false });
+    expect((await t.api("GET", `${base()}/${parent.body.branch.id}`)).body.branch).not.toHaveProperty(
+      "expires_at",
+    );
+    // Its expiry gone, it may be protected, made default and branched from again.
+    expectStatus(await t.api("PATCH", `${base()}/${id}`, { branch: { expires_at: null } }), 200);
+    expectStatus(await t.api("PATCH", `${base()}/${id}`, { branch: { protected: true } }), 200);
   });
 
   it("shows the time to live an expiry gave (ttl_interval_seconds), and a reset from the parent counts it again from then", async () => {
@@ -649,14 +716,13 @@ describe("branch expiry", () => {
     expectStatus(failed, 201);
     t.advance(1);
     expect((await t.api("GET", `${base()}/${failed.body.branch.id}`)).body.branch.current_state).toBe("init");
-    // More protected ones expiring first than the worker takes in one pass (100).
-    for (let i = 0; i < 101; i++)
-      expectStatus(
-        await t.api("POST", base(), {
-          branch: { name: `guarded-${i}`, protected: true, expires_at: soon(60) },
-        }),
-        201,
-      );
+    // More protected ones expiring first than the worker takes in one pass (100): rows an earlier
+    // emulator kept (the API now refuses to protect an expiring branch).
+    for (let i = 0; i < 101; i++) {
+      const guarded = await t.api("POST", base(), { branch: { name: `guarded-${i}`, expires_at: soon(60) } });
+      expectStatus(guarded, 201);
+      t.ctx.db.update(branches).set({ protected: true }).where(eq(branches.id, guarded.body.branch.id)).run();
+    }
     const plain = await t.api("POST", base(), { branch: { name: "plain", expires_at: soon(120) } });
     expectStatus(plain, 201);
     t.advance(600);

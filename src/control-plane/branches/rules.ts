@@ -69,11 +69,38 @@ export function newBranchRow(args: {
 }
 
 /** `expires_at` of a create or update: a time in the future, or null for none. */
+/** How far ahead an expiry may be set, as on Neon: 30 days. */
+const EXPIRY_MAX_MS = 30 * 24 * 3600 * 1000;
+
+/** A requested `expires_at` (null: none), in the future and at most 30 days ahead, kept to the second as Neon keeps it. */
 export function expiryOf(text: string | null | undefined, now: number): number | null {
   if (text === null || text === undefined) return null;
   const at = Date.parse(text);
   if (at <= now) throw badRequest("branch.expires_at must be in the future");
-  return at;
+  if (at > now + EXPIRY_MAX_MS)
+    throw badRequest(
+      `branch.expires_at must be at most 30 days from now (${new Date(now + EXPIRY_MAX_MS).toISOString()})`,
+    );
+  return Math.floor(at / 1000) * 1000;
+}
+
+/**
+ * Neon's restrictions on expiring branches: no expiry on a protected or default branch, or one with
+ * children (`childId`), and none of those made of an expiring one. `next` is the branch as the
+ * change would leave it.
+ */
+export function checkExpiry(
+  next: Pick<BranchRow, "expiresAt" | "protected" | "isDefault"> & { id?: string },
+  childId: string | undefined,
+): void {
+  if (next.expiresAt === null) return;
+  const refuse = (why: string) =>
+    badRequest(
+      `${next.id ? `branch ${next.id}` : "the new branch"} ${why}: an expiring branch cannot be protected, the default branch, or a parent`,
+    );
+  if (next.protected) throw refuse("would be protected and expire");
+  if (next.isDefault) throw refuse("would be the default branch and expire");
+  if (childId) throw refuse(`would expire with a child branch (${childId})`);
 }
 
 /** The time to live an expiry set at `now` gives (whole seconds), or null for none. */

@@ -1,5 +1,6 @@
 import type { Ctx } from "../../context.js";
-import { notFound } from "../../errors.js";
+import { badRequest, notFound } from "../../errors.js";
+import { iso } from "../../platform/clock.js";
 import type { Tx } from "../../platform/db.js";
 import { type DomainEvent, operationsStarted } from "../../platform/events.js";
 import {
@@ -32,6 +33,7 @@ import { historyPoint, requireInHistory } from "./history.js";
 import { toAnnotationJson, toBranchJson } from "./render.js";
 import {
   checkDeletable,
+  checkExpiry,
   decodeCursor,
   encodeCursor,
   expiryOf,
@@ -153,6 +155,11 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
       { lsn: "parent_lsn", timestamp: "parent_timestamp" },
     );
     const expiresAt = expiryOf(input.branch?.expires_at, ctx.clock.now(accountId));
+    checkExpiry({ expiresAt, protected: input.branch?.protected ?? false, isDefault: false }, undefined);
+    if (parent.expiresAt !== null)
+      throw badRequest(
+        `branch ${parent.id} expires (expires_at ${iso(parent.expiresAt)}): no branch can be made from an expiring branch; remove its expiry first`,
+      );
     // A schema-only branch is a root branch: the parent only gives it its schema, roles and databases.
     const schemaOnly = input.branch?.init_source === "schema-only";
     const branch = addBranch(ctx, tx, project, {
@@ -251,6 +258,9 @@ export function updateBranch(
       ttlSeconds: input.expires_at === undefined ? branch.ttlSeconds : ttlOf(expiresAt, now),
       updatedAt: now,
     };
+    // What the change sets is checked (an expiry, a protection), not what it leaves as it was.
+    if (input.protected === true || (input.expires_at !== undefined && input.expires_at !== null))
+      checkExpiry(next, next.expiresAt === null ? undefined : findChild(tx, branchId));
     updateBranchRow(tx, next);
     return next;
   });
@@ -304,6 +314,7 @@ export function setDefaultBranch(ctx: Ctx, accountId: string, projectId: string,
   const next = ctx.db.transaction((tx) => {
     requireWritableProject(tx, accountId, projectId);
     const branch = requireSettledBranch(tx, accountId, projectId, branchId);
+    checkExpiry({ ...branch, isDefault: true }, undefined);
     const now = ctx.clock.now(accountId);
     setDefault(tx, projectId, branchId, now);
     return { ...branch, isDefault: true, updatedAt: now };
