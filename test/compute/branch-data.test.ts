@@ -575,6 +575,45 @@ describe("a point of a branch's history, to the microsecond", () => {
     expect(await rowsAt("just-before-it", stamp.before)).toEqual([1]);
     expect((await api("DELETE", `/projects/${p}`)).status).toBe(200);
   }, 60_000);
+
+  it("a branch of a running parent's head written to meanwhile shows as parent_timestamp when its data was the parent's: a branch at that time holds the same rows", async () => {
+    const res = await api("POST", "/projects", { project: { name: "head-time" } });
+    expect(res.status).toBe(201);
+    const p = res.body.project.id;
+    await allSettled(p, res.body.operations);
+    const [owner] = res.body.roles;
+    const on = (sql: string, at = res.body.endpoints[0].id) =>
+      query(at, owner.name, owner.password, "neondb", sql);
+    await on("CREATE TABLE ticks (v serial)");
+    // A writer committing a row every few milliseconds while the branch is made.
+    const writer = clientOf(res.body.endpoints[0].id, owner.name, owner.password, "neondb");
+    await writer.connect();
+    let writing = true;
+    const wrote = (async () => {
+      while (writing) {
+        await writer.query("INSERT INTO ticks DEFAULT VALUES");
+        await new Promise((r) => setTimeout(r, 3));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 300));
+    const rowsOf = async (branch: Record<string, unknown>) => {
+      const made = await api("POST", `/projects/${p}/branches`, {
+        branch,
+        endpoints: [{ type: "read_write" }],
+      });
+      expect(made.status).toBe(201);
+      await allSettled(p, made.body.operations);
+      const [{ n }] = await on("SELECT count(*)::int AS n FROM ticks", made.body.endpoints[0].id);
+      return { id: made.body.branch.id, n };
+    };
+    const head = await rowsOf({ name: "head" });
+    writing = false;
+    await wrote;
+    await writer.end();
+    const { parent_timestamp } = (await api("GET", `/projects/${p}/branches/${head.id}`)).body.branch;
+    expect((await rowsOf({ name: "at-its-time", parent_timestamp })).n).toBe(head.n);
+    expect((await api("DELETE", `/projects/${p}`)).status).toBe(200);
+  }, 60_000);
 });
 
 describe("files on disk", () => {

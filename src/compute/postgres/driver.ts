@@ -8,7 +8,7 @@ import { maxConnections } from "../../control-plane/endpoints/rules.js";
 import type { ComputeEffect } from "../../control-plane/operations/rules.js";
 import { DEFAULT_DATABASE_NAME, DEFAULT_ROLE_NAME } from "../../control-plane/projects/rules.js";
 import { badRequest, notFound, unprocessable } from "../../errors.js";
-import { within } from "../../platform/clock.js";
+import { wallNow, within } from "../../platform/clock.js";
 import type { Db } from "../../platform/db.js";
 import type { DomainEvent } from "../../platform/events.js";
 import { type PgClient, pg } from "../../platform/pg.js";
@@ -106,7 +106,7 @@ import {
 import { SettingsCheck } from "./settings-check.js";
 import { endOrphan, endStrays } from "./strays.js";
 import { ControlPlaneView } from "./view.js";
-import { lastTransactionEnd } from "./wal-scan.js";
+import { lastTransactionEnd, lastTransactionTime } from "./wal-scan.js";
 
 /** How to reach a running server: a Unix socket's path, or a loopback host and port. */
 export type ComputeAddress = { path: string } | { host: string; port: number };
@@ -1589,11 +1589,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       };
       if (port === undefined || !running) return await stopped();
       const first = dirs[0] as string;
-      let end: string;
+      let backup: { start: string; end: string };
+      let endedAt = 0;
       try {
         // The copy replays the parent's WAL to the backup's end (its segment then switches): its
         // data is the parent's there, what a branch at that LSN holds.
-        ({ end } = await this.copyOnline(parentId, port, parentDir, first, close));
+        backup = await this.copyOnline(parentId, port, parentDir, first, () => {
+          endedAt = wallNow();
+          close();
+        });
       } catch (err) {
         // Its server stopped under the copy (a suspend, which takes no branch lock; auto-suspend
         // can come at any time): nothing starts it again while this lock is held, so its folder,
@@ -1611,7 +1615,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         if (firstSegment) await copyWal(first, dir, firstSegment);
         await handOver(dir);
       }
-      return { lsn: end, tli, history };
+      // When its data was the parent's: the last transaction's end the copy replays, else (none in
+      // the backup's WAL) the backup's end.
+      const committedAt =
+        (await lastTransactionTime(first, tli, parseLsn(backup.start), parseLsn(backup.end))) ?? endedAt;
+      return { lsn: backup.end, tli, history, committedAt };
     } finally {
       close();
     }
@@ -2512,7 +2520,10 @@ interface Copied {
    * switch to its new timeline.
    */
   startsAt?: string | undefined;
-  /** A copy replayed to an LSN: when (wall ms) the last transaction it replayed committed. */
+  /**
+   * When (wall ms) its data was the source's: for a copy replayed to an LSN or an online copy,
+   * when the last transaction it replays ended (an online copy with none: when its backup ended).
+   */
   committedAt?: number | undefined;
 }
 
@@ -2578,18 +2589,19 @@ async function copyWhole(from: string, to: string): Promise<void> {
 }
 
 /**
- * When the last transaction a recovery replayed committed (wall ms), from its log's "last
- * completed transaction was at log time 2026-11-27 22:00:00.123456+00" (ISO style, in the
- * folder's time zone, offset given); undefined when it replayed none.
+ * When the last transaction a recovery replayed committed (wall ms, to the microsecond), from its
+ * log's "last completed transaction was at log time 2026-11-27 22:00:00.123456+00" (ISO style, in
+ * the folder's time zone, offset given); undefined when it replayed none.
  */
 function lastCommitTime(log: string): number | undefined {
   const found =
-    /last completed transaction was at log time (\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)([+-]\d\d)(:\d\d)?/.exec(
+    /last completed transaction was at log time (\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?([+-]\d\d)(:\d\d)?/.exec(
       log,
     );
   if (!found) return undefined;
-  const ms = Date.parse(`${found[1]}T${found[2]}${found[3]}${found[4] ?? ":00"}`);
-  return Number.isNaN(ms) ? undefined : ms;
+  const fraction = (found[3] ?? "").padEnd(6, "0").slice(0, 6);
+  const second = Date.parse(`${found[1]}T${found[2]}${found[4]}${found[5] ?? ":00"}`);
+  return Number.isNaN(second) ? undefined : second + Number(fraction) / 1000;
 }
 
 /** A wall time (ms, to the microsecond) as recovery_target_time takes it (its parser refuses ISO 8601's T and Z). */

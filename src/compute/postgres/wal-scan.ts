@@ -142,6 +142,51 @@ function mainData(record: Buffer): Buffer | undefined {
 }
 
 /**
+ * The transactions' ends (commit or abort) in the staged WAL read along `ranges` (oldest first) from
+ * the first one's start up to `end`, in WAL order: the LSN right after each, and its time (µs since
+ * Postgres' epoch). Stops early where the WAL stops being readable or linked (its true end).
+ */
+async function* transactionEnds(
+  stage: string,
+  ranges: WalRange[],
+  end: bigint,
+): AsyncGenerator<{ next: bigint; time: bigint }> {
+  const first = ranges[0];
+  if (!first) return;
+  const wal = new StagedWal(stage, ranges);
+  let previous: bigint | undefined;
+  let at = first.start;
+  for (let records = 1; at < end; records++) {
+    // A long history is read a segment at a time, the process answering others meanwhile.
+    if (records % 4096 === 0) await new Promise((resolve) => setImmediate(resolve));
+    await wal.load(at, at + 8n);
+    const header = wal.headerAt(at);
+    if (header === undefined) return;
+    const page = at - (at % PAGE);
+    if (at - page < header) at = page + header;
+    const length = wal.read(at, 4)?.bytes.readUInt32LE(0);
+    if (length === undefined || length < RECORD_HEADER || length > MAX_RECORD) return;
+    // Its bytes and the page headers between them.
+    await wal.load(at, at + BigInt(length) + (BigInt(length) / (PAGE - LONG_HEADER) + 2n) * LONG_HEADER);
+    const record = wal.read(at, length);
+    if (!record) return;
+    const { bytes } = record;
+    // A record not linked to the one before is past the WAL's end (a recycled segment's old bytes).
+    if (previous !== undefined && bytes.readBigUInt64LE(8) !== previous) return;
+    const next =
+      bytes[17] === RM_XLOG_ID && ((bytes[16] as number) & 0xf0) === XLOG_SWITCH
+        ? record.end + ((SEGMENT_BYTES - (record.end % SEGMENT_BYTES)) % SEGMENT_BYTES)
+        : align(record.end);
+    if (bytes[17] === RM_XACT_ID && XACT_ENDS.has((bytes[16] as number) & XLOG_XACT_OPMASK)) {
+      const data = mainData(bytes);
+      if (data && data.length >= 8) yield { next, time: data.readBigInt64LE(0) };
+    }
+    previous = at;
+    at = next;
+  }
+}
+
+/**
  * Where the state at `wallMs` ends in the staged WAL read along `ranges` (oldest first) from the
  * first one's start up to `end`: the LSN right after the last transaction's end (commit or abort)
  * at or before it, when a later one follows; undefined when none does (the state then is the
@@ -153,43 +198,28 @@ export async function lastTransactionEnd(
   end: bigint,
   wallMs: number,
 ): Promise<bigint | undefined> {
-  const first = ranges[0];
-  if (!first) return undefined;
-  const wal = new StagedWal(stage, ranges);
   const limit = BigInt(Math.round(wallMs * 1000)) - PG_EPOCH_US;
   let found: bigint | undefined;
-  let previous: bigint | undefined;
-  let at = first.start;
-  for (let records = 1; at < end; records++) {
-    // A long history is read a segment at a time, the process answering others meanwhile.
-    if (records % 4096 === 0) await new Promise((resolve) => setImmediate(resolve));
-    await wal.load(at, at + 8n);
-    const header = wal.headerAt(at);
-    if (header === undefined) return undefined;
-    const page = at - (at % PAGE);
-    if (at - page < header) at = page + header;
-    const length = wal.read(at, 4)?.bytes.readUInt32LE(0);
-    if (length === undefined || length < RECORD_HEADER || length > MAX_RECORD) return undefined;
-    // Its bytes and the page headers between them.
-    await wal.load(at, at + BigInt(length) + (BigInt(length) / (PAGE - LONG_HEADER) + 2n) * LONG_HEADER);
-    const record = wal.read(at, length);
-    if (!record) return undefined;
-    const { bytes } = record;
-    // A record not linked to the one before is past the WAL's end (a recycled segment's old bytes).
-    if (previous !== undefined && bytes.readBigUInt64LE(8) !== previous) return undefined;
-    const next =
-      bytes[17] === RM_XLOG_ID && ((bytes[16] as number) & 0xf0) === XLOG_SWITCH
-        ? record.end + ((SEGMENT_BYTES - (record.end % SEGMENT_BYTES)) % SEGMENT_BYTES)
-        : align(record.end);
-    if (bytes[17] === RM_XACT_ID && XACT_ENDS.has((bytes[16] as number) & XLOG_XACT_OPMASK)) {
-      const data = mainData(bytes);
-      if (data && data.length >= 8) {
-        if (data.readBigInt64LE(0) > limit) return found;
-        found = next;
-      }
-    }
-    previous = at;
-    at = next;
+  for await (const { next, time } of transactionEnds(stage, ranges, end)) {
+    if (time > limit) return found;
+    found = next;
   }
   return undefined;
+}
+
+/**
+ * When (wall ms, to the microsecond) the last transaction ended in the WAL of folder `dir`'s
+ * `pg_wal` on timeline `tli` from `start` up to `end` (an online copy's, from its backup's start to
+ * its end); undefined when none ended there.
+ */
+export async function lastTransactionTime(
+  dir: string,
+  tli: number,
+  start: bigint,
+  end: bigint,
+): Promise<number | undefined> {
+  let last: bigint | undefined;
+  for await (const { time } of transactionEnds(path.join(dir, "pg_wal"), [{ tli, start, stop: end }], end))
+    last = time;
+  return last === undefined ? undefined : Number(last + PG_EPOCH_US) / 1000;
 }

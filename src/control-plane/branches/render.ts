@@ -1,4 +1,4 @@
-import { iso } from "../../platform/clock.js";
+import { iso, isoMicros } from "../../platform/clock.js";
 import type { BranchRow } from "../access.js";
 import { NO_TRAFFIC, type Traffic } from "../consumption/meter.js";
 import { NO_USAGE, type Usage } from "../endpoints/store.js";
@@ -19,7 +19,7 @@ export function toBranchJson(
     project_id: row.projectId,
     ...(row.parentId ? { parent_id: row.parentId } : {}),
     ...(row.parentLsn ? { parent_lsn: row.parentLsn } : {}),
-    ...(row.parentTimestamp !== null ? { parent_timestamp: iso(row.parentTimestamp) } : {}),
+    ...(row.parentTimestamp !== null ? { parent_timestamp: pointTime(row.parentTimestamp) } : {}),
     name: row.name,
     current_state: row.currentState,
     ...(row.pendingState ? { pending_state: row.pendingState } : {}),
@@ -54,4 +54,12 @@ export function toAnnotationJson(row: BranchRow) {
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   };
+}
+
+/**
+ * A branch's parent_timestamp: to the microsecond when it is a commit's (Postgres stamps commits to
+ * the microsecond, and a branch at the time shown must hold that commit), else as other times.
+ */
+function pointTime(ms: number): string {
+  return Number.isInteger(ms) ? iso(ms) : isoMicros(Math.round(ms * 1000));
 }
