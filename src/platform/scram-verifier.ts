@@ -1,4 +1,5 @@
 import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from "node:crypto";
+import { requireFromPackage } from "./package-root.js";
 
 /**
  * SCRAM-SHA-256 verifiers as Postgres keeps them in pg_authid.rolpassword
@@ -29,11 +30,31 @@ export const sha256 = (data: Buffer) => createHash("sha256").update(data).digest
 const salted = new Map<string, Buffer>();
 const SALTED_KEPT = 1000;
 
+let saslprepModule: typeof import("@mongodb-js/saslprep") | undefined;
+
+/**
+ * A password as Postgres prepares it before hashing it (pg_saslprep, libpq alike): an ASCII one as
+ * it is; any other through SASLprep (RFC 4013: spaces mapped, characters mapped to nothing removed,
+ * NFKC), or as it is when SASLprep refuses it (a prohibited or unassigned character). So a password
+ * set with SQL holds on the front door's cleartext paths (/sql, the WebSocket's, `endpoint=…;`) as it
+ * does over SCRAM. The library is loaded at first use: it inflates its tables as it loads, which the
+ * start-up snapshot cannot hold (see main.ts).
+ */
+function prepared(password: string): string {
+  if (!/[^\p{ASCII}]/u.test(password)) return password;
+  saslprepModule ??= requireFromPackage()("@mongodb-js/saslprep") as typeof import("@mongodb-js/saslprep");
+  try {
+    return saslprepModule.saslprep(password);
+  } catch {
+    return password;
+  }
+}
+
 export function saltedPassword(password: string, salt: Buffer, iterations: number): Buffer {
   const key = `${iterations}:${salt.toString("base64")}:${password}`;
   let value = salted.get(key);
   if (!value) {
-    value = pbkdf2Sync(password.normalize("NFKC"), salt, iterations, 32, "sha256");
+    value = pbkdf2Sync(prepared(password), salt, iterations, 32, "sha256");
     if (salted.size >= SALTED_KEPT) salted.delete(salted.keys().next().value as string);
     salted.set(key, value);
   }

@@ -255,6 +255,51 @@ describe("SQL over HTTP (neon())", () => {
     expect(preflight.headers.get("access-control-max-age")).toBe("86400");
   });
 
+  it("a password set with SQL holds on the cleartext paths (/sql, endpoint=…;) as over SCRAM: prepared as Postgres prepares it (SASLprep, or as it is when SASLprep refuses it)", async () => {
+    const passwords = {
+      // Soft hyphen (mapped to nothing), zero-width space (a space), plain ASCII, and fullwidth
+      // letters with a BEL (prohibited: Postgres keeps the password as it is).
+      sasl_soft: "\u00adsoft",
+      sasl_zero: "zw\u200bsp",
+      sasl_plain: "plain-pass",
+      sasl_raw: "\uff50\uff41\uff53\uff53\u0007",
+    };
+    const sql = neon(p.uri);
+    for (const [role, password] of Object.entries(passwords))
+      await sql.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
+    for (const [role, password] of Object.entries(passwords)) {
+      // The password form of the endpoint's name: the client sends the password in the clear.
+      const client = new pg.Client({
+        host: "127.0.0.1",
+        port: server.pgPort,
+        user: role,
+        password: `endpoint=${p.endpointId};${password}`,
+        database: "neondb",
+      });
+      await client.connect();
+      try {
+        expect((await client.query("SELECT current_user AS u")).rows, role).toEqual([{ u: role }]);
+      } finally {
+        await client.end();
+      }
+      // node-postgres, which /sql logs in to the compute with, leaves out SASLprep's refusal.
+      if (role === "sasl_raw") continue;
+      const uri = new URL(p.uri);
+      uri.username = role;
+      uri.password = encodeURIComponent(password);
+      const res = await fetch(`${server.url}/sql`, {
+        method: "POST",
+        headers: { "Neon-Connection-String": uri.href },
+        body: '{"query":"SELECT current_user AS u"}',
+      });
+      expect([res.status, ((await res.json()) as { rows: unknown[] }).rows], role).toEqual([
+        200,
+        [{ u: role }],
+      ]);
+    }
+    for (const role of Object.keys(passwords)) await sql.query(`DROP ROLE ${role}`);
+  });
+
   it("limits request and response sizes to 10 MiB (413, 507) and the session stays usable", async () => {
     const big = await post({ query: "SELECT $1::text AS t", params: ["x".repeat(11 * 1024 * 1024)] });
     expect(big.status).toBe(413);
