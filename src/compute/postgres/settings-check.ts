@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import { COMPUTE_SIZES, maxConnections, SHARED_BUFFERS } from "../../control-plane/endpoints/rules.js";
 import type { InstalledBinaries, PgBinaries } from "./binaries.js";
 import { run } from "./child-process.js";
-import { serverEnvironment, serverIdentity } from "./process.js";
+import { handOverFile, serverEnvironment, serverIdentity } from "./process.js";
 import { OVERRIDDEN_SETTINGS } from "./server-settings.js";
 
 /** The longest `postgres -C` may take to check an endpoint's pg_settings. */
@@ -114,17 +114,25 @@ export class SettingsCheck {
     }
   }
 
-  /** A folder with an empty postgresql.conf, where `postgres -C` reads no one's settings but the ones given. */
+  private checkDirReady = false;
+
+  /**
+   * A folder with an empty postgresql.conf, where `postgres -C` reads no one's settings but the ones
+   * given: the servers' user's alone, as every folder under the data folder (one an earlier build
+   * left readable by all is made so once per process).
+   */
   private settingsCheckDir(): string {
     const dir = path.join(this.dataDir, "settings-check");
     const file = path.join(dir, "postgresql.conf");
-    if (!fs.existsSync(file)) {
+    if (!this.checkDirReady) {
       fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o711 });
-      fs.mkdirSync(dir, { recursive: true });
-      fs.writeFileSync(file, "");
-      // Readable by the user servers run as, whatever the emulator's umask.
-      fs.chmodSync(dir, 0o755);
-      fs.chmodSync(file, 0o644);
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+      if (!fs.existsSync(file)) fs.writeFileSync(file, "", { mode: 0o600 });
+      fs.chmodSync(dir, 0o700);
+      fs.chmodSync(file, 0o600);
+      handOverFile(dir);
+      handOverFile(file);
+      this.checkDirReady = true;
     }
     return dir;
   }
