@@ -78,6 +78,14 @@ BEGIN
 END $$;
 `;
 
+/**
+ * A copy's subscriptions go before any compute runs on it, as on Neon (for a new branch, a reset
+ * and a restore alike): the copy would otherwise subscribe to the same publication through the
+ * same slot as its source. Its server starts once with no replication workers (nothing connects
+ * to a publisher), the subscriptions are dropped without touching their slots (the source's
+ * subscriptions still use them), and it stops. A folder that never held a subscription (its
+ * pg_subscription file is empty) is left as it is.
+ */
 export async function dropSubscriptions(
   onFolder: OnFolder,
   admin: Administrator,
