@@ -166,6 +166,26 @@ describe("what SQL did on the branch's compute (syncServerCatalog)", () => {
   const sync = async (databases: ServerDatabase[], branch = branchId) =>
     syncServerCatalog(t.ctx, branch, { roles: await serverRoles(), databases });
 
+  it("leaves to SQL a role or database named . or .., which no API path can name (the API refuses to make them)", async () => {
+    const [neondb] = await dbs();
+    const taken = await syncServerCatalog(t.ctx, branchId, {
+      roles: [
+        ...(await serverRoles()),
+        { name: ".", verifier: null, canLogin: true },
+        { name: "..", verifier: null, canLogin: true },
+      ],
+      databases: [
+        { name: "neondb", owner: "neondb_owner", id: (neondb as Db).id },
+        { name: ".", owner: "neondb_owner", id: undefined },
+      ],
+    });
+    expect(taken).toEqual({ roles: [], databases: [] });
+    expect((await t.api("GET", `${b()}/roles`)).body.roles.map((r: { name: string }) => r.name)).toEqual([
+      "neondb_owner",
+    ]);
+    expect((await dbs()).map((d) => d.name)).toEqual(["neondb"]);
+  });
+
   it("adds a database made with SQL, follows renames (swapped names too) and owners by its mark, and drops what SQL dropped", async () => {
     const [neondb] = await dbs();
     const id = (neondb as Db).id;

@@ -83,6 +83,9 @@ export function syncServerCatalog(
   branchId: string,
   server: { roles: ServerRole[]; databases: ServerDatabase[] },
 ): CatalogTaken {
+  // `.` and `..` (made with SQL) no API path can name: left to SQL, as the API refuses to make them.
+  const addressable = ({ name }: { name: string }) => name !== "." && name !== "..";
+  server = { roles: server.roles.filter(addressable), databases: server.databases.filter(addressable) };
   return ctx.db.transaction((tx) => {
     const taken: CatalogTaken = { roles: [], databases: [] };
     const branch = findBranchById(tx, branchId);
