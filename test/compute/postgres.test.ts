@@ -2071,8 +2071,9 @@ describe("computes are real Postgres servers", () => {
     for (const line of cut) expect(ops.map((op) => op.id)).toContain(line.operation);
     expect(fs.readdirSync(branches).filter((name) => name.startsWith(made.body.branch.id))).toEqual([]);
     server = await startServer(env());
+    // The replay starts over: ~170 MB of WAL, a while on a busy machine.
     for (const op of made.body.operations)
-      expect((await settled(p.projectId, op.id)).status).toBe("finished");
+      expect((await settled(p.projectId, op.id, 1500)).status).toBe("finished");
     expect(
       await query(
         made.body.endpoints[0].id,

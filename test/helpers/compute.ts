@@ -23,12 +23,13 @@ export function computeClient(server: () => RunningServer, key: string) {
   const api = (method: string, p: string, body?: unknown) =>
     http(server().url, key, method, `/api/v2${p}`, body);
 
-  /** Polls an operation until it is finished or failed. */
+  /** Polls an operation until it is finished or failed (for 300 polls, about 15 s, unless `polls` says). */
   async function settled(
     projectId: string,
     operationId: string,
+    polls = 300,
   ): Promise<{ status: string; error?: string }> {
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < polls; i++) {
       const res = await api("GET", `/projects/${projectId}/operations/${operationId}`);
       const op = res.body.operation;
       if (op.status === "finished" || op.status === "failed") return op;
