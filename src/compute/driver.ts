@@ -38,6 +38,8 @@ export interface HistoryRange {
   start: string;
   end: string;
   since?: number | undefined;
+  /** The earliest LSN within the project's history_retention_seconds, when it keeps WAL from before. */
+  keptFrom?: string | undefined;
 }
 
 /** What an effect measured of the branch it acted on: its real `logical_size` and `parent_lsn`. */

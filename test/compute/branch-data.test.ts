@@ -114,6 +114,9 @@ describe("restoring a branch", () => {
     await allSettled(projectId, made.body.operations);
     const work = made.body.branch.id;
     const endpoint = made.body.endpoints[0].id;
+    const { parent_lsn: madeAt, parent_timestamp: madeWhen } = (
+      await api("GET", `/projects/${projectId}/branches/${work}`)
+    ).body.branch;
     await query(endpoint, role, password, "neondb", "CREATE TABLE only_work (n int)");
     await query(endpoint, role, password, "neondb", "INSERT INTO only_work VALUES (42)");
     await query(
@@ -198,6 +201,12 @@ describe("restoring a branch", () => {
     }[];
     const kept = list.find((b) => b.name === "work_before")?.id;
     expect(kept).toBeDefined();
+    // It is where the branch was: made at the same point of the same parent.
+    expect((await api("GET", `/projects/${projectId}/branches/${kept}`)).body.branch).toMatchObject({
+      parent_id: mainId,
+      parent_lsn: madeAt,
+      parent_timestamp: madeWhen,
+    });
     const ep = await api("POST", `/projects/${projectId}/endpoints`, {
       endpoint: { branch_id: kept, type: "read_write" },
     });
@@ -612,6 +621,13 @@ describe("a point of a branch's history, to the microsecond", () => {
     await writer.end();
     const { parent_timestamp } = (await api("GET", `/projects/${p}/branches/${head.id}`)).body.branch;
     expect((await rowsOf({ name: "at-its-time", parent_timestamp })).n).toBe(head.n);
+    // A branch no compute has run on yet holds the point it was made at: a branch of it there is made.
+    const idle = await api("POST", `/projects/${p}/branches`, { branch: { name: "idle" } });
+    expect(idle.status).toBe(201);
+    await allSettled(p, idle.body.operations);
+    const { parent_lsn } = (await api("GET", `/projects/${p}/branches/${idle.body.branch.id}`)).body.branch;
+    const [{ n: all }] = await on("SELECT count(*)::int AS n FROM ticks");
+    expect((await rowsOf({ name: "of-idle", parent_id: idle.body.branch.id, parent_lsn })).n).toBe(all);
     expect((await api("DELETE", `/projects/${p}`)).status).toBe(200);
   }, 60_000);
 });

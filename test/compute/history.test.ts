@@ -224,6 +224,36 @@ describe("a branch at a point of its parent's history", () => {
     expect(res.status).toBe(400);
     expect(res.body.message).toContain("history_retention_seconds: 3600");
   });
+
+  it("an LSN older than the project's history_retention_seconds is refused, as a time of that moment is, though its WAL is still kept", async () => {
+    const short = await createProject("short-lsn", { history_retention_seconds: 3600 });
+    await sql(short, "CREATE TABLE t (v int)");
+    const [{ lsn: old }] = await sql(short, "SELECT pg_current_wal_lsn()::text AS lsn");
+    // More WAL than a segment holds: the one holding that LSN is completed, and archived.
+    await sql(short, "CREATE TABLE bulk AS SELECT g FROM generate_series(1, 400000) g");
+    const [{ segment }] = await sql(short, `SELECT pg_walfile_name('${old}') AS segment`);
+    for (let i = 0; i < 100; i++) {
+      const [{ last }] = await sql(
+        short,
+        "SELECT coalesce(last_archived_wal, '') AS last FROM pg_stat_archiver",
+      );
+      if (last >= segment) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await advance(7200);
+    const refused = await api("POST", `/projects/${short.id}/branches`, { branch: { parent_lsn: old } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(
+      new RegExp(
+        `parent_lsn ${old} is older than the project keeps history for \\(history_retention_seconds: 3600; the earliest LSN within it is [0-9A-F]+/[0-9A-F]+\\)`,
+      ),
+    );
+    // A point written since is within it.
+    await sql(short, "INSERT INTO t VALUES (1)");
+    const [{ lsn: recent }] = await sql(short, "SELECT pg_current_wal_lsn()::text AS lsn");
+    const made = await branch(short, { name: "recent", parent_lsn: recent });
+    expect(values(await sql(short, "SELECT v FROM t", made.endpoints[0].id))).toEqual([1]);
+  });
 });
 
 describe("a branch of its parent's head", () => {

@@ -20,6 +20,11 @@ export function lsnText(lsn: bigint): string {
   return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
 }
 
+/** The later of two LSNs. */
+export function maxLsn(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
+}
+
 export function parseLsn(text: string): bigint {
   const [hi, lo] = text.split("/");
   return (BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`);

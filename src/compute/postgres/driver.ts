@@ -32,6 +32,7 @@ import {
   lsnText,
   makeCopiesFolder,
   markTops,
+  maxLsn,
   parseLsn,
   SEGMENT_BYTES,
   segmentName,
@@ -52,6 +53,7 @@ import {
   historyBytesByBranch,
   historyOf,
   historyStart,
+  keptFrom,
   namedHistory,
   type Origin,
   projectBases,
@@ -462,8 +464,11 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         const dir = await this.ensureBranchData(effect.projectId, effect.branchId);
         const copiedAt = this.copiedAt.get(effect.branchId);
         this.copiedAt.delete(effect.branchId);
-        // A root branch (a schema-only branch, a restored root's kept state) has no parent_lsn.
-        const hasParent = Boolean(this.view.branch(effect.branchId)?.parentId);
+        // A root branch (a schema-only branch, a restored root's kept state) has no parent_lsn; a
+        // restore's kept state keeps the restored branch's (its data is not a copy of its parent's).
+        const made = this.view.branch(effect.branchId);
+        const hasParent = Boolean(made?.parentId);
+        const parentCopy = effect.kind === "create_branch" && hasParent && !made?.dataSource;
         // A new root's history is billed (a restore's kept state takes the restored branch's past);
         // a child's is not, and changes no root's.
         if (!hasParent) this.measureHistories(effect.projectId);
@@ -471,10 +476,8 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
           branch: {
             id: effect.branchId,
             logicalSize: dataSize(dir),
-            ...(effect.kind === "create_branch" && hasParent
-              ? { parentLsn: copiedAt?.lsn ?? checkpointLsn(dir) }
-              : {}),
-            ...(effect.kind === "create_branch" && hasParent && copiedAt?.committedAt !== undefined
+            ...(parentCopy ? { parentLsn: copiedAt?.lsn ?? checkpointLsn(dir) } : {}),
+            ...(parentCopy && copiedAt?.committedAt !== undefined
               ? { parentCommitWallMs: copiedAt.committedAt }
               : {}),
           },
@@ -1753,9 +1756,17 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     const live = await this.onRunningPrimary(branchId, (port) =>
       this.admin.session(port, currentLsn, "postgres", WAL_POLL_TIMEOUT_MS),
     );
-    const end = live ? live.value : checkpointLsn(dir);
     const start = historyStart(chain);
-    return { start: start.lsn, end, since: start.since };
+    // A copy no server has run on yet (its checkpoint is its backup's start) holds its start.
+    const end = live ? live.value : lsnText(maxLsn(parseLsn(checkpointLsn(dir)), parseLsn(start.lsn)));
+    const window = this.historyWindow?.(projectId);
+    const kept = window === undefined ? undefined : keptFrom(chain, window);
+    return {
+      start: start.lsn,
+      end,
+      since: start.since,
+      ...(kept !== undefined && kept > parseLsn(start.lsn) ? { keptFrom: lsnText(kept) } : {}),
+    };
   }
 
   /**

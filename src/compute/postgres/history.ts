@@ -7,7 +7,16 @@ import { wallNow } from "../../platform/clock.js";
 import { packageRoot } from "../../platform/package-root.js";
 import { readdir } from "./binaries.js";
 import { unixTools } from "./child-process.js";
-import { copyData, copyWal, HISTORY_FILE, lsnText, parseLsn, SEGMENT_BYTES, segmentName } from "./copy.js";
+import {
+  copyData,
+  copyWal,
+  HISTORY_FILE,
+  lsnText,
+  maxLsn,
+  parseLsn,
+  SEGMENT_BYTES,
+  segmentName,
+} from "./copy.js";
 import { handOver } from "./process.js";
 import type { WalRange } from "./wal-scan.js";
 
@@ -431,6 +440,40 @@ export function rollTarget(
   }
   const target = next * SEGMENT_BYTES;
   return moved && target > parseLsn(link.origin.lsn) ? { target, since, bytes } : undefined;
+}
+
+/**
+ * The first LSN of `chain`'s WAL (newest history first, as chainOf gives it) not written wholly
+ * before `before` (wall ms): the start of the first segment, from the root's start on, that was
+ * archived at or after `before` or is not archived yet. A point before it is older than the
+ * project keeps history for, though a history may still hold its WAL (its base is rolled forward
+ * only when that frees space).
+ */
+export function keptFrom(chain: HistoryLink[], before: number): bigint {
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const link = chain[i] as HistoryLink;
+    const { tli } = link.origin;
+    const archivedAt = new Map<bigint, number>();
+    for (const file of readdir(link.dir)) {
+      const name = file.slice(0, -3);
+      if (file.endsWith(".gz") && SEGMENT.test(name) && Number.parseInt(name.slice(0, 8), 16) === tli)
+        archivedAt.set(segmentNumber(name), fs.statSync(path.join(link.dir, file)).mtimeMs);
+    }
+    const start = ownStart(link);
+    // Up to where the next history in the chain continues this one.
+    const stop = i > 0 ? parseLsn((chain[i - 1] as HistoryLink).origin.lsn) : undefined;
+    for (
+      let segment = start / SEGMENT_BYTES;
+      stop === undefined || segment * SEGMENT_BYTES < stop;
+      segment++
+    ) {
+      const at = archivedAt.get(segment);
+      if (at === undefined || at >= before) {
+        return maxLsn(segment * SEGMENT_BYTES, start);
+      }
+    }
+  }
+  return 0n;
 }
 
 /** A history folder's origin; undefined while it is being made (or unreadable). */

@@ -63,6 +63,9 @@ export function restoreBranch(
       kept = addBranch(ctx, tx, project, {
         name: preserve,
         parentId: branch.parentId,
+        // It is the branch's previous state: made from the same point of the same parent.
+        parentLsn: branch.parentLsn ?? undefined,
+        parentTimestamp: branch.parentTimestamp ?? undefined,
         dataSource: branch.id,
         // It is the branch's previous state, past and all.
         historySince: branch.historySince ?? branch.createdAt,

@@ -114,7 +114,7 @@ export async function requireInHistory(
   names: { lsn: string; timestamp: string },
 ): Promise<void> {
   if ((at.lsn === undefined) === (at.timestamp === undefined) || !ctx.branchData) return;
-  requireProject(ctx.db, accountId, projectId);
+  const project = requireProject(ctx.db, accountId, projectId);
   const source = sourceId
     ? requireBranch(ctx.db, accountId, projectId, sourceId)
     : findDefaultBranch(ctx.db, projectId);
@@ -131,6 +131,11 @@ export async function requireInHistory(
     if (lsn < (lsnBytes(range.start) ?? 0) || lsn > (lsnBytes(range.end) ?? Number.POSITIVE_INFINITY))
       throw badRequest(
         `${names.lsn} ${at.lsn} is outside branch ${source.id}'s history, which holds ${range.start} to ${range.end}`,
+      );
+    // As a time of that moment is (historyPoint): the WAL may still be there, the window is not.
+    if (range.keptFrom !== undefined && lsn < (lsnBytes(range.keptFrom) ?? 0))
+      throw badRequest(
+        `${names.lsn} ${at.lsn} is older than the project keeps history for (history_retention_seconds: ${project.historyRetentionSeconds}; the earliest LSN within it is ${range.keptFrom})`,
       );
     return;
   }
