@@ -31,6 +31,18 @@ afterAll(async () => {
 const { api, allSettled, clientOf, query } = computeClient(() => server, key);
 const { asAdmin } = behindTheBack(() => dir);
 
+/** A new project, its operations finished: its id, what POST /projects answered, and SQL on its main compute (or `at`) as its owner in neondb. */
+async function freshProject(name: string) {
+  const res = await api("POST", "/projects", { project: { name } });
+  expect(res.status).toBe(201);
+  const p: string = res.body.project.id;
+  await allSettled(p, res.body.operations);
+  const [owner] = res.body.roles;
+  const endpoint: string = res.body.endpoints[0].id;
+  const on = (sql: string, at = endpoint) => query(at, owner.name, owner.password, "neondb", sql);
+  return { p, res, endpoint, owner, on };
+}
+
 let projectId = "";
 let mainId = "";
 let mainEndpoint = "";
@@ -511,12 +523,7 @@ describe("a schema-only branch", () => {
 
 describe("branches of a running parent's head asked for at once", () => {
   it("share one copy of it: each is answered with its parent_lsn, and none holds what the parent wrote after the answers", async () => {
-    const res = await api("POST", "/projects", { project: { name: "burst" } });
-    expect(res.status).toBe(201);
-    const p = res.body.project.id;
-    await allSettled(p, res.body.operations);
-    const on = (sql: string, at = res.body.endpoints[0].id) =>
-      query(at, res.body.roles[0].name, res.body.roles[0].password, "neondb", sql);
+    const { p, on } = await freshProject("burst");
     // ~70 MB, so that a backup of it takes a while.
     await on("CREATE TABLE big AS SELECT g, repeat('x', 200) AS pad FROM generate_series(1, 300000) g");
     const made = await Promise.all(
@@ -549,13 +556,7 @@ describe("branches of a running parent's head asked for at once", () => {
 
 describe("a point of a branch's history, to the microsecond", () => {
   it("parent_timestamp: a commit stamped at the time asked is in the branch, and one stamped a microsecond after is not", async () => {
-    const res = await api("POST", "/projects", { project: { name: "micros" } });
-    expect(res.status).toBe(201);
-    const p = res.body.project.id;
-    await allSettled(p, res.body.operations);
-    const endpoint = res.body.endpoints[0].id;
-    const on = (sql: string, at = endpoint) =>
-      query(at, res.body.roles[0].name, res.body.roles[0].password, "neondb", sql);
+    const { p, endpoint, on } = await freshProject("micros");
     // Postgres stamps commits to the microsecond; track_commit_timestamp shows the stamp (read at start).
     const settings = await api("PATCH", `/projects/${p}/endpoints/${endpoint}`, {
       endpoint: { settings: { pg_settings: { track_commit_timestamp: "on" } } },
@@ -586,16 +587,10 @@ describe("a point of a branch's history, to the microsecond", () => {
   }, 60_000);
 
   it("a branch of a running parent's head written to meanwhile shows as parent_timestamp when its data was the parent's: a branch at that time holds the same rows", async () => {
-    const res = await api("POST", "/projects", { project: { name: "head-time" } });
-    expect(res.status).toBe(201);
-    const p = res.body.project.id;
-    await allSettled(p, res.body.operations);
-    const [owner] = res.body.roles;
-    const on = (sql: string, at = res.body.endpoints[0].id) =>
-      query(at, owner.name, owner.password, "neondb", sql);
+    const { p, endpoint, owner, on } = await freshProject("head-time");
     await on("CREATE TABLE ticks (v serial)");
     // A writer committing a row every few milliseconds while the branch is made.
-    const writer = clientOf(res.body.endpoints[0].id, owner.name, owner.password, "neondb");
+    const writer = clientOf(endpoint, owner.name, owner.password, "neondb");
     await writer.connect();
     let writing = true;
     const wrote = (async () => {
