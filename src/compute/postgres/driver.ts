@@ -22,6 +22,7 @@ import {
 import { ADMIN_USER, Administrator, TRANSACTION_TIMEOUT } from "./admin.js";
 import { hasModule, type InstalledBinaries, installCommand, type PgBinaries, readdir } from "./binaries.js";
 import { type CatalogSink, enabledSubscriptions, RoleReaders, takeCatalog } from "./catalog.js";
+import { endRunning } from "./child-process.js";
 import {
   controlInfo,
   copyData,
@@ -416,7 +417,10 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   }
 
   /** Copies of a parent (by id) sharing one backup of it, while they may still join (copyBranch). */
-  private readonly copyBatches = new Map<string, { dirs: string[]; made: Promise<Copied> }>();
+  private readonly copyBatches = new Map<
+    string,
+    { dirs: string[]; made: Promise<Map<string, Promise<Copied>>> }
+  >();
   /** Branches being copied online: their WAL moves for the copy, not for their clients. */
   private readonly walCopying = new Set<string>();
 
@@ -465,10 +469,12 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         const copiedAt = this.copiedAt.get(effect.branchId);
         this.copiedAt.delete(effect.branchId);
         // A root branch (a schema-only branch, a restored root's kept state) has no parent_lsn; a
-        // restore's kept state keeps the restored branch's (its data is not a copy of its parent's).
+        // restore's kept state keeps the restored branch's (its data is a copy of that branch's, not
+        // of its parent's; a snapshot's, restored onto its parent, counts as the parent's).
         const made = this.view.branch(effect.branchId);
         const hasParent = Boolean(made?.parentId);
-        const parentCopy = effect.kind === "create_branch" && hasParent && !made?.dataSource;
+        const keptState = Boolean(made?.dataSource) && !made?.dataSource?.startsWith("snap-");
+        const parentCopy = effect.kind === "create_branch" && hasParent && !keptState;
         // A new root's history is billed (a restore's kept state takes the restored branch's past);
         // a child's is not, and changes no root's.
         if (!hasParent) this.measureHistories(effect.projectId);
@@ -725,9 +731,13 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     await this.removeSocketDir();
   }
 
-  /** Every server (computes, copies, replays) ends at once: what they were doing is cut short. */
+  /**
+   * Every server (computes, copies, replays) ends at once, and every program the driver runs (a
+   * copy's cp): what they were doing is cut short, and the next start takes it up again.
+   */
   async closeNow(): Promise<void> {
     this.stopping();
+    endRunning();
     await stopAllNow();
     await this.removeSocketDir();
   }
@@ -1559,22 +1569,25 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
     if (!batch) {
       const dirs: string[] = [];
       // Under the parent's lock, so a server starting on it cannot come up mid file copy (nor a
-      // restore swap its folder): the history and timeline read are those of the data copied.
-      const made = this.withBranch(parentId, () => this.copyBatch(parentId, parentDir, dirs));
+      // restore swap its folder): the history and timeline read are those of the data copied. The
+      // backup's copy is shared after it (that copy is the batch's alone).
+      const made = this.withBranch(parentId, () => this.copyBatch(parentId, parentDir, dirs)).then((taken) =>
+        this.shareCopy(taken, dirs),
+      );
       batch = { dirs, made };
       this.copyBatches.set(parentId, batch);
     }
     batch.dirs.push(dir);
-    return batch.made;
+    return batch.made.then((copies) => copies.get(dir) as Promise<Copied>);
   }
 
   /**
-   * Copies the parent's folder into each of `dirs` (the batch's, which copies asked for join until
-   * it closes): while its server runs, one online copy into the first, closing the batch as its
-   * backup ends, then a file copy of that into the others; else a file copy of the stopped
-   * folder into each (a batch then closes at once: no copy of a stopped folder waits for another).
+   * Copies the parent's folder for the batch's `dirs` (copies asked for join until it closes): while
+   * its server runs, one online copy into the first, closing the batch as its backup ends (shareCopy
+   * gives the others theirs); else a file copy of the stopped folder into each (a batch then closes at
+   * once: no copy of a stopped folder waits for another), each failing alone.
    */
-  private async copyBatch(parentId: string, parentDir: string, dirs: string[]): Promise<Copied> {
+  private async copyBatch(parentId: string, parentDir: string, dirs: string[]): Promise<BatchTaken> {
     const close = () => {
       if (this.copyBatches.get(parentId)?.dirs === dirs) this.copyBatches.delete(parentId);
     };
@@ -1584,23 +1597,32 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       const primary = this.view.primaryOf(parentId);
       const running = primary ? this.servers.get(primary) : undefined;
       const port = primary ? this.portOf(primary) : undefined;
-      const stopped = async () => {
+      const stopped = async (): Promise<BatchTaken> => {
         close();
-        let copied: Copied | undefined;
-        for (const dir of dirs) copied = await copyStoppedBranch(parentDir, dir);
-        return copied as Copied;
+        const failed = new Map<string, unknown>();
+        let copied: Copied = { lsn: checkpointLsn(parentDir), tli, history };
+        for (const dir of dirs)
+          copied = await copyStoppedBranch(parentDir, dir).catch((err: unknown) => {
+            failed.set(dir, err);
+            return copied;
+          });
+        return { copied, failed };
       };
       if (port === undefined || !running) return await stopped();
       const first = dirs[0] as string;
-      let backup: { start: string; end: string };
       let endedAt = 0;
       try {
         // The copy replays the parent's WAL to the backup's end (its segment then switches): its
         // data is the parent's there, what a branch at that LSN holds.
-        backup = await this.copyOnline(parentId, port, parentDir, first, () => {
+        const backup = await this.copyOnline(parentId, port, parentDir, first, () => {
           endedAt = wallNow();
           close();
         });
+        return {
+          copied: { lsn: backup.end, tli, history },
+          failed: new Map(),
+          online: { ...backup, endedAt },
+        };
       } catch (err) {
         // Its server stopped under the copy (a suspend, which takes no branch lock; auto-suspend
         // can come at any time): nothing starts it again while this lock is held, so its folder,
@@ -1609,23 +1631,61 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
         fs.rmSync(first, { recursive: true, force: true });
         return await stopped();
       }
-      const firstSegment = readdir(path.join(first, "pg_wal"))
-        .filter((name) => /^[0-9A-F]{24}$/.test(name))
-        .sort()[0];
-      // Those that joined while the backup ran too (the batch is closed now).
-      for (const dir of dirs.slice(1)) {
-        await copyData(first, dir);
-        if (firstSegment) await copyWal(first, dir, firstSegment);
-        await handOver(dir);
-      }
-      // When its data was the parent's: the last transaction's end the copy replays, else (none in
-      // the backup's WAL) the backup's end.
-      const committedAt =
-        (await lastTransactionTime(first, tli, parseLsn(backup.start), parseLsn(backup.end))) ?? endedAt;
-      return { lsn: backup.end, tli, history, committedAt };
     } finally {
       close();
     }
+  }
+
+  /**
+   * What each of a batch's `dirs` gets of what copyBatch took, after the parent's lock: of an online
+   * copy, the others a file copy of the first's, one after another, each failing alone (the first
+   * waits for them, its folder their source); and when its data was the parent's, the latest
+   * transaction's end the copy replays (else, none in the backup's WAL, the backup's end).
+   */
+  private async shareCopy(taken: BatchTaken, dirs: string[]): Promise<Map<string, Promise<Copied>>> {
+    const copies = new Map<string, Promise<Copied>>();
+    const { online } = taken;
+    if (!online) {
+      for (const dir of dirs) {
+        const failure = taken.failed.get(dir);
+        copies.set(dir, taken.failed.has(dir) ? Promise.reject(failure) : Promise.resolve(taken.copied));
+      }
+    } else {
+      const first = dirs[0] as string;
+      const committedAt =
+        (await lastTransactionTime(
+          first,
+          taken.copied.tli,
+          parseLsn(online.start),
+          parseLsn(online.end),
+        ).catch(() => undefined)) ?? online.endedAt;
+      const copied = { ...taken.copied, committedAt };
+      const firstSegment = readdir(path.join(first, "pg_wal"))
+        .filter((name) => /^[0-9A-F]{24}$/.test(name))
+        .sort()[0];
+      let previous: Promise<unknown> = Promise.resolve();
+      const others: Promise<unknown>[] = [];
+      for (const dir of dirs.slice(1)) {
+        const made = previous.then(async () => {
+          await copyData(first, dir);
+          if (firstSegment) await copyWal(first, dir, firstSegment);
+          await handOver(dir);
+        });
+        previous = made.catch(() => {});
+        others.push(made);
+        copies.set(
+          dir,
+          made.then(() => copied),
+        );
+      }
+      copies.set(
+        first,
+        Promise.allSettled(others).then(() => copied),
+      );
+    }
+    // Each is awaited by its member; none may count as unhandled before it is.
+    for (const copy of copies.values()) copy.catch(() => {});
+    return copies;
   }
 
   /**
@@ -1765,7 +1825,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       start: start.lsn,
       end,
       since: start.since,
-      ...(kept !== undefined && kept > parseLsn(start.lsn) ? { keptFrom: lsnText(kept) } : {}),
+      ...(kept !== undefined && kept > parseLsn(start.lsn)
+        ? { keptFrom: lsnText(kept < parseLsn(end) ? kept : parseLsn(end)) }
+        : {}),
     };
   }
 
@@ -2528,6 +2590,13 @@ interface Copied {
    * when the last transaction it replays ended (an online copy with none: when its backup ended).
    */
   committedAt?: number | undefined;
+}
+
+/** What copyBatch took of a parent for a batch: the copy (of an online one, its backup's range and end time), and who failed. */
+interface BatchTaken {
+  copied: Copied;
+  failed: Map<string, unknown>;
+  online?: { start: string; end: string; endedAt: number };
 }
 
 /** The history a copy starts: continuing its source's (none when the source keeps none), from where the copy's own WAL begins. */
