@@ -208,9 +208,10 @@ export async function lastTransactionEnd(
 }
 
 /**
- * When (wall ms, to the microsecond) the last transaction ended in the WAL of folder `dir`'s
+ * The latest time (wall ms, to the microsecond) a transaction ended at in the WAL of folder `dir`'s
  * `pg_wal` on timeline `tli` from `start` up to `end` (an online copy's, from its backup's start to
- * its end); undefined when none ended there.
+ * its end); undefined when none ended there. The latest, not the last written: a commit is
+ * stamped before its record is written, so two at once may be written in the other order.
  */
 export async function lastTransactionTime(
   dir: string,
@@ -218,8 +219,8 @@ export async function lastTransactionTime(
   start: bigint,
   end: bigint,
 ): Promise<number | undefined> {
-  let last: bigint | undefined;
+  let latest: bigint | undefined;
   for await (const { time } of transactionEnds(path.join(dir, "pg_wal"), [{ tli, start, stop: end }], end))
-    last = time;
-  return last === undefined ? undefined : Number(last + PG_EPOCH_US) / 1000;
+    if (latest === undefined || time > latest) latest = time;
+  return latest === undefined ? undefined : Number(latest + PG_EPOCH_US) / 1000;
 }

@@ -75,8 +75,14 @@ export function historyPoint(
       `${names.timestamp} ${at.timestamp} is older than the project keeps history for (history_retention_seconds: ${project.historyRetentionSeconds}; the earliest point is ${iso(now - window)})`,
     );
   if (ms === now) return { parentTimestamp: ms };
-  if (ctx.clock.mode === "real")
-    return { point: `time:${ms}${subMillisecond(at.timestamp)}`, parentTimestamp: ms };
+  if (ctx.clock.mode === "real") {
+    // To the microsecond: the branch shows the time its data is at.
+    const micros = subMillisecond(at.timestamp);
+    return {
+      point: micros ? `time:${ms}.${String(micros).padStart(3, "0")}` : `time:${ms}`,
+      parentTimestamp: ms + micros / 1000,
+    };
+  }
   // The manual clock stood at or before `ms` until the advance past it.
   const wall = wallTimeOf(tx, accountId, ms);
   if (wall === undefined)
@@ -87,13 +93,12 @@ export function historyPoint(
 }
 
 /**
- * The microseconds past the millisecond a timestamp names (its fraction's 4th to 6th digits), as
- * `.uuu`, which Date.parse drops; none when they are zero. Postgres stamps commits to the
- * microsecond: a point cut to its millisecond would leave out a commit made before it.
+ * The microseconds past the millisecond a timestamp names (its fraction's 4th to 6th digits), which
+ * Date.parse drops. Postgres stamps commits to the microsecond: a point cut to its millisecond
+ * would leave out a commit made before it.
  */
-function subMillisecond(timestamp: string): string {
-  const micros = (/\d:\d\d\.\d{3}(\d{1,3})/.exec(timestamp)?.[1] ?? "").padEnd(3, "0");
-  return /^0*$/.test(micros) ? "" : `.${micros}`;
+function subMillisecond(timestamp: string): number {
+  return Number((/\d:\d\d\.\d{3}(\d{1,3})/.exec(timestamp)?.[1] ?? "").padEnd(3, "0"));
 }
 
 /**
