@@ -632,6 +632,24 @@ describe("branch expiry", () => {
       { branch: { protected: true } },
       /would be protected and expire/,
     );
+    // A restore from it, or a snapshot restored onto it, would make it a parent too.
+    const other = await t.api("POST", base(), { branch: { name: "other" } });
+    t.advance(1);
+    await refused(
+      "POST",
+      `${base()}/${other.body.branch.id}/restore`,
+      { source_branch_id: id },
+      /no branch can be made from an expiring branch/,
+    );
+    const snapshot = await t.api("POST", `${base()}/${main.id}/snapshot`);
+    expectStatus(snapshot, 200);
+    t.advance(1);
+    await refused(
+      "POST",
+      `/api/v2/projects/${projectId}/snapshots/${snapshot.body.snapshot.id}/restore`,
+      { target_branch_id: id },
+      /no branch can be made from an expiring branch/,
+    );
     await refused(
       "POST",
       `${base()}/${id}/set_as_default`,

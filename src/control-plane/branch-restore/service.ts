@@ -5,6 +5,7 @@ import { type BranchRow, requireSettledBranch, requireWritableProject } from "..
 import { getAccount } from "../accounts/store.js";
 import { historyPoint } from "../branches/history.js";
 import { toBranchJson } from "../branches/render.js";
+import { checkNotExpiring } from "../branches/rules.js";
 import { addBranch } from "../branches/service.js";
 import { findChild, moveChildren, updateBranchRow } from "../branches/store.js";
 import { toOperationJson } from "../operations/render.js";
@@ -42,6 +43,8 @@ export function restoreBranch(
         "restoring a branch from its own history needs preserve_under_name (the branch that keeps its previous state)",
       );
     const source = self ? branch : requireSettledBranch(tx, accountId, projectId, input.source_branch_id);
+    // The restored branch becomes the source's child.
+    if (!self) checkNotExpiring(source);
     const at = historyPoint(
       ctx,
       tx,

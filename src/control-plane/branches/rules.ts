@@ -68,20 +68,20 @@ export function newBranchRow(args: {
   };
 }
 
-/** `expires_at` of a create or update: a time in the future, or null for none. */
 /** How far ahead an expiry may be set, as on Neon: 30 days. */
 const EXPIRY_MAX_MS = 30 * 24 * 3600 * 1000;
 
 /** A requested `expires_at` (null: none), in the future and at most 30 days ahead, kept to the second as Neon keeps it. */
 export function expiryOf(text: string | null | undefined, now: number): number | null {
   if (text === null || text === undefined) return null;
-  const at = Date.parse(text);
+  // Kept to the second, as Neon keeps it, and checked as kept.
+  const at = Math.floor(Date.parse(text) / 1000) * 1000;
   if (at <= now) throw badRequest("branch.expires_at must be in the future");
   if (at > now + EXPIRY_MAX_MS)
     throw badRequest(
       `branch.expires_at must be at most 30 days from now (${new Date(now + EXPIRY_MAX_MS).toISOString()})`,
     );
-  return Math.floor(at / 1000) * 1000;
+  return at;
 }
 
 /**
@@ -110,6 +110,14 @@ export function ttlOf(expiresAt: number | null, now: number): number | null {
 
 export function nameTaken(name: string, projectId: string): string {
   return `a branch named "${name}" already exists in project ${projectId}`;
+}
+
+/** No branch is made a child of an expiring branch (a create, a restore from it, a snapshot restored onto it), as on Neon. */
+export function checkNotExpiring(parent: Pick<BranchRow, "id" | "expiresAt">): void {
+  if (parent.expiresAt !== null)
+    throw badRequest(
+      `branch ${parent.id} expires (expires_at ${new Date(parent.expiresAt).toISOString()}): no branch can be made from an expiring branch; remove its expiry first`,
+    );
 }
 
 /** The default branch, a protected branch and a branch with children cannot be deleted. */

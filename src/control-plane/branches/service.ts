@@ -1,6 +1,5 @@
 import type { Ctx } from "../../context.js";
-import { badRequest, notFound } from "../../errors.js";
-import { iso } from "../../platform/clock.js";
+import { notFound } from "../../errors.js";
 import type { Tx } from "../../platform/db.js";
 import { type DomainEvent, operationsStarted } from "../../platform/events.js";
 import {
@@ -34,6 +33,7 @@ import { toAnnotationJson, toBranchJson } from "./render.js";
 import {
   checkDeletable,
   checkExpiry,
+  checkNotExpiring,
   decodeCursor,
   encodeCursor,
   expiryOf,
@@ -156,10 +156,7 @@ export function createBranch(ctx: Ctx, accountId: string, projectId: string, inp
     );
     const expiresAt = expiryOf(input.branch?.expires_at, ctx.clock.now(accountId));
     checkExpiry({ expiresAt, protected: input.branch?.protected ?? false, isDefault: false }, undefined);
-    if (parent.expiresAt !== null)
-      throw badRequest(
-        `branch ${parent.id} expires (expires_at ${iso(parent.expiresAt)}): no branch can be made from an expiring branch; remove its expiry first`,
-      );
+    checkNotExpiring(parent);
     // A schema-only branch is a root branch: the parent only gives it its schema, roles and databases.
     const schemaOnly = input.branch?.init_source === "schema-only";
     const branch = addBranch(ctx, tx, project, {

@@ -16,6 +16,7 @@ import {
 import { getAccount } from "../accounts/store.js";
 import { historyPoint, requireInHistory } from "../branches/history.js";
 import { toBranchJson } from "../branches/render.js";
+import { checkNotExpiring } from "../branches/rules.js";
 import { addBranch } from "../branches/service.js";
 import { findDataDependent, setDefault, updateBranchRow } from "../branches/store.js";
 import { snapshotDeleted, snapshotExpires, snapshotKept } from "../consumption/storage.js";
@@ -231,6 +232,8 @@ export function restoreSnapshot(
       );
     const targetId = input.target_branch_id ?? snapshot.sourceBranchId;
     const target = requireSettledBranch(tx, accountId, projectId, targetId);
+    // The restored branch becomes the target's child.
+    checkNotExpiring(target);
     const now = ctx.clock.now(accountId);
     const restored = addBranch(ctx, tx, project, {
       name: input.name ?? input.legacyName ?? `${target.name}_from_${snapshot.name}`,
