@@ -10,6 +10,8 @@ export interface BranchSpec {
   databases: { origin: number; name: string; ownerName: string }[];
   /** Roles and databases the API deleted that the data may still hold (databases by name and origin): the only ones dropped. */
   drops: { roles: string[]; databases: { name: string; origin: number | null }[] };
+  /** The branch is a schema-only branch or descends from one (whose marks earlier builds emptied). */
+  fromSchemaOnly?: boolean;
 }
 
 /**
@@ -288,9 +290,10 @@ export async function reconcile(
     const made = await databasesWithOrigins(client, "m.origin IS NOT NULL");
     for (const d of made.rows) await client.query(databaseGrant(ident(d.datname)));
   }
-  // No role marked at all: the marks of a schema-only copy an earlier build made were emptied with
-  // its tables; the roles its source's marks named are the control plane's (as databases, below).
-  const marksLost = roles.rows.every((r) => r.adopted === null);
+  // No role marked at all on a schema-only branch (or one made from it): the marks of a schema-only
+  // copy an earlier build made were emptied with its tables (its copies took them so); the roles its
+  // source's marks named are the control plane's (as databases, below).
+  const marksLost = spec.fromSchemaOnly === true && roles.rows.every((r) => r.adopted === null);
   for (const role of spec.roles) {
     const login = role.noLogin ? "NOLOGIN" : "LOGIN";
     const managed = existingRoles.get(role.name);

@@ -119,12 +119,12 @@ export class SettingsCheck {
   /**
    * A folder with an empty postgresql.conf, where `postgres -C` reads no one's settings but the ones
    * given: the servers' user's alone, as every folder under the data folder (one an earlier build
-   * left readable by all is made so once per process).
+   * left readable by all is made so once per process), made again if it went.
    */
   private settingsCheckDir(): string {
     const dir = path.join(this.dataDir, "settings-check");
     const file = path.join(dir, "postgresql.conf");
-    if (!this.checkDirReady) {
+    if (!this.checkDirReady || !fs.existsSync(file)) {
       fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o711 });
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       if (!fs.existsSync(file)) fs.writeFileSync(file, "", { mode: 0o600 });

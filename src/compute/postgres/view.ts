@@ -183,6 +183,20 @@ export class ControlPlaneView {
         .all()
         .map((d) => ({ origin: originOf(d), name: d.name, ownerName: d.ownerName })),
       drops: listDrops(this.db, branchId),
+      fromSchemaOnly: this.fromSchemaOnly(branchId),
     };
+  }
+
+  /** Whether the branch is a schema-only branch or descends from one. */
+  private fromSchemaOnly(branchId: string): boolean {
+    const seen = new Set<string>();
+    for (let id: string | null = branchId; id !== null && !seen.has(id); ) {
+      seen.add(id);
+      const branch = this.branch(id);
+      if (!branch) return false;
+      if (branch.initSource === "schema-only") return true;
+      id = branch.parentId;
+    }
+    return false;
   }
 }
