@@ -346,6 +346,45 @@ describe("forms", () => {
     expectStatus(await b.post("/app/settings/api-keys", { key_name: "scripted" }), 200);
   });
 
+  it("acts on the role it lists, whatever line breaks its name holds (which browsers change in what forms carry)", async () => {
+    const p = await project();
+    const b = await signIn();
+    const api = `/api/v2/projects/${p.id}/branches/${p.branchId}`;
+    const passwords: Record<string, string> = {};
+    for (const name of ["dup\nx", "dup\r\nx", "cr\rx"]) {
+      const made = await t.api("POST", `${api}/roles`, { role: { name } });
+      expectStatus(made, 201);
+      passwords[name] = made.body.role.password;
+      t.advance(5);
+    }
+    const base = `/app/projects/${p.id}/branches/${p.branchId}`;
+    const page = (await b.get(`${base}?tab=roles`)).text;
+    // An attribute's text, and what a browser sends of a hidden field: the attribute as it reads it
+    // (CR and CRLF become LF), then every line break sent as CRLF.
+    const text = (attribute: string) =>
+      attribute
+        .replace(/&#(\d+);/g, (_, n) => String.fromCodePoint(Number(n)))
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&lt;/g, "<")
+        .replace(/&gt;/g, ">")
+        .replace(/&amp;/g, "&");
+    const sent = (attribute: string) => text(attribute.replace(/\r\n?/g, "\n")).replace(/\r?\n|\r/g, "\r\n");
+    // Each row's role (as the page holds it) and the name its reveal form sends.
+    const rows = page.split('<tr data-role="').slice(1);
+    const sends = new Map(
+      rows.map((row) => [
+        text(row.slice(0, row.indexOf('"'))),
+        sent(/action="[^"]*\/roles\/reveal"[\s\S]*?name="name" value="([^"]*)"/.exec(row)?.[1] ?? ""),
+      ]),
+    );
+    for (const [name, password] of Object.entries(passwords)) {
+      const shown = await b.post(`${base}/roles/reveal`, { name: sends.get(name) ?? "" });
+      expectStatus(shown, 200);
+      expect(shown.text, JSON.stringify(name)).toContain(password);
+    }
+  });
+
   it("the SQL editor and Connect open on a branch with a compute when the default branch has none", async () => {
     const p = await project();
     const bare = await t.api("POST", `/api/v2/projects/${p.id}/branches`, { branch: { name: "no-compute" } });

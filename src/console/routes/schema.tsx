@@ -4,7 +4,7 @@ import { listDatabases } from "../../control-plane/roles-databases/service.js";
 import { EmulatorError } from "../../errors.js";
 import { shownName } from "../views/labels.js";
 import { SelectField } from "../views/layout.js";
-import { accountOf, type ConsoleContext } from "./support.js";
+import { accountOf, type ConsoleContext, queryOf } from "./support.js";
 
 /**
  * A branch's Schema tab: one database's schema as `pg_dump --schema-only` prints it (the API's
@@ -34,7 +34,7 @@ export async function schemaView(
   const { ctx } = c.var;
   const accountId = accountOf(c);
   const databases = listDatabases(ctx, accountId, projectId, branch.id).databases.map((d) => d.name);
-  const database = databases.find((d) => d === c.req.query("db")) ?? databases[0];
+  const database = databases.find((d) => d === queryOf(c).db) ?? databases[0];
   const others = listBranches(ctx, accountId, projectId, { sort_by: "created_at", sort_order: "asc" })
     .branches.filter((b) => b.id !== branch.id)
     .map((b) => ({

@@ -11,7 +11,7 @@ import { publish } from "../../http/router.js";
 import type { Outcome } from "../../platform/events.js";
 import { sameText } from "../../platform/ids.js";
 import type { Session } from "../sessions.js";
-import { ConfirmPage, Layout, type PageContext } from "../views/layout.js";
+import { ConfirmPage, fromFormValue, Layout, type PageContext } from "../views/layout.js";
 
 /** The console's request variables: the API's, and the signed-in session. */
 export interface ConsoleEnv {
@@ -82,10 +82,18 @@ export function pageOf(c: ConsoleContext): PageContext {
 }
 
 /** The posted form's text fields (the CSRF middleware has read it already). */
+/** A page's query, each value as it was before formValue (a GET form's selects carry names so). */
+export function queryOf(c: ConsoleContext): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(c.req.query()).map(([name, value]) => [name, fromFormValue(value)]),
+  );
+}
+
 export async function formOf(c: ConsoleContext): Promise<Record<string, string>> {
   const body = await c.req.parseBody();
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(body)) if (typeof value === "string") out[name] = value;
+  for (const [name, value] of Object.entries(body))
+    if (typeof value === "string") out[name] = fromFormValue(value);
   return out;
 }
 

@@ -4,7 +4,7 @@ import { listDatabases, listRoles } from "../../control-plane/roles-databases/se
 import { parseJsonText } from "../../platform/json-text.js";
 import { shownName } from "../views/labels.js";
 import { SelectField } from "../views/layout.js";
-import { accountOf, type ConsoleContext } from "./support.js";
+import { accountOf, type ConsoleContext, queryOf } from "./support.js";
 
 /**
  * What a Connect or SQL form aims at: the branch, database and role asked for (in the query, or a
@@ -19,7 +19,7 @@ export function targetOf(
 ) {
   const { ctx } = c.var;
   const accountId = accountOf(c);
-  const q: Record<string, string | undefined> = { ...c.req.query(), ...chosen };
+  const q: Record<string, string | undefined> = { ...queryOf(c), ...chosen };
   const { branches } = listBranches(ctx, accountId, projectId, { sort_by: "created_at", sort_order: "asc" });
   // Unasked, a branch a statement can run on: the default one if it has a read-write compute, else
   // the first that has one.

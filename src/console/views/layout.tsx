@@ -116,6 +116,31 @@ export function RenameForm(props: {
  * A one-button form posting to `action`. With `confirm`, the script asks first; without the
  * script the server answers with a confirmation page (confirmationPage).
  */
+/**
+ * What starts a form value formValue encoded (a name that begins so is encoded too): led by a
+ * control character, which no one types into a form's text field.
+ */
+const ENCODED = "\u0001b64:";
+
+/**
+ * A name as a form carries it. Browsers change line breaks in what forms carry (an attribute's CR
+ * becomes LF as the page is read; every line break is sent as CRLF), so a name holding one (Postgres
+ * allows any character but NUL) would come back as another: such a value, and one that begins as an
+ * encoded one does, goes as its UTF-8 in base64url after ENCODED. fromFormValue gives it back.
+ */
+export function formValue(value: string): string {
+  return /[\r\n]/.test(value) || value.startsWith(ENCODED)
+    ? `${ENCODED}${Buffer.from(value, "utf8").toString("base64url")}`
+    : value;
+}
+
+/** A value a form sent, as it was before formValue. */
+export function fromFormValue(value: string): string {
+  return value.startsWith(ENCODED)
+    ? Buffer.from(value.slice(ENCODED.length), "base64url").toString("utf8")
+    : value;
+}
+
 export function ActionButton(props: {
   action: string;
   label: string;
@@ -128,7 +153,7 @@ export function ActionButton(props: {
     <form class="inline" method="post" action={props.action} data-confirm={props.confirm}>
       <Csrf token={props.csrf} />
       {Object.entries(props.fields ?? {}).map(([name, value]) => (
-        <input type="hidden" name={name} value={value} />
+        <input type="hidden" name={name} value={formValue(value)} />
       ))}
       <button type="submit" class={props.danger ? "danger" : undefined}>
         {props.label}
@@ -186,7 +211,7 @@ export function SelectField(props: {
         {props.options.map((o) => {
           const { value, label } = typeof o === "string" ? { value: o, label: o } : o;
           return (
-            <option value={value} selected={value === props.selected}>
+            <option value={formValue(value)} selected={value === props.selected}>
               {label}
             </option>
           );
@@ -253,7 +278,7 @@ export function ConfirmPage(props: {
       <form method="post" action={props.action}>
         <Csrf token={props.page.csrf} />
         {Object.entries(props.fields).map(([name, value]) => (
-          <input type="hidden" name={name} value={value} />
+          <input type="hidden" name={name} value={formValue(value)} />
         ))}
         <input type="hidden" name="confirm" value="yes" />
         <button type="submit" class="danger">
