@@ -589,6 +589,51 @@ describe("a point of a branch's history, to the microsecond", () => {
     expect((await api("DELETE", `/projects/${p}`)).status).toBe(200);
   }, 60_000);
 
+  it("parent_lsn inside a commit's WAL record: the branch holds the records that end by it, not that commit", async () => {
+    const { p, endpoint, owner } = await freshProject("mid-record");
+    const client = clientOf(endpoint, owner.name, owner.password, "neondb");
+    await client.connect();
+    let bounds: { before: string; after: string };
+    try {
+      await client.query("CREATE TABLE marks (v int)");
+      await client.query("INSERT INTO marks VALUES (1)");
+      await client.query("BEGIN");
+      await client.query("INSERT INTO marks VALUES (2)");
+      // Where the commit's record will begin, and where it ended (one client writes).
+      const before = (await client.query("SELECT pg_current_wal_insert_lsn()::text AS lsn")).rows[0].lsn;
+      await client.query("COMMIT");
+      const after = (await client.query("SELECT pg_current_wal_insert_lsn()::text AS lsn")).rows[0].lsn;
+      bounds = { before, after };
+    } finally {
+      await client.end();
+    }
+    const inside = (lsn: string, by: number) => {
+      const [hi, lo] = lsn.split("/").map((part) => BigInt(`0x${part}`)) as [bigint, bigint];
+      const at = (hi << 32n) + lo + BigInt(by);
+      return `${(at >> 32n).toString(16).toUpperCase()}/${(at & 0xffffffffn).toString(16).toUpperCase()}`;
+    };
+    const rowsAt = async (name: string, parent_lsn: string) => {
+      const made = await api("POST", `/projects/${p}/branches`, {
+        branch: { name, parent_lsn },
+        endpoints: [{ type: "read_write" }],
+      });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      await allSettled(p, made.body.operations);
+      return (
+        await query(
+          made.body.endpoints[0].id,
+          owner.name,
+          owner.password,
+          "neondb",
+          "SELECT v FROM marks ORDER BY v",
+        )
+      ).map((r) => r.v);
+    };
+    expect(await rowsAt("inside-the-commit", inside(bounds.before, 8))).toEqual([1]);
+    expect(await rowsAt("after-the-commit", bounds.after)).toEqual([1, 2]);
+    expect((await api("DELETE", `/projects/${p}`)).status).toBe(200);
+  }, 60_000);
+
   it("a branch of a running parent's head written to meanwhile shows as parent_timestamp when its data was the parent's: a branch at that time holds the same rows", async () => {
     const { p, endpoint, owner, on } = await freshProject("head-time");
     await on("CREATE TABLE ticks (v serial)");

@@ -109,7 +109,7 @@ import {
 import { SettingsCheck } from "./settings-check.js";
 import { endOrphan, endStrays } from "./strays.js";
 import { ControlPlaneView } from "./view.js";
-import { lastTransactionEnd, lastTransactionTime } from "./wal-scan.js";
+import { lastTransactionEnd, lastTransactionTime, recordAround } from "./wal-scan.js";
 
 /** How to reach a running server: a Unix socket's path, or a loopback host and port. */
 export type ComputeAddress = { path: string } | { host: string; port: number };
@@ -1309,7 +1309,15 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       let lsn: string;
       try {
         if ("lsn" in point) {
-          await recover(byLsn(point.lsn), false);
+          // A record that begins before the point and ends after it is not replayed (unless it
+          // begins before the copy the replay starts from is consistent: then the point as asked).
+          const straddling = await recordAround(stage, ranges, parseLsn(point.lsn));
+          if (straddling === undefined) await recover(byLsn(point.lsn), false);
+          else
+            await recover(byLsn(lsnText(straddling)), false).catch((err: Error) => {
+              if (!/before consistent recovery point/.test(err.message)) throw err;
+              return recover(byLsn(point.lsn), true);
+            });
           lsn = point.lsn;
         } else {
           const byTime = { recovery_target_time: timestampText(point.wallMs) };

@@ -28,6 +28,7 @@ export interface WalRange {
 const PAGE = 8192n;
 const SHORT_HEADER = 24n;
 const LONG_HEADER = 40n;
+const XLP_FIRST_IS_CONTRECORD = 0x0001;
 const XLP_LONG_HEADER = 0x0002;
 const RECORD_HEADER = 24;
 const RM_XLOG_ID = 0;
@@ -104,6 +105,23 @@ class StagedWal {
     const offset = Number(page % SEGMENT_BYTES);
     if (bytes.readBigUInt64LE(offset + 8) !== page) return undefined;
     return bytes.readUInt16LE(offset + 2) & XLP_LONG_HEADER ? LONG_HEADER : SHORT_HEADER;
+  }
+
+  /**
+   * Where the first record beginning on the page holding `lsn` begins: past the page's header and
+   * the rest of a record continued from the page before (xlp_rem_len, when XLP_FIRST_IS_CONTRECORD);
+   * undefined when that rest fills the page, or the page is not this WAL's.
+   */
+  firstRecordOn(lsn: bigint): bigint | undefined {
+    const header = this.headerAt(lsn);
+    const bytes = this.segment(lsn);
+    if (header === undefined || !bytes) return undefined;
+    const page = lsn - (lsn % PAGE);
+    const offset = Number(page % SEGMENT_BYTES);
+    const continued = bytes.readUInt16LE(offset + 2) & XLP_FIRST_IS_CONTRECORD;
+    const rest = continued ? BigInt(bytes.readUInt32LE(offset + 16)) : 0n;
+    const first = align(page + header + rest);
+    return first < page + PAGE ? first : undefined;
   }
 
   /** `length` bytes of records from `lsn` on, across page headers; with where they end. */
@@ -223,4 +241,56 @@ export async function lastTransactionTime(
   for await (const { time } of transactionEnds(path.join(dir, "pg_wal"), [{ tli, start, stop: end }], end))
     if (latest === undefined || time > latest) latest = time;
   return latest === undefined ? undefined : Number(latest + PG_EPOCH_US) / 1000;
+}
+
+/**
+ * Where the record holding `lsn` inside it begins (it began before `lsn` and ends after it), in the
+ * staged WAL read along `ranges`; undefined when `lsn` is at a record's start, between records, or
+ * past what the WAL holds. A recovery to an LSN stops before the first record beginning at or after
+ * it, so it would replay a record that ends after it; the state at an LSN holds the records that end
+ * by it (as Neon's), so the replay stops at that record's start instead. Read from the page holding
+ * `lsn` on (a record begun on an earlier page found by the next record's link back to it).
+ */
+export async function recordAround(
+  stage: string,
+  ranges: WalRange[],
+  lsn: bigint,
+): Promise<bigint | undefined> {
+  const wal = new StagedWal(stage, ranges);
+  // The first record beginning on the page of `lsn`, or on a later one when a record fills pages.
+  let page = lsn - (lsn % PAGE);
+  let at: bigint | undefined;
+  for (let pages = 0; at === undefined && pages < MAX_RECORD / Number(PAGE) + 2; pages++, page += PAGE) {
+    await wal.load(page, page + PAGE);
+    if (wal.headerAt(page) === undefined) return undefined;
+    at = wal.firstRecordOn(page);
+  }
+  if (at === undefined) return undefined;
+  const recordAt = async (start: bigint) => {
+    await wal.load(start, start + 8n);
+    const length = wal.read(start, 4)?.bytes.readUInt32LE(0);
+    if (length === undefined || length < RECORD_HEADER || length > MAX_RECORD) return undefined;
+    await wal.load(
+      start,
+      start + BigInt(length) + (BigInt(length) / (PAGE - LONG_HEADER) + 2n) * LONG_HEADER,
+    );
+    return wal.read(start, length);
+  };
+  if (at > lsn) {
+    // `lsn` is in a record continued onto its page: the one before the first beginning there.
+    const next = await recordAt(at);
+    const previous = next?.bytes.readBigUInt64LE(8);
+    return previous !== undefined && previous < lsn ? previous : undefined;
+  }
+  for (;;) {
+    if (at >= lsn) return undefined;
+    const record = await recordAt(at);
+    if (!record) return undefined;
+    if (record.end > lsn) return at;
+    const { bytes } = record;
+    at =
+      bytes[17] === RM_XLOG_ID && ((bytes[16] as number) & 0xf0) === XLOG_SWITCH
+        ? record.end + ((SEGMENT_BYTES - (record.end % SEGMENT_BYTES)) % SEGMENT_BYTES)
+        : align(record.end);
+  }
 }
