@@ -31,7 +31,10 @@ afterAll(async () => {
 const { api, allSettled, clientOf, query } = computeClient(() => server, key);
 const { asAdmin } = behindTheBack(() => dir);
 
-/** A new project, its operations finished: its id, what POST /projects answered, and SQL on its main compute (or `at`) as its owner in neondb. */
+/**
+ * A new project, its operations finished: its id, what POST /projects answered, SQL on its main
+ * compute (or `at`) as its owner in neondb, and branches of it with a compute.
+ */
 async function freshProject(name: string) {
   const res = await api("POST", "/projects", { project: { name } });
   expect(res.status).toBe(201);
@@ -40,7 +43,17 @@ async function freshProject(name: string) {
   const [owner] = res.body.roles;
   const endpoint: string = res.body.endpoints[0].id;
   const on = (sql: string, at = endpoint) => query(at, owner.name, owner.password, "neondb", sql);
-  return { p, res, endpoint, owner, on };
+  /** A branch of it (`fields` of its create) with a read_write compute, its operations finished. */
+  const branch = async (fields: Record<string, unknown>) => {
+    const made = await api("POST", `/projects/${p}/branches`, {
+      branch: fields,
+      endpoints: [{ type: "read_write" }],
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    await allSettled(p, made.body.operations);
+    return { id: made.body.branch.id as string, endpoint: made.body.endpoints[0].id as string };
+  };
+  return { p, res, endpoint, owner, on, branch };
 }
 
 let projectId = "";
@@ -559,7 +572,7 @@ describe("branches of a running parent's head asked for at once", () => {
 
 describe("a point of a branch's history, to the microsecond", () => {
   it("parent_timestamp: a commit stamped at the time asked is in the branch, and one stamped a microsecond after is not", async () => {
-    const { p, endpoint, on } = await freshProject("micros");
+    const { p, endpoint, on, branch } = await freshProject("micros");
     // Postgres stamps commits to the microsecond; track_commit_timestamp shows the stamp (read at start).
     const settings = await api("PATCH", `/projects/${p}/endpoints/${endpoint}`, {
       endpoint: { settings: { pg_settings: { track_commit_timestamp: "on" } } },
@@ -575,22 +588,17 @@ describe("a point of a branch's history, to the microsecond", () => {
               to_char((t - interval '1 microsecond') AT TIME ZONE 'UTC', ${format}) AS before
          FROM (SELECT pg_xact_commit_timestamp(xmin) AS t FROM stamps WHERE v = 2) c`,
     );
-    const rowsAt = async (name: string, parent_timestamp: string) => {
-      const made = await api("POST", `/projects/${p}/branches`, {
-        branch: { name, parent_timestamp },
-        endpoints: [{ type: "read_write" }],
-      });
-      expect(made.status).toBe(201);
-      await allSettled(p, made.body.operations);
-      return (await on("SELECT v FROM stamps ORDER BY v", made.body.endpoints[0].id)).map((r) => r.v);
-    };
+    const rowsAt = async (name: string, parent_timestamp: string) =>
+      (await on("SELECT v FROM stamps ORDER BY v", (await branch({ name, parent_timestamp })).endpoint)).map(
+        (r) => r.v,
+      );
     expect(await rowsAt("at-the-commit", stamp.at)).toEqual([1, 2]);
     expect(await rowsAt("just-before-it", stamp.before)).toEqual([1]);
     expect((await api("DELETE", `/projects/${p}`)).status).toBe(200);
   }, 60_000);
 
   it("parent_lsn inside a commit's WAL record: the branch holds the records that end by it, not that commit", async () => {
-    const { p, endpoint, owner } = await freshProject("mid-record");
+    const { p, endpoint, owner, on, branch } = await freshProject("mid-record");
     const client = clientOf(endpoint, owner.name, owner.password, "neondb");
     await client.connect();
     let bounds: { before: string; after: string };
@@ -612,30 +620,17 @@ describe("a point of a branch's history, to the microsecond", () => {
       const at = (hi << 32n) + lo + BigInt(by);
       return `${(at >> 32n).toString(16).toUpperCase()}/${(at & 0xffffffffn).toString(16).toUpperCase()}`;
     };
-    const rowsAt = async (name: string, parent_lsn: string) => {
-      const made = await api("POST", `/projects/${p}/branches`, {
-        branch: { name, parent_lsn },
-        endpoints: [{ type: "read_write" }],
-      });
-      expect(made.status, JSON.stringify(made.body)).toBe(201);
-      await allSettled(p, made.body.operations);
-      return (
-        await query(
-          made.body.endpoints[0].id,
-          owner.name,
-          owner.password,
-          "neondb",
-          "SELECT v FROM marks ORDER BY v",
-        )
-      ).map((r) => r.v);
-    };
+    const rowsAt = async (name: string, parent_lsn: string) =>
+      (await on("SELECT v FROM marks ORDER BY v", (await branch({ name, parent_lsn })).endpoint)).map(
+        (r) => r.v,
+      );
     expect(await rowsAt("inside-the-commit", inside(bounds.before, 8))).toEqual([1]);
     expect(await rowsAt("after-the-commit", bounds.after)).toEqual([1, 2]);
     expect((await api("DELETE", `/projects/${p}`)).status).toBe(200);
   }, 60_000);
 
   it("a branch of a running parent's head written to meanwhile shows as parent_timestamp when its data was the parent's: a branch at that time holds the same rows", async () => {
-    const { p, endpoint, owner, on } = await freshProject("head-time");
+    const { p, endpoint, owner, on, branch } = await freshProject("head-time");
     await on("CREATE TABLE ticks (v serial)");
     // A writer committing a row every few milliseconds while the branch is made.
     const writer = clientOf(endpoint, owner.name, owner.password, "neondb");
@@ -648,15 +643,10 @@ describe("a point of a branch's history, to the microsecond", () => {
       }
     })();
     await new Promise((r) => setTimeout(r, 300));
-    const rowsOf = async (branch: Record<string, unknown>) => {
-      const made = await api("POST", `/projects/${p}/branches`, {
-        branch,
-        endpoints: [{ type: "read_write" }],
-      });
-      expect(made.status).toBe(201);
-      await allSettled(p, made.body.operations);
-      const [{ n }] = await on("SELECT count(*)::int AS n FROM ticks", made.body.endpoints[0].id);
-      return { id: made.body.branch.id, n };
+    const rowsOf = async (fields: Record<string, unknown>) => {
+      const made = await branch(fields);
+      const [{ n }] = await on("SELECT count(*)::int AS n FROM ticks", made.endpoint);
+      return { id: made.id, n };
     };
     const head = await rowsOf({ name: "head" });
     writing = false;
