@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import path from "node:path";
 import { type PgClient, pg } from "../../platform/pg.js";
+import type { DataLayout } from "./layout.js";
 import { majorOnPort } from "./process.js";
 
 /** The cluster superuser the emulator administers branches as (Neon's name for it); clients never log in as it. */
@@ -48,13 +48,13 @@ function adminSessionOptions(major: number | undefined): string {
 export class Administrator {
   private cached: string | undefined;
 
-  constructor(private readonly dataDir: string) {}
+  constructor(private readonly layout: DataLayout) {}
 
   password(): string {
     if (this.cached) return this.cached;
-    const file = path.join(this.dataDir, "admin-password");
+    const file = this.layout.adminPassword();
     if (!fs.existsSync(file)) {
-      fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o711 });
+      fs.mkdirSync(this.layout.dataDir, { recursive: true, mode: 0o711 });
       fs.writeFileSync(file, randomBytes(24).toString("hex"), { mode: 0o600, flag: "wx" });
     }
     this.cached = fs.readFileSync(file, "utf8").trim();

@@ -25,6 +25,11 @@ export function maxLsn(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
 }
 
+/** The earlier of two LSNs. */
+export function minLsn(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
+}
+
 export function parseLsn(text: string): bigint {
   const [hi, lo] = text.split("/");
   return (BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`);

@@ -34,6 +34,7 @@ import {
   makeCopiesFolder,
   markTops,
   maxLsn,
+  minLsn,
   parseLsn,
   SEGMENT_BYTES,
   segmentName,
@@ -250,9 +251,9 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
   ) {
     this.view = new ControlPlaneView(db);
     this.layout = new DataLayout(dataDir);
-    this.admin = new Administrator(dataDir);
+    this.admin = new Administrator(this.layout);
     this.roleReaders = new RoleReaders(this.admin);
-    this.settingsCheck = new SettingsCheck(binaries, dataDir, (major) => this.template(major), logger);
+    this.settingsCheck = new SettingsCheck(binaries, this.layout, (major) => this.template(major), logger);
     const name = createHash("sha256").update(path.resolve(dataDir)).digest("hex").slice(0, 12);
     this.socketDir =
       process.platform === "win32"
@@ -1825,17 +1826,17 @@ export class PostgresDriver implements ComputeDriver, BranchReader {
       this.admin.session(port, currentLsn, "postgres", WAL_POLL_TIMEOUT_MS),
     );
     const start = historyStart(chain);
+    const from = parseLsn(start.lsn);
     // A copy no server has run on yet (its checkpoint is its backup's start) holds its start.
-    const end = live ? live.value : lsnText(maxLsn(parseLsn(checkpointLsn(dir)), parseLsn(start.lsn)));
+    const end = live ? parseLsn(live.value) : maxLsn(parseLsn(checkpointLsn(dir)), from);
     const window = this.historyWindow?.(projectId);
-    const kept = window === undefined ? undefined : keptFrom(chain, window);
+    // Never past the history's end.
+    const kept = window === undefined ? undefined : minLsn(keptFrom(chain, window), end);
     return {
       start: start.lsn,
-      end,
+      end: lsnText(end),
       since: start.since,
-      ...(kept !== undefined && kept > parseLsn(start.lsn)
-        ? { keptFrom: lsnText(kept < parseLsn(end) ? kept : parseLsn(end)) }
-        : {}),
+      ...(kept !== undefined && kept > from ? { keptFrom: lsnText(kept) } : {}),
     };
   }
 

@@ -384,6 +384,23 @@ function ownStart(link: HistoryLink): bigint {
   return parseLsn(link.origin.redo ?? link.origin.lsn);
 }
 
+/** A history's archived segments of its own timeline, by number: when each was archived (wall ms) and its size. */
+function archivedOf(link: HistoryLink): Map<bigint, { at: number; bytes: number }> {
+  const archived = new Map<bigint, { at: number; bytes: number }>();
+  for (const file of readdir(link.dir)) {
+    const name = file.slice(0, -3);
+    if (
+      !file.endsWith(".gz") ||
+      !SEGMENT.test(name) ||
+      Number.parseInt(name.slice(0, 8), 16) !== link.origin.tli
+    )
+      continue;
+    const stat = fs.statSync(path.join(link.dir, file));
+    archived.set(segmentNumber(name), { at: stat.mtimeMs, bytes: stat.size });
+  }
+  return archived;
+}
+
 /** How far a history's base may be rolled forward, and the time its history then begins. */
 export interface Roll {
   /** A segment boundary: the replay stops before the first record at or after it. */
@@ -409,14 +426,7 @@ export function rollTarget(
   liveDir: string | undefined,
 ): Roll | undefined {
   const { tli } = link.origin;
-  const archived = new Map<bigint, { at: number; bytes: number }>();
-  for (const file of readdir(link.dir)) {
-    const name = file.slice(0, -3);
-    if (!file.endsWith(".gz") || !SEGMENT.test(name) || Number.parseInt(name.slice(0, 8), 16) !== tli)
-      continue;
-    const stat = fs.statSync(path.join(link.dir, file));
-    archived.set(segmentNumber(name), { at: stat.mtimeMs, bytes: stat.size });
-  }
+  const archived = archivedOf(link);
   const live = new Set<bigint>();
   if (liveDir)
     for (const name of readdir(path.join(liveDir, "pg_wal")))
@@ -452,13 +462,7 @@ export function rollTarget(
 export function keptFrom(chain: HistoryLink[], before: number): bigint {
   for (let i = chain.length - 1; i >= 0; i--) {
     const link = chain[i] as HistoryLink;
-    const { tli } = link.origin;
-    const archivedAt = new Map<bigint, number>();
-    for (const file of readdir(link.dir)) {
-      const name = file.slice(0, -3);
-      if (file.endsWith(".gz") && SEGMENT.test(name) && Number.parseInt(name.slice(0, 8), 16) === tli)
-        archivedAt.set(segmentNumber(name), fs.statSync(path.join(link.dir, file)).mtimeMs);
-    }
+    const archived = archivedOf(link);
     const start = ownStart(link);
     // Up to where the next history in the chain continues this one.
     const stop = i > 0 ? parseLsn((chain[i - 1] as HistoryLink).origin.lsn) : undefined;
@@ -467,7 +471,7 @@ export function keptFrom(chain: HistoryLink[], before: number): bigint {
       stop === undefined || segment * SEGMENT_BYTES < stop;
       segment++
     ) {
-      const at = archivedAt.get(segment);
+      const at = archived.get(segment)?.at;
       if (at === undefined || at >= before) {
         return maxLsn(segment * SEGMENT_BYTES, start);
       }

@@ -31,6 +31,16 @@ export class DataLayout {
     return path.join(this.dataDir, "engines");
   }
 
+  /** The administrator's password (admin.ts). */
+  adminPassword(): string {
+    return path.join(this.dataDir, "admin-password");
+  }
+
+  /** The folder `postgres -C` checks pg_settings in (settings-check.ts). */
+  settingsCheck(): string {
+    return path.join(this.dataDir, "settings-check");
+  }
+
   projects(): string {
     return path.join(this.dataDir, "projects");
   }

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { COMPUTE_SIZES, maxConnections, SHARED_BUFFERS } from "../../control-plane/endpoints/rules.js";
 import type { InstalledBinaries, PgBinaries } from "./binaries.js";
 import { run } from "./child-process.js";
+import type { DataLayout } from "./layout.js";
 import { handOverFile, serverEnvironment, serverIdentity } from "./process.js";
 import { OVERRIDDEN_SETTINGS } from "./server-settings.js";
 
@@ -19,7 +20,7 @@ const SIZED_ELSEWHERE = new Set(["superuser_reserved_connections", "reserved_con
 export class SettingsCheck {
   constructor(
     private readonly binaries: InstalledBinaries,
-    private readonly dataDir: string,
+    private readonly layout: DataLayout,
     /** The major's template folder (made at need). */
     private readonly template: (major: number) => Promise<string>,
     private readonly logger?: Logger,
@@ -122,10 +123,10 @@ export class SettingsCheck {
    * left readable by all is made so once per process), made again if it went.
    */
   private settingsCheckDir(): string {
-    const dir = path.join(this.dataDir, "settings-check");
+    const dir = this.layout.settingsCheck();
     const file = path.join(dir, "postgresql.conf");
     if (!this.checkDirReady || !fs.existsSync(file)) {
-      fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o711 });
+      fs.mkdirSync(this.layout.dataDir, { recursive: true, mode: 0o711 });
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       if (!fs.existsSync(file)) fs.writeFileSync(file, "", { mode: 0o600 });
       fs.chmodSync(dir, 0o700);

@@ -124,6 +124,36 @@ class StagedWal {
     return first < page + PAGE ? first : undefined;
   }
 
+  /**
+   * The record beginning at `lsn` (past a page header `lsn` may point at): where it begins, its
+   * bytes, where they end and where the next record begins (a segment switch's: the next segment);
+   * undefined where no record can be read (the WAL's end, a page not this WAL's).
+   */
+  async recordAt(
+    lsn: bigint,
+  ): Promise<{ start: bigint; bytes: Buffer; end: bigint; next: bigint } | undefined> {
+    await this.load(lsn, lsn + 8n);
+    const header = this.headerAt(lsn);
+    if (header === undefined) return undefined;
+    const page = lsn - (lsn % PAGE);
+    const start = lsn - page < header ? page + header : lsn;
+    const length = this.read(start, 4)?.bytes.readUInt32LE(0);
+    if (length === undefined || length < RECORD_HEADER || length > MAX_RECORD) return undefined;
+    // Its bytes and the page headers between them.
+    await this.load(
+      start,
+      start + BigInt(length) + (BigInt(length) / (PAGE - LONG_HEADER) + 2n) * LONG_HEADER,
+    );
+    const record = this.read(start, length);
+    if (!record) return undefined;
+    const { bytes, end } = record;
+    const next =
+      bytes[17] === RM_XLOG_ID && ((bytes[16] as number) & 0xf0) === XLOG_SWITCH
+        ? end + ((SEGMENT_BYTES - (end % SEGMENT_BYTES)) % SEGMENT_BYTES)
+        : align(end);
+    return { start, bytes, end, next };
+  }
+
   /** `length` bytes of records from `lsn` on, across page headers; with where they end. */
   read(lsn: bigint, length: number): { bytes: Buffer; end: bigint } | undefined {
     const out: Buffer[] = [];
@@ -177,30 +207,17 @@ async function* transactionEnds(
   for (let records = 1; at < end; records++) {
     // A long history is read a segment at a time, the process answering others meanwhile.
     if (records % 4096 === 0) await new Promise((resolve) => setImmediate(resolve));
-    await wal.load(at, at + 8n);
-    const header = wal.headerAt(at);
-    if (header === undefined) return;
-    const page = at - (at % PAGE);
-    if (at - page < header) at = page + header;
-    const length = wal.read(at, 4)?.bytes.readUInt32LE(0);
-    if (length === undefined || length < RECORD_HEADER || length > MAX_RECORD) return;
-    // Its bytes and the page headers between them.
-    await wal.load(at, at + BigInt(length) + (BigInt(length) / (PAGE - LONG_HEADER) + 2n) * LONG_HEADER);
-    const record = wal.read(at, length);
+    const record = await wal.recordAt(at);
     if (!record) return;
     const { bytes } = record;
     // A record not linked to the one before is past the WAL's end (a recycled segment's old bytes).
     if (previous !== undefined && bytes.readBigUInt64LE(8) !== previous) return;
-    const next =
-      bytes[17] === RM_XLOG_ID && ((bytes[16] as number) & 0xf0) === XLOG_SWITCH
-        ? record.end + ((SEGMENT_BYTES - (record.end % SEGMENT_BYTES)) % SEGMENT_BYTES)
-        : align(record.end);
     if (bytes[17] === RM_XACT_ID && XACT_ENDS.has((bytes[16] as number) & XLOG_XACT_OPMASK)) {
       const data = mainData(bytes);
-      if (data && data.length >= 8) yield { next, time: data.readBigInt64LE(0) };
+      if (data && data.length >= 8) yield { next: record.next, time: data.readBigInt64LE(0) };
     }
-    previous = at;
-    at = next;
+    previous = record.start;
+    at = record.next;
   }
 }
 
@@ -266,31 +283,15 @@ export async function recordAround(
     at = wal.firstRecordOn(page);
   }
   if (at === undefined) return undefined;
-  const recordAt = async (start: bigint) => {
-    await wal.load(start, start + 8n);
-    const length = wal.read(start, 4)?.bytes.readUInt32LE(0);
-    if (length === undefined || length < RECORD_HEADER || length > MAX_RECORD) return undefined;
-    await wal.load(
-      start,
-      start + BigInt(length) + (BigInt(length) / (PAGE - LONG_HEADER) + 2n) * LONG_HEADER,
-    );
-    return wal.read(start, length);
-  };
   if (at > lsn) {
     // `lsn` is in a record continued onto its page: the one before the first beginning there.
-    const next = await recordAt(at);
-    const previous = next?.bytes.readBigUInt64LE(8);
+    const previous = (await wal.recordAt(at))?.bytes.readBigUInt64LE(8);
     return previous !== undefined && previous < lsn ? previous : undefined;
   }
   for (;;) {
-    if (at >= lsn) return undefined;
-    const record = await recordAt(at);
-    if (!record) return undefined;
-    if (record.end > lsn) return at;
-    const { bytes } = record;
-    at =
-      bytes[17] === RM_XLOG_ID && ((bytes[16] as number) & 0xf0) === XLOG_SWITCH
-        ? record.end + ((SEGMENT_BYTES - (record.end % SEGMENT_BYTES)) % SEGMENT_BYTES)
-        : align(record.end);
+    const record = await wal.recordAt(at);
+    if (!record || record.start >= lsn) return undefined;
+    if (record.end > lsn) return record.start;
+    at = record.next;
   }
 }
