@@ -34,13 +34,14 @@ function target(id: string): Target {
   return { endpointId: pooled ? id.slice(0, -POOLER.length) : id, pooled };
 }
 
-/** The endpoint named in `options`: `endpoint=<id>` (or `project=<id>`) among whitespace-separated tokens. */
-export function fromOptions(options: string | undefined): string | undefined {
-  if (!options) return undefined;
+/** An `options` token naming the endpoint: `endpoint=<id>` (or `project=<id>`), the proxy's, not the compute's. */
+const ROUTING_TOKEN = /^(?:--)?(?:endpoint|project)=/;
+
+/** The endpoint named among `options` tokens. */
+function fromOptions(tokens: string[]): string | undefined {
   const found: string[] = [];
-  for (const token of optionTokens(options)) {
-    const m = /^(?:--)?(?:endpoint|project)=(.*)$/.exec(token);
-    if (m) found.push(m[1] as string);
+  for (const token of tokens) {
+    if (ROUTING_TOKEN.test(token)) found.push(token.slice(token.indexOf("=") + 1));
   }
   // Two endpoint tokens name none (as the proxy reads them).
   return found.length === 1 ? checked(found[0] as string) : undefined;
@@ -69,9 +70,9 @@ export function routeOf(
   serverName: string | undefined,
   domain: string,
 ): Target | undefined {
-  if (params.options && optionTokens(params.options).some((token) => /^neon_(?:timestamp|lsn):/.test(token)))
-    throw new RoutingError(TIME_TRAVEL);
-  const byOption = fromOptions(params.options);
+  const tokens = params.options ? optionTokens(params.options) : [];
+  if (tokens.some((token) => /^neon_(?:timestamp|lsn):/.test(token))) throw new RoutingError(TIME_TRAVEL);
+  const byOption = fromOptions(tokens);
   const bySni = fromServerName(serverName, domain);
   if (byOption && bySni && byOption !== bySni)
     throw new RoutingError(
@@ -89,18 +90,18 @@ export function fromPassword(password: string): { target: Target; password: stri
 }
 
 /** What separates options tokens: C's isspace, as Postgres tests each byte. */
-const SPACE = /[ \t\n\v\f\r]/;
+const SPACES = " \t\n\v\f\r";
 
 /**
  * The tokens of an `options` start-up parameter as Postgres splits them (pg_split_opts):
  * separated by whitespace, a backslash taking the next character as it is (`\ ` a space in a value).
  */
-export function optionTokens(options: string): string[] {
+function optionTokens(options: string): string[] {
   const tokens: string[] = [];
   let token: string | undefined;
   let escaped = false;
   for (const char of options) {
-    if (!escaped && SPACE.test(char)) {
+    if (!escaped && SPACES.includes(char)) {
       if (token !== undefined) tokens.push(token);
       token = undefined;
     } else if (!escaped && char === "\\") {
@@ -117,13 +118,13 @@ export function optionTokens(options: string): string[] {
 
 /** The options tokens meant for the compute: the routing tokens removed. */
 export function computeOptionTokens(options: string | undefined): string[] {
-  return options ? optionTokens(options).filter((t) => !/^(?:--)?(?:endpoint|project)=/.test(t)) : [];
+  return options ? optionTokens(options).filter((t) => !ROUTING_TOKEN.test(t)) : [];
 }
 
 /** The options to pass on to the compute: the routing tokens removed, the others escaped as Postgres reads them. */
 export function forwardedOptions(options: string | undefined): string | undefined {
   const kept = computeOptionTokens(options)
-    .map((token) => token.replace(/[\\ \t\n\v\f\r]/g, "\\$&"))
+    .map((token) => [...token].map((c) => (c === "\\" || SPACES.includes(c) ? `\\${c}` : c)).join(""))
     .join(" ");
   return kept || undefined;
 }
