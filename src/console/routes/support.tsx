@@ -81,7 +81,6 @@ export function pageOf(c: ConsoleContext): PageContext {
   };
 }
 
-/** The posted form's text fields (the CSRF middleware has read it already). */
 /** A page's query, each value as it was before formValue (a GET form's selects carry names so). */
 export function queryOf(c: ConsoleContext): Record<string, string> {
   return Object.fromEntries(
@@ -89,6 +88,7 @@ export function queryOf(c: ConsoleContext): Record<string, string> {
   );
 }
 
+/** The posted form's text fields (the CSRF middleware has read it already), each as it was before formValue. */
 export async function formOf(c: ConsoleContext): Promise<Record<string, string>> {
   const body = await c.req.parseBody();
   const out: Record<string, string> = {};

@@ -113,10 +113,6 @@ export function RenameForm(props: {
 }
 
 /**
- * A one-button form posting to `action`. With `confirm`, the script asks first; without the
- * script the server answers with a confirmation page (confirmationPage).
- */
-/**
  * What starts a form value formValue encoded (a name that begins so is encoded too): led by a
  * control character, which no one types into a form's text field.
  */
@@ -141,6 +137,10 @@ export function fromFormValue(value: string): string {
     : value;
 }
 
+/**
+ * A one-button form posting to `action`. With `confirm`, the script asks first; without the
+ * script the server answers with a confirmation page (confirmationPage).
+ */
 export function ActionButton(props: {
   action: string;
   label: string;
